@@ -1,0 +1,11 @@
+// One line of progress, reported about once a second while a run is going.
+namespace NetZlink.Stress.Scenarios;
+
+/// <summary>A point-in-time view of a running scenario for the progress line.</summary>
+public readonly record struct ProgressSnapshot(
+    string Phase,
+    long Connections,
+    double SentPerSecond,
+    double ReceivedPerSecond,
+    long InFlight,
+    double P99UsSoFar);

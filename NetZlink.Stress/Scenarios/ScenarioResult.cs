@@ -1,0 +1,44 @@
+// The outcome of one client run: the seeds' fields first, NetZlink's extra fields after.
+namespace NetZlink.Stress.Scenarios;
+
+/// <summary>What a scenario measured and whether it passed.</summary>
+public sealed class ScenarioResult
+{
+    public required ScenarioSettings Settings { get; init; }
+    public string Stack { get; init; } = "netzlink";
+    public long ConnectSuccess { get; set; }
+    public long ConnectFail { get; set; }
+    public long ConnectTimeout { get; set; }
+    public long Sent { get; set; }
+    public long Recv { get; set; }
+    public double IncompleteRatio => Sent == 0 ? 0 : (double)(Sent - Recv) / Sent;
+    public double Throughput { get; set; }
+    public double P50Us { get; set; }
+    public double P95Us { get; set; }
+    public double P99Us { get; set; }
+    public double P999Us { get; set; }
+    public double MaxUs { get; set; }
+    public double MeanUs { get; set; }
+    public double StdevUs { get; set; }
+    public long LatencySamples { get; set; }
+    public int DrainTimeout { get; set; }
+    public long GatingViolation { get; set; }
+    /// <summary>errno → count, for errors_by_errno.</summary>
+    public SortedDictionary<int, long> ErrorsByErrno { get; } = new();
+    /// <summary>PASS, FAIL or SKIP.</summary>
+    public string PassFail { get; set; } = "FAIL";
+    /// <summary>Why it failed or was skipped; null on PASS.</summary>
+    public string? Reason { get; set; }
+    public bool Interrupted { get; set; }
+    public double CpuSeconds { get; set; }
+    public long PeakRssBytes { get; set; }
+    /// <summary>Managed bytes allocated during the measured phase divided by packets moved (sent + recv).</summary>
+    public double AllocatedBytesPerPacket { get; set; }
+    public int ShardCount { get; set; }
+    /// <summary>Echoes whose length or bytes differed from what was sent (each closes its connection).</summary>
+    public long BadEchoes { get; set; }
+    /// <summary>Established connections that ended before the run did.</summary>
+    public long Disconnects { get; set; }
+    /// <summary>The merged latency histogram (ns) of the sampled measured packets.</summary>
+    public NetZlink.Diagnostics.LatencyHistogram? Latency { get; set; }
+}

@@ -1,0 +1,338 @@
+// Runs s0, s1 and s2 as a client on the sharded engine and turns what the shards counted into a
+// ScenarioResult with the seeds' pass rules. Phases: connect; (s2) warm-up, settle, measure,
+// drain; each shard's handler follows the plan's phase on its own thread.
+using System.Diagnostics;
+using NetZlink.Diagnostics;
+using NetZlink.Engine;
+
+namespace NetZlink.Stress.Scenarios;
+
+/// <summary>Runs one client scenario against an echo server and measures it.</summary>
+public static class ScenarioRunner
+{
+    private static readonly TimeSpan ProgressInterval = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// Runs <paramref name="settings"/>.Scenario against Host:Port. Cancellation ends the run early:
+    /// the partial result comes back with <see cref="ScenarioResult.Interrupted"/> set, never an exception.
+    /// Bad settings or an unusable environment (descriptor limit) throw <see cref="ArgumentException"/>
+    /// or <see cref="InvalidOperationException"/> with a message naming the problem.
+    /// </summary>
+    public static async Task<ScenarioResult> RunClientAsync(
+        ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        Validate(settings);
+        bool s0 = settings.Scenario == "s0";
+        bool s1 = settings.Scenario == "s1";
+        int ccu = s0 ? 1 : settings.Ccu;
+        int inflight = s0 ? 1 : settings.Inflight;
+        var result = new ScenarioResult { Settings = settings };
+        var plan = new LoadPlan(settings.Size, inflight, settings.SendBatch, s0 ? 1 : settings.LatencySampleRate,
+            s0 ? 1 : long.MaxValue, verifyPayload: s0);
+
+        TimeSpan cpuAtStart = Process.GetCurrentProcess().TotalProcessorTime;
+        var options = new EngineOptions
+        {
+            Endpoints = [$"tcp://{FormatHost(settings.Host)}:{settings.Port}"],
+            ShardCount = settings.Shards,
+            ConnectConcurrency = settings.ConnectConcurrency,
+            ConnectTimeout = TimeSpan.FromSeconds(settings.ConnectTimeoutSeconds),
+            ConnectRetries = settings.ConnectRetries,
+            ConnectRetryDelay = TimeSpan.FromMilliseconds(settings.ConnectRetryDelayMs),
+            HighWaterMark = settings.Hwm,
+            SendBufferSize = settings.SendBuffer,
+            ReceiveBufferSize = settings.ReceiveBuffer,
+            SendScratchSize = Math.Max(256 * 1024, settings.SendBatch * (settings.Size + 4)),
+            MaxPacketSize = settings.Size + 4,
+            Framer = new LengthPrefixFramer(maxBody: settings.Size, minBody: settings.Size),
+        };
+
+        using var engine = new ClientEngine(ccu, options);
+        var handlers = new EchoLoadHandler[engine.ShardCount];
+        engine.Start(shard => handlers[shard.Index] = new EchoLoadHandler(shard, plan));
+        result.ShardCount = engine.ShardCount;
+        var run = new RunState(engine, handlers, plan, progress);
+
+        try
+        {
+            await run.WaitAsync("connect", engine.ConnectsResolved, Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
+            if (!s1 && run.Sum(h => h.Connected) > 0)
+            {
+                if (s0)
+                {
+                    await RunSingleEchoAsync(run, settings, result, cancellationToken).ConfigureAwait(false);
+                }
+                else
+                {
+                    await RunThroughputAsync(run, settings, result, cancellationToken).ConfigureAwait(false);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            result.Interrupted = true;
+        }
+
+        plan.Phase = LoadPhase.Done;
+        await run.WaitForShardsToSeeAsync(LoadPhase.Done).ConfigureAwait(false);
+        Collect(run, engine, result);
+        engine.Stop(TimeSpan.FromSeconds(10));
+        result.CpuSeconds = (Process.GetCurrentProcess().TotalProcessorTime - cpuAtStart).TotalSeconds;
+        result.PeakRssBytes = ProcessStats.PeakResidentBytes();
+        Judge(result, ccu);
+        return result;
+    }
+
+    private static async Task RunSingleEchoAsync(RunState run, ScenarioSettings settings, ScenarioResult result, CancellationToken cancellationToken)
+    {
+        var started = Stopwatch.StartNew();
+        run.Plan.Phase = LoadPhase.Measure;
+        await run.WaitUntilAsync("echo", () => run.Sum(h => h.ReceivedMeasured) >= 1 || run.Sum(h => h.BadEchoes) > 0,
+            TimeSpan.FromSeconds(Math.Max(1, settings.DrainTimeoutSeconds)), cancellationToken).ConfigureAwait(false);
+        run.Plan.Phase = LoadPhase.Drain;
+        result.DrainTimeout = run.Sum(h => h.InFlight) > 0 ? 1 : 0;
+        double seconds = Math.Max(started.Elapsed.TotalSeconds, 1e-6);
+        result.Throughput = run.Sum(h => h.ReceivedMeasured) / seconds;
+    }
+
+    private static async Task RunThroughputAsync(RunState run, ScenarioSettings settings, ScenarioResult result, CancellationToken cancellationToken)
+    {
+        TimeSpan drainTimeout = TimeSpan.FromSeconds(settings.DrainTimeoutSeconds);
+        if (settings.WarmupSeconds > 0)
+        {
+            run.Plan.Phase = LoadPhase.Warmup;
+            await run.DelayAsync("warmup", TimeSpan.FromSeconds(settings.WarmupSeconds), cancellationToken).ConfigureAwait(false);
+            run.Plan.Phase = LoadPhase.Settle;
+            if (!await run.WaitUntilAsync("settle", () => run.Sum(h => h.InFlight) == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
+            {
+                result.DrainTimeout = 1;
+                result.Reason = $"warm-up packets still outstanding after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
+            }
+        }
+
+        run.Plan.Phase = LoadPhase.Measure;
+        await run.DelayAsync("measure", TimeSpan.FromSeconds(settings.MeasureSeconds), cancellationToken).ConfigureAwait(false);
+        run.Plan.Phase = LoadPhase.Drain;
+        if (!await run.WaitUntilAsync("drain", () => run.Sum(h => h.InFlight) == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
+        {
+            result.DrainTimeout = 1;
+            result.Reason = $"{run.Sum(h => h.InFlight)} packets still outstanding after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
+        }
+
+        result.Throughput = settings.MeasureSeconds > 0 ? run.Sum(h => h.ReceivedMeasured) / settings.MeasureSeconds : 0;
+    }
+
+    private static void Collect(RunState run, ClientEngine engine, ScenarioResult result)
+    {
+        result.ConnectSuccess = run.Sum(h => h.Connected);
+        result.ConnectFail = run.Sum(h => h.ConnectFailed);
+        result.ConnectTimeout = run.Sum(h => h.ConnectTimedOut);
+        result.Sent = run.Sum(h => h.SentMeasured);
+        result.Recv = run.Sum(h => h.ReceivedMeasured);
+        result.GatingViolation = run.Sum(h => h.GatingViolations);
+        result.BadEchoes = run.Sum(h => h.BadEchoes);
+        result.Disconnects = run.Sum(h => h.Disconnected);
+        foreach ((int errno, long count) in engine.ErrorsByErrno())
+        {
+            result.ErrorsByErrno[errno] = count;
+        }
+
+        var merged = new LatencyHistogram();
+        foreach (EchoLoadHandler handler in run.Handlers)
+        {
+            merged.Add(handler.Histogram);
+        }
+
+        result.Latency = merged;
+        result.LatencySamples = merged.TotalCount;
+        result.P50Us = merged.ValueAtPercentile(50) / 1000.0;
+        result.P95Us = merged.ValueAtPercentile(95) / 1000.0;
+        result.P99Us = merged.ValueAtPercentile(99) / 1000.0;
+        result.P999Us = merged.ValueAtPercentile(99.9) / 1000.0;
+        result.MaxUs = merged.Max / 1000.0;
+        result.MeanUs = merged.Mean / 1000.0;
+        result.StdevUs = merged.StandardDeviation / 1000.0;
+        long packets = result.Sent + result.Recv;
+        result.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)run.Sum(h => h.AllocatedDuringMeasure) / packets;
+    }
+
+    private static void Judge(ScenarioResult result, int ccu)
+    {
+        ScenarioSettings s = result.Settings;
+        var reasons = new List<string>();
+        if (result.Interrupted)
+        {
+            reasons.Add("interrupted");
+        }
+
+        if (result.ConnectSuccess != ccu)
+        {
+            reasons.Add($"connected {result.ConnectSuccess} of {ccu} (failed {result.ConnectFail}, timed out {result.ConnectTimeout})");
+        }
+
+        if (s.Scenario != "s1")
+        {
+            if (result.Recv <= 0)
+            {
+                reasons.Add("no echo received");
+            }
+
+            if (result.IncompleteRatio > 0.01)
+            {
+                reasons.Add($"incomplete_ratio {result.IncompleteRatio:0.######} above 0.01");
+            }
+
+            if (result.DrainTimeout != 0)
+            {
+                reasons.Add(result.Reason ?? "drain timed out");
+            }
+
+            if (result.GatingViolation != 0)
+            {
+                reasons.Add($"{result.GatingViolation} echoes arrived with nothing outstanding");
+            }
+
+            if (result.BadEchoes != 0)
+            {
+                reasons.Add($"{result.BadEchoes} echoes differed from what was sent");
+            }
+        }
+
+        result.PassFail = reasons.Count == 0 ? "PASS" : "FAIL";
+        result.Reason = reasons.Count == 0 ? null : string.Join("; ", reasons.Distinct());
+    }
+
+    private static void Validate(ScenarioSettings s)
+    {
+        if (s.Scenario is not ("s0" or "s1" or "s2"))
+        {
+            throw new ArgumentException($"Scenario '{s.Scenario}' is not one the runner knows (s0, s1, s2).");
+        }
+
+        if (s.Ccu < 1)
+        {
+            throw new ArgumentException($"--ccu must be at least 1 (got {s.Ccu}).");
+        }
+
+        if (s.Size < 9)
+        {
+            throw new ArgumentException($"--size must be at least 9 bytes: the body carries a phase byte and an 8-byte timestamp (got {s.Size}).");
+        }
+
+        if (s.Inflight < 1)
+        {
+            throw new ArgumentException($"--inflight must be at least 1 (got {s.Inflight}).");
+        }
+
+        if (s.SendBatch < 1)
+        {
+            throw new ArgumentException($"--send-batch must be at least 1 (got {s.SendBatch}).");
+        }
+
+        if (s.Port is < 1 or > 65535)
+        {
+            throw new ArgumentException($"--port must be 1..65535 for a client (got {s.Port}).");
+        }
+    }
+
+    private static string FormatHost(string host)
+        => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
+
+    /// <summary>The engine, its handlers and the progress reporting of one run.</summary>
+    private sealed class RunState(ClientEngine engine, EchoLoadHandler[] handlers, LoadPlan plan, IProgress<ProgressSnapshot>? progress)
+    {
+        private readonly Stopwatch _sinceReport = Stopwatch.StartNew();
+        private long _lastSent;
+        private long _lastReceived;
+
+        public EchoLoadHandler[] Handlers => handlers;
+
+        public LoadPlan Plan => plan;
+
+        public long Sum(Func<EchoLoadHandler, long> field)
+        {
+            long total = 0;
+            foreach (EchoLoadHandler handler in handlers)
+            {
+                total += field(handler);
+            }
+
+            return total;
+        }
+
+        public Task DelayAsync(string phase, TimeSpan duration, CancellationToken cancellationToken)
+            => WaitUntilAsync(phase, static () => false, duration, cancellationToken);
+
+        public async Task WaitAsync(string phase, Task task, TimeSpan timeout, CancellationToken cancellationToken)
+        {
+            await WaitUntilAsync(phase, () => task.IsCompleted, timeout, cancellationToken).ConfigureAwait(false);
+            if (engine.Fault is { } fault)
+            {
+                throw new InvalidOperationException(fault.Message, fault);
+            }
+        }
+
+        /// <summary>Polls <paramref name="done"/> every 10 ms until true (returns true) or the timeout (false).</summary>
+        public async Task<bool> WaitUntilAsync(string phase, Func<bool> done, TimeSpan timeout, CancellationToken cancellationToken)
+        {
+            var elapsed = Stopwatch.StartNew();
+            while (!done())
+            {
+                if (timeout != Timeout.InfiniteTimeSpan && elapsed.Elapsed >= timeout)
+                {
+                    return false;
+                }
+
+                if (engine.Fault is { } fault)
+                {
+                    throw new InvalidOperationException(fault.Message, fault);
+                }
+
+                await Task.Delay(10, cancellationToken).ConfigureAwait(false);
+                Report(phase);
+            }
+
+            Report(phase);
+            return true;
+        }
+
+        public async Task WaitForShardsToSeeAsync(LoadPhase phase)
+        {
+            var elapsed = Stopwatch.StartNew();
+            while (elapsed.Elapsed < TimeSpan.FromSeconds(5) && handlers.Any(h => Volatile.Read(ref h.ObservedPhase) != (int)phase) && !engine.Stopped.IsCompleted)
+            {
+                await Task.Delay(5).ConfigureAwait(false);
+            }
+        }
+
+        private void Report(string phase)
+        {
+            if (progress is null || _sinceReport.Elapsed < ProgressInterval)
+            {
+                return;
+            }
+
+            double seconds = _sinceReport.Elapsed.TotalSeconds;
+            _sinceReport.Restart();
+            long sent = Sum(h => Volatile.Read(ref h.SentTotal));
+            long received = Sum(h => Volatile.Read(ref h.ReceivedTotal));
+            double p99 = 0;
+            foreach (EchoLoadHandler handler in handlers)
+            {
+                // Read while the shard records: an estimate for the progress line, never for the result.
+                p99 = Math.Max(p99, handler.Histogram.ValueAtPercentile(99) / 1000.0);
+            }
+
+            progress.Report(new ProgressSnapshot(
+                phase,
+                Sum(h => Volatile.Read(ref h.Connected)) - Sum(h => Volatile.Read(ref h.Disconnected)),
+                (sent - _lastSent) / seconds,
+                (received - _lastReceived) / seconds,
+                Sum(h => Volatile.Read(ref h.InFlight)),
+                p99));
+            _lastSent = sent;
+            _lastReceived = received;
+        }
+    }
+}

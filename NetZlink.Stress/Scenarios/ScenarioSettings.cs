@@ -1,0 +1,35 @@
+// The parameters of one scenario run, as the CLI parsed them. Names follow the seeds' flags.
+namespace NetZlink.Stress.Scenarios;
+
+/// <summary>Everything a client or server run needs; defaults are the seeds' fixed profile.</summary>
+public sealed record ScenarioSettings
+{
+    /// <summary>s0, s1 or s2.</summary>
+    public string Scenario { get; init; } = "s2";
+    /// <summary>Free-form id written in METRIC/CSV/JSON; defaults to "&lt;stack&gt;-&lt;scenario&gt;".</summary>
+    public string? ScenarioId { get; init; }
+    public string Transport { get; init; } = "tcp";
+    public string Host { get; init; } = "127.0.0.1";
+    public string BindHost { get; init; } = "127.0.0.1";
+    public int Port { get; init; } = 27110;
+    public int Ccu { get; init; } = 10000;
+    public int Size { get; init; } = 1024;
+    public int Inflight { get; init; } = 30;
+    public double WarmupSeconds { get; init; } = 3;
+    public double MeasureSeconds { get; init; } = 10;
+    public double DrainTimeoutSeconds { get; init; } = 10;
+    public int ConnectConcurrency { get; init; } = 256;
+    public double ConnectTimeoutSeconds { get; init; } = 10;
+    public int ConnectRetries { get; init; } = 3;
+    public int ConnectRetryDelayMs { get; init; } = 100;
+    public int Backlog { get; init; } = 32768;
+    public int Hwm { get; init; } = 1000000;
+    public int SendBuffer { get; init; } = 262144;
+    public int ReceiveBuffer { get; init; } = 262144;
+    public int IoThreads { get; init; } = 1;
+    /// <summary>0 = one per core.</summary>
+    public int Shards { get; init; }
+    public int SendBatch { get; init; } = 30;
+    /// <summary>Every n-th measured packet is timed; 0 disables latency.</summary>
+    public int LatencySampleRate { get; init; } = 16;
+}

@@ -1,0 +1,302 @@
+// The sharded client engine: a fixed set of shard threads, each owning one STREAM socket and the
+// connections assigned to it round-robin (connection i -> shard i % shards, slot i / shards).
+// No task, thread or timer per connection: 10,000 connections are 10,000 structs in a few arrays.
+using System.Text;
+using NetZlink.Interop;
+
+namespace NetZlink.Engine;
+
+/// <summary>
+/// Opens many connections to one or more endpoints and drives them from a fixed number of shard
+/// threads. Applications plug in an <see cref="IConnectionHandler"/> per shard (callbacks on the
+/// shard thread, no locks) or use <see cref="ChannelConnectionHandler"/> to read packets through a
+/// <c>ChannelReader</c>; any thread may send with <see cref="Post"/>.
+/// </summary>
+public sealed unsafe class ClientEngine : IDisposable
+{
+    private readonly EngineOptions _options;
+    private readonly Context _context;
+    private readonly bool _ownsContext;
+    private readonly EngineShard[] _shards;
+    private readonly byte[][] _endpoints;
+    private readonly TaskCompletionSource _connectsResolved = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Dictionary<int, long> _errors = new();
+    private readonly ConnectErrnoMonitor?[] _monitors;
+    private int _shardsUnresolved;
+    private int _shardsRunning;
+    private long _droppedPosts;
+    private Exception? _fault;
+    private int _started;
+    private int _disposed;
+
+    /// <summary>Creates an engine for <paramref name="connectionCount"/> connections; nothing connects before <see cref="Start"/>.</summary>
+    /// <param name="connectionCount">Connections to open (at least 1).</param>
+    /// <param name="options">Endpoints and tuning; validated here.</param>
+    /// <param name="context">The context to create sockets in; null makes (and later disposes) one of its own.</param>
+    public ClientEngine(int connectionCount, EngineOptions options, Context? context = null)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentOutOfRangeException.ThrowIfLessThan(connectionCount, 1);
+        options.Validate();
+        _options = options;
+        ConnectionCount = connectionCount;
+        int shards = Math.Min(options.EffectiveShardCount, connectionCount);
+        _endpoints = options.Endpoints.Select(e => Encoding.UTF8.GetBytes(e + "\0")).ToArray();
+
+        // Before anything is opened: fail with both numbers when the run cannot fit.
+        DescriptorBudget.Ensure(connectionCount, options.ReservedDescriptors + (shards * 4));
+
+        _ownsContext = context is null;
+        _context = context ?? new Context();
+        _shards = new EngineShard[shards];
+        _monitors = new ConnectErrnoMonitor?[shards];
+        for (int i = 0; i < shards; i++)
+        {
+            int slots = (connectionCount - i + shards - 1) / shards;
+            _shards[i] = new EngineShard(this, options, i, shards, slots);
+        }
+    }
+
+    /// <summary>Connections this engine opens.</summary>
+    public int ConnectionCount { get; }
+
+    /// <summary>Number of shard threads.</summary>
+    public int ShardCount => _shards.Length;
+
+    /// <summary>Completes when every connection is established or has finally failed.</summary>
+    public Task ConnectsResolved => _connectsResolved.Task;
+
+    /// <summary>Completes when every shard thread has exited (after <see cref="Dispose"/> or a shard fault).</summary>
+    public Task Stopped => _stopped.Task;
+
+    /// <summary>The first exception a shard died of, if any.</summary>
+    public Exception? Fault => Volatile.Read(ref _fault);
+
+    /// <summary>Frames given to <see cref="Post"/> that could not be sent (connection closed or its queue full).</summary>
+    public long DroppedPosts => Interlocked.Read(ref _droppedPosts);
+
+    /// <summary>Creates each shard's socket and handler and starts the shard threads, which begin connecting at once.</summary>
+    /// <param name="handlerFactory">Called once per shard, on the calling thread, before that shard starts.</param>
+    public void Start(Func<EngineShard, IConnectionHandler> handlerFactory)
+    {
+        ArgumentNullException.ThrowIfNull(handlerFactory);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        if (Interlocked.Exchange(ref _started, 1) != 0)
+        {
+            throw new InvalidOperationException("ClientEngine.Start was already called; an engine runs once.");
+        }
+
+        _shardsUnresolved = _shards.Length;
+        _shardsRunning = _shards.Length;
+        var sockets = new nint[_shards.Length];
+        var handlers = new IConnectionHandler[_shards.Length];
+        try
+        {
+            for (int i = 0; i < _shards.Length; i++)
+            {
+                sockets[i] = CreateShardSocket(i);
+                _monitors[i] = ConnectErrnoMonitor.TryOpen(sockets[i]);
+                handlers[i] = handlerFactory(_shards[i]) ?? throw new InvalidOperationException($"The handler factory returned null for shard {i}.");
+            }
+        }
+        catch
+        {
+            foreach (nint s in sockets)
+            {
+                if (s != 0)
+                {
+                    _ = NativeMethods.zlink_close(s);
+                }
+            }
+
+            throw;
+        }
+
+        EngineMetrics.Register(this);
+        for (int i = 0; i < _shards.Length; i++)
+        {
+            _shards[i].Start(handlers[i], sockets[i]);
+        }
+    }
+
+    /// <summary>
+    /// Sends a frame to a connection from any thread: the bytes are copied into a pooled buffer and
+    /// queued to the owning shard, which sends them on its next pass. Returns false when the engine
+    /// is not running.
+    /// </summary>
+    public bool Post(Connection connection, ReadOnlySpan<byte> frame)
+    {
+        if ((uint)connection.Shard >= (uint)_shards.Length || Volatile.Read(ref _disposed) != 0 || Volatile.Read(ref _shardsRunning) == 0)
+        {
+            return false;
+        }
+
+        byte[] buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(frame.Length);
+        frame.CopyTo(buffer);
+        _shards[connection.Shard].Post(connection.Slot, buffer, frame.Length);
+        return true;
+    }
+
+    /// <summary>Sums the shards' counters now (each read without locks).</summary>
+    public EngineCounters ReadCounters()
+    {
+        long connected = 0, failed = 0, timedOut = 0, packets = 0, bytesIn = 0, frames = 0, bytesOut = 0, queued = 0, protocol = 0, disconnects = 0, lost = 0;
+        foreach (EngineShard shard in _shards)
+        {
+            ref ShardCounters c = ref shard.Counters;
+            connected += Volatile.Read(ref c.Connected);
+            failed += Volatile.Read(ref c.ConnectFailed);
+            timedOut += Volatile.Read(ref c.ConnectTimedOut);
+            packets += Volatile.Read(ref c.PacketsReceived);
+            bytesIn += Volatile.Read(ref c.BytesReceived);
+            frames += Volatile.Read(ref c.FramesSent);
+            bytesOut += Volatile.Read(ref c.BytesSent);
+            queued += Volatile.Read(ref c.FramesQueued);
+            protocol += Volatile.Read(ref c.ProtocolErrors);
+            disconnects += Volatile.Read(ref c.Disconnects);
+            lost += Volatile.Read(ref c.LostPartialBytes);
+        }
+
+        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost);
+    }
+
+    /// <summary>errno → count of failed connect attempts (and other native errors the shards met).</summary>
+    public IReadOnlyDictionary<int, long> ErrorsByErrno()
+    {
+        lock (_errors)
+        {
+            return new Dictionary<int, long>(_errors);
+        }
+    }
+
+    /// <summary>
+    /// Stops every shard (each finishes its current pass, closes its socket and calls the handler's
+    /// OnDisconnected for connections still up), waits up to <paramref name="timeout"/> for the
+    /// threads, and returns whether they all exited in time.
+    /// </summary>
+    public bool Stop(TimeSpan timeout)
+    {
+        foreach (EngineShard shard in _shards)
+        {
+            shard.RequestStop();
+        }
+
+        bool all = true;
+        var deadline = DateTime.UtcNow + timeout;
+        foreach (EngineShard shard in _shards)
+        {
+            TimeSpan left = deadline - DateTime.UtcNow;
+            all &= shard.Join(left > TimeSpan.Zero ? left : TimeSpan.Zero);
+        }
+
+        return all;
+    }
+
+    /// <summary>Stops the shards (bounded: 10 s) and releases the context if the engine created it.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        bool stopped = Stop(TimeSpan.FromSeconds(10));
+        foreach (ConnectErrnoMonitor? monitor in _monitors)
+        {
+            monitor?.Dispose();
+        }
+
+        EngineMetrics.Unregister(this);
+        if (_ownsContext && stopped)
+        {
+            _context.Dispose();
+        }
+
+        if (Volatile.Read(ref _started) == 0)
+        {
+            _stopped.TrySetResult();
+        }
+    }
+
+    internal byte[] EndpointUtf8(int connectionIndex) => _endpoints[connectionIndex % _endpoints.Length];
+
+    internal void CountDroppedPost() => Interlocked.Increment(ref _droppedPosts);
+
+    internal void CountError(int errno)
+    {
+        lock (_errors)
+        {
+            _errors[errno] = _errors.GetValueOrDefault(errno) + 1;
+        }
+    }
+
+    internal int ConnectErrnoHint(EngineShard shard, uint routingId)
+        => _monitors[shard.Index]?.ErrnoFor(routingId) ?? 0;
+
+    internal void OnShardConnectsResolved()
+    {
+        if (Interlocked.Decrement(ref _shardsUnresolved) == 0)
+        {
+            _connectsResolved.TrySetResult();
+        }
+    }
+
+    internal void OnShardExited(EngineShard shard, Exception? fault)
+    {
+        if (fault is not null)
+        {
+            Interlocked.CompareExchange(ref _fault, new InvalidOperationException($"Engine shard {shard.Index} failed: {fault.Message}", fault), null);
+            _connectsResolved.TrySetException(_fault!);
+        }
+
+        if (Interlocked.Decrement(ref _shardsRunning) == 0)
+        {
+            _connectsResolved.TrySetResult();
+            _stopped.TrySetResult();
+        }
+    }
+
+    private nint CreateShardSocket(int shard)
+    {
+        nint socket = NativeMethods.zlink_socket(_context.NativeHandle, ZlinkConstants.ZLINK_STREAM);
+        if (socket == 0)
+        {
+            EngineErrors.Throw($"zlink_socket(STREAM) for shard {shard}", NativeMethods.zlink_errno());
+        }
+
+        try
+        {
+            SetInt(socket, ZlinkConstants.ZLINK_LINGER, 0, "LINGER");
+            SetInt(socket, ZlinkConstants.ZLINK_SNDHWM, _options.HighWaterMark, "SNDHWM");
+            SetInt(socket, ZlinkConstants.ZLINK_RCVHWM, _options.HighWaterMark, "RCVHWM");
+            if (_options.SendBufferSize > 0)
+            {
+                SetInt(socket, ZlinkConstants.ZLINK_SNDBUF, _options.SendBufferSize, "SNDBUF");
+            }
+
+            if (_options.ReceiveBufferSize > 0)
+            {
+                SetInt(socket, ZlinkConstants.ZLINK_RCVBUF, _options.ReceiveBufferSize, "RCVBUF");
+            }
+
+            // The engine times out and retries attempts itself; the socket must not retry behind its back.
+            SetInt(socket, ZlinkConstants.ZLINK_RECONNECT_IVL, -1, "RECONNECT_IVL");
+            SetInt(socket, ZlinkConstants.ZLINK_CONNECT_TIMEOUT, (int)Math.Min(int.MaxValue, _options.ConnectTimeout.TotalMilliseconds), "CONNECT_TIMEOUT");
+            return socket;
+        }
+        catch
+        {
+            _ = NativeMethods.zlink_close(socket);
+            throw;
+        }
+    }
+
+    private static void SetInt(nint socket, int option, int value, string name)
+    {
+        if (NativeMethods.zlink_setsockopt(socket, option, &value, sizeof(int)) != 0)
+        {
+            EngineErrors.Throw($"zlink_setsockopt({name}={value}) on an engine STREAM socket", NativeMethods.zlink_errno());
+        }
+    }
+}

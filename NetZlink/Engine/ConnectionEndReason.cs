@@ -1,0 +1,18 @@
+// Why an established connection ended.
+namespace NetZlink.Engine;
+
+/// <summary>Why an established connection ended.</summary>
+public enum ConnectionEndReason
+{
+    /// <summary>The peer closed it or the transport failed.</summary>
+    Remote,
+
+    /// <summary>The application asked for it (<see cref="EngineShard.Close"/>).</summary>
+    Local,
+
+    /// <summary>The peer sent bytes that the framer rejected; the engine closed it.</summary>
+    ProtocolError,
+
+    /// <summary>The engine is shutting down.</summary>
+    EngineStopped,
+}

@@ -1,0 +1,82 @@
+// Checks, before connecting, that the process may open the descriptors a run needs.
+using NetZlink.Interop;
+
+namespace NetZlink.Engine;
+
+/// <summary>The process's open-file limit against what a number of connections needs.</summary>
+public static class DescriptorBudget
+{
+    /// <summary>Current soft and hard RLIMIT_NOFILE of this process.</summary>
+    public static unsafe (ulong Soft, ulong Hard) GetLimits()
+    {
+        LibcMethods.RLimit limit;
+        if (LibcMethods.getrlimit(LibcMethods.RLIMIT_NOFILE, &limit) != 0)
+        {
+            throw new InvalidOperationException($"getrlimit(RLIMIT_NOFILE) failed: errno {System.Runtime.InteropServices.Marshal.GetLastSystemError()}");
+        }
+
+        return (limit.Current, limit.Maximum);
+    }
+
+    /// <summary>Descriptors currently open in this process (entries of /proc/self/fd), or -1 when unknown.</summary>
+    public static int CountOpenDescriptors()
+    {
+        try
+        {
+            return Directory.GetFiles("/proc/self/fd").Length;
+        }
+        catch (IOException)
+        {
+            return -1;
+        }
+        catch (UnauthorizedAccessException)
+        {
+            return -1;
+        }
+    }
+
+    /// <summary>
+    /// Makes sure <paramref name="connections"/> more descriptors plus <paramref name="reserved"/> fit:
+    /// raises the soft limit up to the hard one when that is enough, and otherwise throws an
+    /// <see cref="InvalidOperationException"/> naming the need and the limit.
+    /// </summary>
+    public static unsafe void Ensure(int connections, int reserved)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(connections);
+        ArgumentOutOfRangeException.ThrowIfNegative(reserved);
+        int open = Math.Max(0, CountOpenDescriptors());
+        ulong need = (ulong)connections + (ulong)reserved + (ulong)open;
+        (ulong soft, ulong hard) = GetLimits();
+        if (need <= soft)
+        {
+            return;
+        }
+
+        if (need > hard)
+        {
+            throw new InvalidOperationException(
+                $"{connections} connections need {need} open files ({connections} sockets + {reserved} reserved + {open} already open), " +
+                $"but this process may open at most {hard} (ulimit -n: soft {soft}, hard {hard}). " +
+                "Lower the connection count, raise the hard limit, or split the run over several processes or hosts.");
+        }
+
+        LibcMethods.RLimit raised = new() { Current = hard, Maximum = hard };
+        if (LibcMethods.setrlimit(LibcMethods.RLIMIT_NOFILE, &raised) != 0)
+        {
+            throw new InvalidOperationException(
+                $"{connections} connections need {need} open files, above the soft limit {soft}; raising it to the hard limit {hard} failed " +
+                $"(errno {System.Runtime.InteropServices.Marshal.GetLastSystemError()}).");
+        }
+    }
+
+    /// <summary>Raises the soft open-file limit to the hard one (a server does not know its connection count in advance).</summary>
+    public static unsafe void RaiseSoftLimitToHard()
+    {
+        (ulong soft, ulong hard) = GetLimits();
+        if (soft < hard)
+        {
+            LibcMethods.RLimit raised = new() { Current = hard, Maximum = hard };
+            _ = LibcMethods.setrlimit(LibcMethods.RLIMIT_NOFILE, &raised);
+        }
+    }
+}

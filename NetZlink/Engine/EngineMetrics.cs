@@ -1,0 +1,56 @@
+// Publishes the counters of every running engine through System.Diagnostics.Metrics (meter
+// "NetZlink"), so `dotnet-counters monitor --counters NetZlink -p <pid>` can watch a run. The
+// instruments are observable: nothing is recorded on the hot path, values are read on demand.
+using System.Diagnostics.Metrics;
+
+namespace NetZlink.Engine;
+
+internal static class EngineMetrics
+{
+    internal const string MeterName = "NetZlink";
+
+    private static readonly List<ClientEngine> Engines = new();
+    private static readonly Meter Meter = new(MeterName, "0.1.0");
+
+    static EngineMetrics()
+    {
+        Meter.CreateObservableUpDownCounter("netzlink.engine.connections", () => Sum(c => c.Connected - c.Disconnects), "{connection}", "Established engine connections");
+        Meter.CreateObservableCounter("netzlink.engine.connect_failures", () => Sum(c => c.ConnectFailed + c.ConnectTimedOut), "{connection}", "Connections whose every attempt failed");
+        Meter.CreateObservableCounter("netzlink.engine.packets_received", () => Sum(c => c.PacketsReceived), "{packet}", "Whole packets received");
+        Meter.CreateObservableCounter("netzlink.engine.bytes_received", () => Sum(c => c.BytesReceived), "By", "Bytes received");
+        Meter.CreateObservableCounter("netzlink.engine.frames_sent", () => Sum(c => c.FramesSent), "{frame}", "Frames taken by the native sockets");
+        Meter.CreateObservableCounter("netzlink.engine.bytes_sent", () => Sum(c => c.BytesSent), "By", "Bytes taken by the native sockets");
+        Meter.CreateObservableCounter("netzlink.engine.frames_queued", () => Sum(c => c.FramesQueued), "{frame}", "Frames held for retry after the socket refused them");
+        Meter.CreateObservableCounter("netzlink.engine.protocol_errors", () => Sum(c => c.ProtocolErrors), "{connection}", "Connections closed for bytes the framer rejected");
+    }
+
+    internal static void Register(ClientEngine engine)
+    {
+        lock (Engines)
+        {
+            Engines.Add(engine);
+        }
+    }
+
+    internal static void Unregister(ClientEngine engine)
+    {
+        lock (Engines)
+        {
+            Engines.Remove(engine);
+        }
+    }
+
+    private static long Sum(Func<EngineCounters, long> field)
+    {
+        long total = 0;
+        lock (Engines)
+        {
+            foreach (ClientEngine engine in Engines)
+            {
+                total += field(engine.ReadCounters());
+            }
+        }
+
+        return total;
+    }
+}

@@ -1,0 +1,76 @@
+// Tuning of a ClientEngine: shard count, connect policy, socket options and buffers.
+namespace NetZlink.Engine;
+
+/// <summary>Settings of a <see cref="ClientEngine"/>. Defaults follow the seeds' fixed profile.</summary>
+public sealed class EngineOptions
+{
+    /// <summary>Endpoints to connect to (<c>tcp://host:port</c>); connection <c>i</c> uses endpoint <c>i % Count</c>.</summary>
+    public IReadOnlyList<string> Endpoints { get; set; } = Array.Empty<string>();
+
+    /// <summary>Number of worker shards (threads). 0 means one per processor core.</summary>
+    public int ShardCount { get; set; }
+
+    /// <summary>At most this many connect attempts in flight across the engine.</summary>
+    public int ConnectConcurrency { get; set; } = 256;
+
+    /// <summary>How long one connect attempt may take before it counts as timed out.</summary>
+    public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>Attempts after the first one that failed or timed out.</summary>
+    public int ConnectRetries { get; set; } = 3;
+
+    /// <summary>Pause between a failed attempt and the next one.</summary>
+    public TimeSpan ConnectRetryDelay { get; set; } = TimeSpan.FromMilliseconds(100);
+
+    /// <summary>SNDHWM and RCVHWM of each shard's socket (messages per connection).</summary>
+    public int HighWaterMark { get; set; } = 1000;
+
+    /// <summary>SO_SNDBUF of each connection; 0 keeps the OS default.</summary>
+    public int SendBufferSize { get; set; }
+
+    /// <summary>SO_RCVBUF of each connection; 0 keeps the OS default.</summary>
+    public int ReceiveBufferSize { get; set; }
+
+    /// <summary>Bytes a shard reads from one connection at a time.</summary>
+    public int ReceiveChunkSize { get; set; } = 64 * 1024;
+
+    /// <summary>Size of the scratch buffer a handler builds outgoing frames in (per shard).</summary>
+    public int SendScratchSize { get; set; } = 256 * 1024;
+
+    /// <summary>Largest packet (header included) the framer accepts; a larger one is a protocol error.</summary>
+    public int MaxPacketSize { get; set; } = 16 * 1024 * 1024;
+
+    /// <summary>Bytes a connection may hold in its retry queue while its socket queue is full; beyond it Send returns Full.</summary>
+    public int MaxPendingBytesPerConnection { get; set; } = 4 * 1024 * 1024;
+
+    /// <summary>How packets are cut out of the byte stream. Default: the seeds' u32 big-endian length prefix.</summary>
+    public IPacketFramer Framer { get; set; } = LengthPrefixFramer.Instance;
+
+    /// <summary>Descriptors the process needs besides one per connection (runtime, sockets, pipes).</summary>
+    public int ReservedDescriptors { get; set; } = 256;
+
+    /// <summary>Name prefix of the shard threads.</summary>
+    public string ThreadNamePrefix { get; set; } = "netzlink-shard";
+
+    internal int EffectiveShardCount => ShardCount > 0 ? ShardCount : Environment.ProcessorCount;
+
+    internal void Validate()
+    {
+        if (Endpoints.Count == 0)
+        {
+            throw new ArgumentException("EngineOptions.Endpoints is empty: name at least one tcp:// endpoint to connect to.");
+        }
+
+        ArgumentOutOfRangeException.ThrowIfNegative(ShardCount);
+        ArgumentOutOfRangeException.ThrowIfLessThan(ConnectConcurrency, 1);
+        ArgumentOutOfRangeException.ThrowIfNegative(ConnectRetries);
+        ArgumentOutOfRangeException.ThrowIfLessThan(ReceiveChunkSize, 1024);
+        ArgumentOutOfRangeException.ThrowIfLessThan(SendScratchSize, 1024);
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxPacketSize, Framer.HeaderSize);
+        ArgumentOutOfRangeException.ThrowIfNegative(HighWaterMark);
+        if (ConnectTimeout <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive.");
+        }
+    }
+}

@@ -1,0 +1,168 @@
+// The connect side of a shard: at most its share of ConnectConcurrency attempts in flight, each
+// with a deadline, failed attempts retried after a delay, until every slot is resolved.
+//
+// Each attempt gets a fresh routing id (generation in the top byte, slot below) set through
+// CONNECT_ROUTING_ID, so an event of an abandoned attempt can never be taken for the current one.
+using System.Buffers.Binary;
+using System.Diagnostics;
+using NetZlink.Interop;
+
+namespace NetZlink.Engine;
+
+public sealed unsafe partial class EngineShard
+{
+    private readonly List<int> _waiting;
+    private int _nextToConnect;
+    private int _attemptsInFlight;
+    private int _unresolved = -1;
+
+    private int AttemptLimit => Math.Max(1, (_options.ConnectConcurrency + _shardCount - 1) / _shardCount);
+
+    private bool AdvanceConnects(long now)
+    {
+        if (_unresolved == -1)
+        {
+            _unresolved = _slots.Length;
+            if (_unresolved == 0)
+            {
+                _engine.OnShardConnectsResolved();
+            }
+        }
+
+        if (_unresolved == 0)
+        {
+            return false;
+        }
+
+        bool busy = false;
+        for (int i = _waiting.Count - 1; i >= 0; i--)
+        {
+            int slot = _waiting[i];
+            ref ConnectionSlot s = ref _slots[slot];
+            if (s.State == ConnectionState.Connecting && now >= s.DeadlineTicks)
+            {
+                CloseNative(s.RoutingId);
+                AttemptFailed(slot, timedOut: true, errno: EngineErrors.ETIMEDOUT);
+                busy = true;
+            }
+            else if (s.State == ConnectionState.RetryWait && now >= s.DeadlineTicks && _attemptsInFlight < AttemptLimit)
+            {
+                StartAttempt(slot, now);
+                busy = true;
+            }
+
+            if (s.State is not (ConnectionState.Connecting or ConnectionState.RetryWait))
+            {
+                s.InWaitList = false;
+                _waiting[i] = _waiting[^1];
+                _waiting.RemoveAt(_waiting.Count - 1);
+            }
+        }
+
+        while (_attemptsInFlight < AttemptLimit && _nextToConnect < _slots.Length)
+        {
+            StartAttempt(_nextToConnect++, now);
+            busy = true;
+        }
+
+        return busy;
+    }
+
+    private void StartAttempt(int slot, long now)
+    {
+        ref ConnectionSlot s = ref _slots[slot];
+        Debug.Assert(s.State is ConnectionState.Idle or ConnectionState.RetryWait, "an attempt starts from Idle or RetryWait");
+        s.Generation = s.Generation == byte.MaxValue ? (byte)1 : (byte)(s.Generation + 1);
+        s.RoutingId = ((uint)s.Generation << 24) | (uint)slot;
+        s.Attempts++;
+
+        byte* id = stackalloc byte[4];
+        BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), s.RoutingId);
+        int rc = NativeMethods.zlink_setsockopt(_socket, ZlinkConstants.ZLINK_CONNECT_ROUTING_ID, id, 4);
+        if (rc == 0)
+        {
+            byte[] endpoint = _engine.EndpointUtf8((slot * _shardCount) + Index);
+            fixed (byte* e = endpoint)
+            {
+                rc = NativeMethods.zlink_connect(_socket, e);
+            }
+        }
+
+        if (!s.InWaitList)
+        {
+            s.InWaitList = true;
+            _waiting.Add(slot);
+        }
+
+        if (rc != 0)
+        {
+            s.State = ConnectionState.Connecting;
+            _attemptsInFlight++;
+            AttemptFailed(slot, timedOut: false, errno: NativeMethods.zlink_errno());
+            return;
+        }
+
+        s.State = ConnectionState.Connecting;
+        s.DeadlineTicks = now + (long)(_options.ConnectTimeout.TotalSeconds * Stopwatch.Frequency);
+        _attemptsInFlight++;
+    }
+
+    private void AttemptFailed(int slot, bool timedOut, int errno)
+    {
+        ref ConnectionSlot s = ref _slots[slot];
+        Debug.Assert(s.State == ConnectionState.Connecting, "only an attempt in flight can fail");
+        _attemptsInFlight--;
+        s.LastTimedOut = timedOut;
+        s.LastErrno = errno;
+        _engine.CountError(errno);
+        if (s.Attempts <= _options.ConnectRetries)
+        {
+            s.State = ConnectionState.RetryWait;
+            s.DeadlineTicks = Stopwatch.GetTimestamp() + (long)(_options.ConnectRetryDelay.TotalSeconds * Stopwatch.Frequency);
+            return;
+        }
+
+        s.State = ConnectionState.Failed;
+        if (timedOut)
+        {
+            Counters.ConnectTimedOut++;
+        }
+        else
+        {
+            Counters.ConnectFailed++;
+        }
+
+        ConnectResolved();
+        _handler.OnConnectFailed(this, ConnectionAt(slot), new ConnectFailure(timedOut, errno, s.Attempts));
+    }
+
+    private void ConnectResolved()
+    {
+        if (--_unresolved == 0)
+        {
+            _engine.OnShardConnectsResolved();
+        }
+    }
+
+    /// <summary>Milliseconds until the next connect deadline or retry, capped so stop requests are seen.</summary>
+    private int NextTimerDelayMs()
+    {
+        if (_waiting.Count == 0 && _nextToConnect >= _slots.Length)
+        {
+            return IdleSleepMs;
+        }
+
+        long now = Stopwatch.GetTimestamp();
+        long next = long.MaxValue;
+        foreach (int slot in _waiting)
+        {
+            next = Math.Min(next, _slots[slot].DeadlineTicks);
+        }
+
+        long ms = next == long.MaxValue ? IdleSleepMs : (next - now) * 1000 / Stopwatch.Frequency;
+        return (int)Math.Clamp(ms, 0, IdleSleepMs);
+    }
+
+    /// <summary>The errno the native library gave for a failed attempt, when its monitor told; else ECONNREFUSED-unknown 0.</summary>
+    private int LastConnectErrno(uint routingId) => _engine.ConnectErrnoHint(this, routingId);
+}

@@ -1,0 +1,198 @@
+// The send side of a shard: one [id] + [payload] multipart per frame, speculative, never blocking.
+//
+// A STREAM send is two native calls. When the payload is refused (EAGAIN: that connection's
+// queue is at SNDHWM) the socket still holds the id frame: the shard remembers which slot it was
+// (_selectedSlot) so the retry sends only the payload; any other send re-sends its own id first.
+using System.Buffers.Binary;
+using System.Diagnostics;
+using NetZlink.Interop;
+
+namespace NetZlink.Engine;
+
+public sealed unsafe partial class EngineShard
+{
+    private readonly List<int> _pendingSends;
+    private int _selectedSlot = -1;
+
+    /// <summary>
+    /// Sends one frame (one or more whole packets) to a connection of this shard. Call on the
+    /// shard's thread only (from a handler callback); other threads use <see cref="ClientEngine.Post"/>.
+    /// Never blocks and never throws for a closed connection or a full queue.
+    /// </summary>
+    public SendResult Send(Connection connection, ReadOnlySpan<byte> frame)
+    {
+        Debug.Assert(connection.Shard == Index, "a shard sends only to its own connections");
+        ref ConnectionSlot s = ref _slots[connection.Slot];
+        if (s.State != ConnectionState.Connected)
+        {
+            return SendResult.Closed;
+        }
+
+        if (frame.IsEmpty)
+        {
+            // An empty payload would close a STREAM connection: never send one by accident.
+            return SendResult.Sent;
+        }
+
+        if (s.PendingLength > 0)
+        {
+            return AppendPending(connection.Slot, frame);
+        }
+
+        SendResult result = TrySendNative(connection.Slot, frame);
+        return result == SendResult.Queued ? AppendPending(connection.Slot, frame) : result;
+    }
+
+    /// <summary>Closes a connection of this shard; the handler's OnDisconnected runs before this returns.</summary>
+    public void Close(Connection connection)
+    {
+        Debug.Assert(connection.Shard == Index, "a shard closes only its own connections");
+        if (_slots[connection.Slot].State != ConnectionState.Connected)
+        {
+            return;
+        }
+
+        CloseNative(_slots[connection.Slot].RoutingId);
+        EndConnection(connection.Slot, ConnectionEndReason.Local);
+    }
+
+    /// <summary>One try: Sent, Queued (the socket refused the payload; the caller keeps it) or Closed.</summary>
+    private SendResult TrySendNative(int slot, ReadOnlySpan<byte> frame)
+    {
+        if (_selectedSlot != slot)
+        {
+            byte* id = stackalloc byte[4];
+            BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), _slots[slot].RoutingId);
+            if (NativeMethods.zlink_send(_socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) < 0)
+            {
+                return SendFailure(NativeMethods.zlink_errno(), "routing id");
+            }
+
+            _selectedSlot = slot;
+        }
+
+        int rc;
+        fixed (byte* payload = frame)
+        {
+            rc = NativeMethods.zlink_send(_socket, payload, (nuint)frame.Length, ZlinkConstants.ZLINK_DONTWAIT);
+        }
+
+        if (rc < 0)
+        {
+            return SendFailure(NativeMethods.zlink_errno(), "payload");
+        }
+
+        _selectedSlot = -1;
+        Counters.FramesSent++;
+        Counters.BytesSent += frame.Length;
+        return SendResult.Sent;
+    }
+
+    private SendResult SendFailure(int errno, string frame)
+    {
+        if (errno == ZlinkConstants.EAGAIN)
+        {
+            return SendResult.Queued;
+        }
+
+        _selectedSlot = -1;
+        if (errno == ZlinkConstants.EHOSTUNREACH)
+        {
+            // The connection is gone; its [id][0x00] is on its way and will end the slot.
+            return SendResult.Closed;
+        }
+
+        if (errno == ZlinkConstants.ETERM)
+        {
+            _stopRequested = true;
+            return SendResult.Closed;
+        }
+
+        EngineErrors.Throw($"zlink_send ({frame}) on shard {Index}", errno);
+        return SendResult.Closed;
+    }
+
+    private SendResult AppendPending(int slot, ReadOnlySpan<byte> frame)
+    {
+        ref ConnectionSlot s = ref _slots[slot];
+        int needed = s.PendingLength + frame.Length;
+        if (needed > _options.MaxPendingBytesPerConnection)
+        {
+            return SendResult.Full;
+        }
+
+        if (s.Pending is null || s.Pending.Length < needed)
+        {
+            byte[] larger = _pool.Rent(Math.Max(needed, 4096));
+            if (s.Pending is not null)
+            {
+                s.Pending.AsSpan(0, s.PendingLength).CopyTo(larger);
+                _pool.Return(s.Pending);
+            }
+
+            s.Pending = larger;
+        }
+
+        if (s.PendingLength == 0)
+        {
+            _pendingSends.Add(slot);
+        }
+
+        frame.CopyTo(s.Pending.AsSpan(s.PendingLength));
+        s.PendingLength = needed;
+        Counters.FramesQueued++;
+        return SendResult.Queued;
+    }
+
+    /// <summary>Offers each held frame buffer to the socket again; true when anything went out.</summary>
+    private bool RetryPendingSends()
+    {
+        if (_pendingSends.Count == 0)
+        {
+            return false;
+        }
+
+        bool progressed = false;
+        for (int i = _pendingSends.Count - 1; i >= 0; i--)
+        {
+            int slot = _pendingSends[i];
+            ref ConnectionSlot s = ref _slots[slot];
+            if (s.State == ConnectionState.Connected && s.PendingLength > 0)
+            {
+                SendResult result = TrySendNative(slot, s.Pending.AsSpan(0, s.PendingLength));
+                if (result == SendResult.Queued)
+                {
+                    continue;
+                }
+
+                progressed |= result == SendResult.Sent;
+                if (result == SendResult.Closed)
+                {
+                    continue;
+                }
+
+                _pool.Return(s.Pending!);
+                s.Pending = null;
+                s.PendingLength = 0;
+            }
+
+            _pendingSends[i] = _pendingSends[^1];
+            _pendingSends.RemoveAt(_pendingSends.Count - 1);
+        }
+
+        return progressed;
+    }
+
+    /// <summary>Asks the socket to close a connection ([id] + empty payload); errors mean it is gone already.</summary>
+    private void CloseNative(uint routingId)
+    {
+        byte* id = stackalloc byte[4];
+        BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), routingId);
+        if (NativeMethods.zlink_send(_socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) >= 0)
+        {
+            _ = NativeMethods.zlink_send(_socket, null, 0, ZlinkConstants.ZLINK_DONTWAIT);
+        }
+
+        _selectedSlot = -1;
+    }
+}

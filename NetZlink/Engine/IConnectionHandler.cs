@@ -1,0 +1,25 @@
+// What an application plugs into a shard: callbacks on the shard's own thread.
+namespace NetZlink.Engine;
+
+/// <summary>
+/// Receives a shard's events. One instance per shard (see <see cref="ClientEngine.Start"/>), every
+/// method called on that shard's thread only, so implementations need no locks. Methods must not
+/// block: the shard drives thousands of connections with this thread.
+/// </summary>
+public interface IConnectionHandler
+{
+    /// <summary>The connection is established and may send.</summary>
+    void OnConnected(EngineShard shard, Connection connection);
+
+    /// <summary>Every attempt to connect failed or timed out; the connection will not be retried.</summary>
+    void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure);
+
+    /// <summary>One whole packet, header included; the span is valid only during the call.</summary>
+    void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet);
+
+    /// <summary>An established connection ended; <paramref name="lostBytes"/> is the partial packet dropped with it.</summary>
+    void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes);
+
+    /// <summary>Called once per pass of the shard loop, after received data was dispatched: the place to send.</summary>
+    void OnPass(EngineShard shard);
+}

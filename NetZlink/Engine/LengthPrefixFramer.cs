@@ -1,0 +1,43 @@
+// The seeds' packet: [u32 big-endian body length][body].
+using System.Buffers.Binary;
+
+namespace NetZlink.Engine;
+
+/// <summary>Packets of a 4-byte big-endian body length followed by the body.</summary>
+public sealed class LengthPrefixFramer : IPacketFramer
+{
+    /// <summary>Header size in bytes.</summary>
+    public const int Size = 4;
+
+    /// <summary>The framer with no upper bound of its own (the engine's MaxPacketSize still applies).</summary>
+    public static LengthPrefixFramer Instance { get; } = new(int.MaxValue - Size);
+
+    /// <summary>A framer that rejects bodies shorter than <paramref name="minBody"/> or longer than <paramref name="maxBody"/>.</summary>
+    public LengthPrefixFramer(int maxBody, int minBody = 0)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(minBody);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxBody, minBody);
+        MinBody = minBody;
+        MaxBody = maxBody;
+    }
+
+    /// <summary>Smallest body accepted.</summary>
+    public int MinBody { get; }
+
+    /// <summary>Largest body accepted.</summary>
+    public int MaxBody { get; }
+
+    /// <inheritdoc/>
+    public int HeaderSize => Size;
+
+    /// <inheritdoc/>
+    public int GetPacketLength(ReadOnlySpan<byte> header)
+    {
+        uint body = BinaryPrimitives.ReadUInt32BigEndian(header);
+        return body < (uint)MinBody || body > (uint)MaxBody ? -1 : (int)body + Size;
+    }
+
+    /// <summary>Writes the header for a body of <paramref name="bodyLength"/> bytes.</summary>
+    public static void WriteHeader(Span<byte> destination, int bodyLength)
+        => BinaryPrimitives.WriteUInt32BigEndian(destination, (uint)bodyLength);
+}
