@@ -1,0 +1,176 @@
+// Runs the real NetZlink.Stress.dll as a child process (`dotnet NetZlink.Stress.dll …`) and
+// collects its output, so that exit codes, signals, stdin and the server child are the real ones.
+using System.Diagnostics;
+using NetZlink.Stress.Hosting;
+
+namespace NetZlink.Stress.Tests.Integration;
+
+internal sealed class StressProcess : IDisposable
+{
+    private readonly Process process;
+    private readonly List<string> stdout = [];
+    private readonly List<string> stderr = [];
+    private readonly Lock gate = new();
+
+    private StressProcess(IEnumerable<string> args)
+    {
+        var info = new ProcessStartInfo(DotnetHost)
+        {
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        info.ArgumentList.Add(typeof(StressApp).Assembly.Location);
+        foreach (string arg in args)
+        {
+            info.ArgumentList.Add(arg);
+        }
+
+        info.Environment.Remove(ShutdownSignals.ChildVariable);
+        process = new Process { StartInfo = info };
+        process.OutputDataReceived += (_, e) => Collect(stdout, e.Data);
+        process.ErrorDataReceived += (_, e) => Collect(stderr, e.Data);
+        process.Start();
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+    }
+
+    public int Id => process.Id;
+
+    public string Stdout => Snapshot(stdout);
+
+    public string Stderr => Snapshot(stderr);
+
+    public int ExitCode => process.ExitCode;
+
+    private static string DotnetHost =>
+        Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host ? host
+        : Path.GetFileNameWithoutExtension(Environment.ProcessPath) == "dotnet" ? Environment.ProcessPath!
+        : "dotnet";
+
+    public static StressProcess Start(params string[] args) => new(args);
+
+    /// <summary>Runs to the end and returns the finished process.</summary>
+    public static async Task<StressProcess> RunAsync(CancellationToken cancellationToken, params string[] args)
+    {
+        var run = new StressProcess(args);
+        await run.WaitForExitAsync(cancellationToken);
+        return run;
+    }
+
+    public async Task WaitForExitAsync(CancellationToken cancellationToken)
+    {
+        // Also waits until both output pipes are read to the end.
+        await process.WaitForExitAsync(cancellationToken);
+    }
+
+    /// <summary>Waits for a line on stdout or stderr that <paramref name="match"/> accepts, and returns it.</summary>
+    public async Task<string> WaitForLineAsync(Func<string, bool> match, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            string? line;
+            lock (gate)
+            {
+                line = stdout.Concat(stderr).FirstOrDefault(match);
+            }
+
+            if (line is not null)
+            {
+                return line;
+            }
+
+            if (process.HasExited)
+            {
+                Assert.Fail($"the process exited ({process.ExitCode}) first; stdout: {Stdout} stderr: {Stderr}");
+            }
+
+            await Task.Delay(50, cancellationToken);
+        }
+    }
+
+    public void CloseStdin() => process.StandardInput.Close();
+
+    /// <summary>Sends <paramref name="signal"/> (INT, TERM) to this process only.</summary>
+    public void Signal(string signal)
+    {
+        using var kill = Process.Start("kill", ["-" + signal, process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        kill.WaitForExit();
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+                process.WaitForExit(5000);
+            }
+        }
+        catch (InvalidOperationException)
+        {
+        }
+
+        process.Dispose();
+    }
+
+    /// <summary>Processes still running `… --role server … --port <paramref name="port"/> …` (left-over server children).</summary>
+    public static IReadOnlyList<int> ServersOnPort(int port)
+    {
+        var found = new List<int>();
+        foreach (string dir in Directory.EnumerateDirectories("/proc"))
+        {
+            if (!int.TryParse(Path.GetFileName(dir), out int pid))
+            {
+                continue;
+            }
+
+            string[] argv;
+            try
+            {
+                argv = File.ReadAllText(Path.Combine(dir, "cmdline")).Split('\0');
+            }
+            catch (IOException)
+            {
+                continue;
+            }
+            catch (UnauthorizedAccessException)
+            {
+                continue;
+            }
+
+            string portText = port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+            bool server = argv.Zip(argv.Skip(1)).Any(p => p is ("--role", "server"));
+            bool onPort = argv.Zip(argv.Skip(1)).Any(p => p.First == "--port" && p.Second == portText);
+            if (server && onPort)
+            {
+                found.Add(pid);
+            }
+        }
+
+        return found;
+    }
+
+    private void Collect(List<string> lines, string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (gate)
+        {
+            lines.Add(line);
+        }
+    }
+
+    private string Snapshot(List<string> lines)
+    {
+        lock (gate)
+        {
+            return string.Join('\n', lines);
+        }
+    }
+}

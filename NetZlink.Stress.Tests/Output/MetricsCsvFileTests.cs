@@ -1,0 +1,72 @@
+// --metrics-csv: the seeds' header, then ours; one row per run; the header only once.
+using NetZlink.Stress.Output;
+using NetZlink.Stress.Tests.Support;
+
+namespace NetZlink.Stress.Tests.Output;
+
+[TestFixture]
+public sealed class MetricsCsvFileTests
+{
+    private const string SeedsHeader =
+        "scenario_id,transport,ccu,inflight,size,connect_success,connect_fail,connect_timeout,sent,recv,incomplete_ratio,throughput,p50,p95,p99,errors_by_errno,pass_fail";
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void HeaderIsTheSeedsOneThenTheExtraColumns()
+    {
+        Assert.That(MetricsCsvFile.Header, Is.EqualTo(SeedsHeader +
+            ",drain_timeout,gating_violation,p999_us,max_us,stdev_us,stack,shards,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,reason"));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void RowFollowsTheHeader()
+    {
+        Assert.That(MetricsCsvFile.Row(SampleResults.Pass()), Is.EqualTo(
+            "netzlink-s2,tcp,200,30,1024,200,0,0,3000000,2999997,0.000001,299999.70,812.35,1500.50,2001.10,104:3;110:2,PASS," +
+            "0,0,3333.33,12000.50,99.99,netzlink,2,3.46,150.3,0.25,0,"));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void FieldsWithCommasOrQuotesAreQuoted()
+    {
+        Assert.That(MetricsCsvFile.Row(SampleResults.Fail()), Is.EqualTo(
+            "my run,tcp,5,30,1024,0,5,0,0,0,0.000000,0.00,0.00,0.00,0.00,111:5,FAIL," +
+            "0,0,0.00,0.00,0.00,netzlink,0,0.00,0.0,0.00,0,\"drain timed out, 3 \"\"packets\"\" left\""));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void AppendWritesTheHeaderOnceIntoANewFile()
+    {
+        using var temp = new TempDirectory();
+        string path = temp.File("sub/dir/metrics.csv");
+
+        MetricsCsvFile.Append(path, SampleResults.Pass());
+        MetricsCsvFile.Append(path, SampleResults.Fail());
+
+        Assert.That(File.ReadAllText(path), Is.EqualTo(
+            MetricsCsvFile.Header + "\n" + MetricsCsvFile.Row(SampleResults.Pass()) + "\n" + MetricsCsvFile.Row(SampleResults.Fail()) + "\n"));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void AppendWritesTheHeaderIntoAnEmptyFileAndNotIntoOneWithRows()
+    {
+        using var temp = new TempDirectory();
+        string empty = temp.File("empty.csv");
+        string existing = temp.File("existing.csv");
+        File.WriteAllText(empty, string.Empty);
+        File.WriteAllText(existing, "earlier rows\n");
+
+        MetricsCsvFile.Append(empty, SampleResults.Pass());
+        MetricsCsvFile.Append(existing, SampleResults.Pass());
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(File.ReadAllLines(empty), Is.EqualTo(new[] { MetricsCsvFile.Header, MetricsCsvFile.Row(SampleResults.Pass()) }));
+            Assert.That(File.ReadAllLines(existing), Is.EqualTo(new[] { "earlier rows", MetricsCsvFile.Row(SampleResults.Pass()) }));
+        });
+    }
+}

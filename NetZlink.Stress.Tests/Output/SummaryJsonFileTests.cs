@@ -1,0 +1,74 @@
+// --summary-json: the CSV's columns as JSON properties, one object per run, an array for sweeps.
+using System.Text.Json;
+using NetZlink.Stress.Output;
+using NetZlink.Stress.Tests.Support;
+
+namespace NetZlink.Stress.Tests.Output;
+
+[TestFixture]
+public sealed class SummaryJsonFileTests
+{
+    [Test]
+    [CancelAfter(10_000)]
+    public void OneRunIsOneObjectWithTheCsvColumnsInOrder()
+    {
+        using var temp = new TempDirectory();
+        string path = temp.File("summary.json");
+
+        SummaryJsonFile.Write(path, [SampleResults.Pass()], asArray: false);
+
+        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(path));
+        JsonElement root = json.RootElement;
+        Assert.Multiple(() =>
+        {
+            Assert.That(root.ValueKind, Is.EqualTo(JsonValueKind.Object));
+            Assert.That(root.EnumerateObject().Select(p => p.Name), Is.EqualTo(MetricsCsvFile.Header.Split(',')));
+            Assert.That(root.GetProperty("scenario_id").GetString(), Is.EqualTo("netzlink-s2"));
+            Assert.That(root.GetProperty("ccu").GetInt32(), Is.EqualTo(200));
+            Assert.That(root.GetProperty("sent").GetInt64(), Is.EqualTo(3_000_000));
+            Assert.That(root.GetProperty("incomplete_ratio").GetRawText(), Is.EqualTo("0.000001"));
+            Assert.That(root.GetProperty("throughput").GetRawText(), Is.EqualTo("299999.70"));
+            Assert.That(root.GetProperty("p99").GetDouble(), Is.EqualTo(2001.1));
+            Assert.That(root.GetProperty("errors_by_errno").GetString(), Is.EqualTo("104:3;110:2"));
+            Assert.That(root.GetProperty("pass_fail").GetString(), Is.EqualTo("PASS"));
+            Assert.That(root.GetProperty("interrupted").GetBoolean(), Is.False);
+            Assert.That(root.GetProperty("reason").ValueKind, Is.EqualTo(JsonValueKind.Null));
+            Assert.That(File.Exists(path + ".tmp"), Is.False);
+        });
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void SweepsAreAnArrayAndTheFileIsReplacedEachTime()
+    {
+        using var temp = new TempDirectory();
+        string path = temp.File("summary.json");
+
+        SummaryJsonFile.Write(path, [SampleResults.Pass()], asArray: true);
+        SummaryJsonFile.Write(path, [SampleResults.Pass(), SampleResults.Fail()], asArray: true);
+
+        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(path));
+        JsonElement[] runs = json.RootElement.EnumerateArray().ToArray();
+        Assert.That(runs, Has.Length.EqualTo(2));
+        Assert.Multiple(() =>
+        {
+            Assert.That(runs[1].GetProperty("scenario_id").GetString(), Is.EqualTo("my run"));
+            Assert.That(runs[1].GetProperty("pass_fail").GetString(), Is.EqualTo("FAIL"));
+            Assert.That(runs[1].GetProperty("reason").GetString(), Is.EqualTo("drain timed out, 3 \"packets\" left"));
+        });
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void NonFiniteNumbersBecomeNull()
+    {
+        var result = SampleResults.Pass();
+        result.P99Us = double.NaN;
+        using var stream = new MemoryStream();
+
+        SummaryJsonFile.WriteTo(stream, [result], asArray: false);
+
+        using JsonDocument json = JsonDocument.Parse(stream.ToArray());
+        Assert.That(json.RootElement.GetProperty("p99").ValueKind, Is.EqualTo(JsonValueKind.Null));
+    }
+}

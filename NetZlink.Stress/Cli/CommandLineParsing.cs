@@ -1,0 +1,211 @@
+// Reads the command line with CommandLineParser and maps the flags onto ScenarioSettings.
+// CommandLineParser prints nothing itself: every message is ours, one line each.
+using System.Globalization;
+using System.Reflection;
+using CommandLine;
+using CommandLine.Text;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Cli;
+
+/// <summary>Turns argv into a <see cref="ParseOutcome"/>.</summary>
+internal static class CommandLineParsing
+{
+    /// <summary>Every --flag that takes a value, with the type of that value.</summary>
+    private static readonly Dictionary<string, Type> ValueFlags = typeof(StressOptions).GetProperties()
+        .Select(p => (Property: p, Option: p.GetCustomAttribute<OptionAttribute>()))
+        .Where(x => x.Option is not null && x.Property.PropertyType != typeof(bool))
+        .ToDictionary(x => x.Option!.LongName, x => x.Property.PropertyType, StringComparer.Ordinal);
+
+    /// <summary>Parses and validates <paramref name="args"/>.</summary>
+    public static ParseOutcome Parse(IReadOnlyList<string> args)
+    {
+        // CommandLineParser takes a flag with its value missing for one with its default
+        // ("--ccu" last) or swallows the next flag as the value ("--scenario --quiet"): catch those first.
+        List<string> missing = FlagsMissingValues(args);
+        if (missing.Count > 0)
+        {
+            return ParseOutcome.Usage(missing.Select(flag => $"{flag} needs a value").ToArray());
+        }
+
+        using var parser = new Parser(s =>
+        {
+            s.HelpWriter = null;
+            s.CaseSensitive = true;
+            s.CaseInsensitiveEnumValues = false;
+            s.IgnoreUnknownArguments = false;
+            s.AutoHelp = true;
+            s.AutoVersion = true;
+            s.ParsingCulture = CultureInfo.InvariantCulture;
+            s.AllowMultiInstance = false;
+        });
+
+        ParserResult<StressOptions> result = parser.ParseArguments<StressOptions>(args);
+        if (result is NotParsed<StressOptions> notParsed)
+        {
+            return FromErrors(notParsed, args);
+        }
+
+        StressOptions options = ((Parsed<StressOptions>)result).Value;
+        IReadOnlyList<string> errors = OptionsValidator.Validate(options);
+        return errors.Count > 0 ? ParseOutcome.Usage(errors) : ParseOutcome.Run(ToInvocation(options));
+    }
+
+    /// <summary>The version printed by --version.</summary>
+    public static string Version
+    {
+        get
+        {
+            Assembly assembly = typeof(CommandLineParsing).Assembly;
+            string? informational = assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion;
+            return informational ?? assembly.GetName().Version?.ToString() ?? "0.0.0";
+        }
+    }
+
+    private static StressInvocation ToInvocation(StressOptions o)
+    {
+        string scenario = o.Scenario.ToLowerInvariant();
+        var settings = new ScenarioSettings
+        {
+            // s3 and s4 are made of s2 (and s0, s1) runs: SweepPlan takes it from here.
+            Scenario = scenario is "s3" or "s4" ? "s2" : scenario,
+            ScenarioId = o.ScenarioId,
+            Transport = o.Transport.ToLowerInvariant(),
+            Host = o.Host,
+            BindHost = o.BindHost,
+            Port = o.Port,
+            Ccu = o.Ccu,
+            Size = o.Size,
+            Inflight = o.Inflight,
+            WarmupSeconds = o.Warmup,
+            MeasureSeconds = o.Measure,
+            DrainTimeoutSeconds = o.DrainTimeout,
+            ConnectConcurrency = o.ConnectConcurrency,
+            ConnectTimeoutSeconds = o.ConnectTimeout,
+            ConnectRetries = o.ConnectRetries,
+            ConnectRetryDelayMs = o.ConnectRetryDelayMs,
+            Backlog = o.Backlog,
+            Hwm = o.Hwm,
+            SendBuffer = o.SendBuffer,
+            ReceiveBuffer = o.ReceiveBuffer,
+            IoThreads = o.IoThreads,
+            Shards = o.Shards,
+            SendBatch = o.SendBatch,
+            LatencySampleRate = o.LatencySampleRate,
+        };
+        StressRole role = Enum.Parse<StressRole>(o.Role, ignoreCase: true);
+        return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet);
+    }
+
+    private static ParseOutcome FromErrors(NotParsed<StressOptions> notParsed, IReadOnlyList<string> args)
+    {
+        if (notParsed.Errors.Any(e => e.Tag == ErrorType.HelpRequestedError))
+        {
+            return ParseOutcome.Print(HelpFor(notParsed));
+        }
+
+        if (notParsed.Errors.Any(e => e.Tag == ErrorType.VersionRequestedError))
+        {
+            return ParseOutcome.Print($"NetZlink.Stress {Version}");
+        }
+
+        return ParseOutcome.Usage(notParsed.Errors.Select(e => Describe(e, args)).Distinct().ToArray());
+    }
+
+    private static List<string> FlagsMissingValues(IReadOnlyList<string> args)
+    {
+        var missing = new List<string>();
+        for (int i = 0; i < args.Count; i++)
+        {
+            string arg = args[i];
+            if (arg == "--")
+            {
+                break;
+            }
+
+            if (!arg.StartsWith("--", StringComparison.Ordinal) || arg.Contains('=', StringComparison.Ordinal)
+                || !ValueFlags.ContainsKey(arg[2..]))
+            {
+                continue;
+            }
+
+            if (i + 1 >= args.Count || IsFlag(args[i + 1]))
+            {
+                missing.Add(arg);
+            }
+            else
+            {
+                i++;
+            }
+        }
+
+        return missing;
+    }
+
+    // "-5" is a (bad) value, "-x" and "--x" are flags.
+    private static bool IsFlag(string arg) =>
+        arg.Length > 1 && arg[0] == '-' && !(char.IsAsciiDigit(arg[1]) || arg[1] == '.');
+
+    /// <summary>The value given to --<paramref name="name"/> (the last one), for error messages.</summary>
+    private static string? GivenValue(IReadOnlyList<string> args, string name)
+    {
+        string? value = null;
+        string flag = "--" + name;
+        for (int i = 0; i < args.Count; i++)
+        {
+            if (args[i] == flag && i + 1 < args.Count)
+            {
+                value = args[i + 1];
+            }
+            else if (args[i].StartsWith(flag + "=", StringComparison.Ordinal))
+            {
+                value = args[i][(flag.Length + 1)..];
+            }
+        }
+
+        return value;
+    }
+
+    private static string HelpFor(ParserResult<StressOptions> result)
+    {
+        HelpText help = HelpText.AutoBuild(result, h =>
+        {
+            h.Heading = $"NetZlink.Stress {Version}: the seeds' STREAM echo benchmark (s0-s4) over NetZlink";
+            h.Copyright = string.Empty;
+            h.AdditionalNewLineAfterOption = false;
+            h.AddDashesToOption = true;
+            h.MaximumDisplayWidth = 100;
+            h.AddPreOptionsLine("usage: NetZlink.Stress [--scenario s2] [--role both] [--ccu 10000] … [--metrics-csv PATH]");
+            h.AddPreOptionsLine("exit codes: 0 PASS or SKIP, 1 bad usage, 2 FAIL, interrupted or an operational error");
+            return h;
+        }, e => e, verbsIndex: false);
+        return help.ToString();
+    }
+
+    private static string Describe(Error error, IReadOnlyList<string> args) => error switch
+    {
+        UnknownOptionError u => $"unknown flag {Dashed(u.Token)} (see --help)",
+        MissingValueOptionError m => $"{Dashed(m.NameInfo.NameText)} needs a value",
+        BadFormatConversionError b => BadValue(b.NameInfo.LongName, args),
+        RepeatedOptionError r => $"{Dashed(r.NameInfo.NameText)} is given more than once",
+        NamedError n => $"{Dashed(n.NameInfo.NameText)}: {n.Tag} (see --help)",
+        TokenError t => $"cannot read '{t.Token}': {t.Tag} (see --help)",
+        _ => $"cannot read the command line: {error.Tag} (see --help)",
+    };
+
+    private static string BadValue(string name, IReadOnlyList<string> args)
+    {
+        string expected = ValueFlags.GetValueOrDefault(name) switch
+        {
+            Type t when t == typeof(int) => "a whole number",
+            Type t when t == typeof(double) => "a number",
+            _ => "a valid value",
+        };
+        return GivenValue(args, name) is { } given
+            ? $"--{name} must be {expected} (got '{given}')"
+            : $"--{name} must be {expected}";
+    }
+
+    private static string Dashed(string name) =>
+        name.StartsWith('-') ? name : (name.Length == 1 ? "-" + name : "--" + name);
+}

@@ -1,0 +1,110 @@
+// Range checks on the parsed flags, each failure one line naming its flag.
+using System.Globalization;
+using NetZlink.Stress.Hosting;
+
+namespace NetZlink.Stress.Cli;
+
+/// <summary>Checks <see cref="StressOptions"/> values that CommandLineParser accepted as well-typed.</summary>
+internal static class OptionsValidator
+{
+    /// <summary>The --scenario values.</summary>
+    public static readonly IReadOnlyList<string> Scenarios = ["s0", "s1", "s2", "s3", "s4"];
+
+    /// <summary>The --role values.</summary>
+    public static readonly IReadOnlyList<string> Roles = ["both", "server", "client"];
+
+    /// <summary>Returns every problem found, empty when the options can run.</summary>
+    public static IReadOnlyList<string> Validate(StressOptions o)
+    {
+        var errors = new List<string>();
+
+        OneOf(errors, "--scenario", o.Scenario, Scenarios);
+        OneOf(errors, "--role", o.Role, Roles);
+        OneOf(errors, "--transport", o.Transport, TransportCatalog.Known);
+        NotBlank(errors, "--bind-host", o.BindHost);
+        NotBlank(errors, "--host", o.Host);
+
+        bool serverOnly = string.Equals(o.Role, "server", StringComparison.OrdinalIgnoreCase);
+        int lowestPort = serverOnly ? 0 : 1;
+        if (o.Port < lowestPort || o.Port > 65535)
+        {
+            errors.Add(serverOnly
+                ? $"--port must be between 0 and 65535 (got {o.Port})"
+                : $"--port must be between 1 and 65535 (got {o.Port}; 0 is allowed only with --role server)");
+        }
+
+        AtLeast(errors, "--ccu", o.Ccu, 1);
+        AtLeast(errors, "--size", o.Size, 9, " (the packet body holds the phase byte and an 8-byte timestamp)");
+        AtLeast(errors, "--inflight", o.Inflight, 1);
+        Seconds(errors, "--warmup", o.Warmup);
+        Seconds(errors, "--measure", o.Measure);
+        Seconds(errors, "--drain-timeout", o.DrainTimeout);
+        AtLeast(errors, "--connect-concurrency", o.ConnectConcurrency, 1);
+        Seconds(errors, "--connect-timeout", o.ConnectTimeout);
+        AtLeast(errors, "--connect-retries", o.ConnectRetries, 0);
+        AtLeast(errors, "--connect-retry-delay-ms", o.ConnectRetryDelayMs, 0);
+        AtLeast(errors, "--backlog", o.Backlog, 1);
+        AtLeast(errors, "--hwm", o.Hwm, 0, " (0 = no limit)");
+        AtLeast(errors, "--sndbuf", o.SendBuffer, 0, " (0 = the system default)");
+        AtLeast(errors, "--rcvbuf", o.ReceiveBuffer, 0, " (0 = the system default)");
+        AtLeast(errors, "--io-threads", o.IoThreads, 1);
+        AtLeast(errors, "--shards", o.Shards, 0, " (0 = one per core)");
+        AtLeast(errors, "--send-batch", o.SendBatch, 1);
+        AtLeast(errors, "--latency-sample-rate", o.LatencySampleRate, 0, " (0 = no latency)");
+
+        if (o.ScenarioId is not null && (o.ScenarioId.Length == 0 || o.ScenarioId.Any(char.IsControl)))
+        {
+            errors.Add("--scenario-id must be non-empty and printable");
+        }
+
+        NotBlankPath(errors, "--metrics-csv", o.MetricsCsv);
+        NotBlankPath(errors, "--summary-json", o.SummaryJson);
+
+        foreach (string word in o.Extra)
+        {
+            errors.Add($"unexpected argument '{word}' (every setting is a --flag; see --help)");
+        }
+
+        return errors;
+    }
+
+    private static void OneOf(List<string> errors, string flag, string value, IReadOnlyList<string> allowed)
+    {
+        if (!allowed.Contains(value, StringComparer.OrdinalIgnoreCase))
+        {
+            errors.Add($"{flag} must be one of {string.Join(", ", allowed)} (got '{value}')");
+        }
+    }
+
+    private static void AtLeast(List<string> errors, string flag, int value, int minimum, string why = "")
+    {
+        if (value < minimum)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture, $"{flag} must be at least {minimum}{why} (got {value})"));
+        }
+    }
+
+    private static void Seconds(List<string> errors, string flag, double value)
+    {
+        if (!double.IsFinite(value) || value < 0)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture, $"{flag} must be a non-negative number of seconds (got {value})"));
+        }
+    }
+
+    private static void NotBlank(List<string> errors, string flag, string value)
+    {
+        if (string.IsNullOrWhiteSpace(value))
+        {
+            errors.Add($"{flag} must not be empty");
+        }
+    }
+
+    private static void NotBlankPath(List<string> errors, string flag, string? value)
+    {
+        if (value is not null && string.IsNullOrWhiteSpace(value))
+        {
+            errors.Add($"{flag} needs a file path");
+        }
+    }
+}

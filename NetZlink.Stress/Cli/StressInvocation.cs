@@ -1,0 +1,19 @@
+// What one command line asks for, after parsing and validation.
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Cli;
+
+/// <summary>A validated command line.</summary>
+/// <param name="Scenario">The --scenario value: s0, s1, s2, or the sweeps s3 and s4.</param>
+/// <param name="Role">The --role value.</param>
+/// <param name="Settings">Every run's starting point; for s3/s4 its Scenario is s2 and <see cref="SweepPlan"/> varies it.</param>
+/// <param name="MetricsCsvPath">--metrics-csv, or null.</param>
+/// <param name="SummaryJsonPath">--summary-json, or null.</param>
+/// <param name="Quiet">--quiet: no progress lines.</param>
+internal sealed record StressInvocation(
+    string Scenario,
+    StressRole Role,
+    ScenarioSettings Settings,
+    string? MetricsCsvPath,
+    string? SummaryJsonPath,
+    bool Quiet);

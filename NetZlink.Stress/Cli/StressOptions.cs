@@ -1,0 +1,99 @@
+// The command-line flags exactly as the seeds name them, bound by CommandLineParser.
+// Defaults repeat ScenarioSettings' so that --help can show them; a test checks they agree.
+using CommandLine;
+
+namespace NetZlink.Stress.Cli;
+
+/// <summary>The raw flags; <see cref="CommandLineParsing"/> turns them into a <see cref="StressInvocation"/>.</summary>
+internal sealed class StressOptions
+{
+    [Option("scenario", Default = "s2",
+        HelpText = "s0 one echo, s1 connect only, s2 throughput, s3 sweeps of s2, s4 s0-s2 over every transport.")]
+    public string Scenario { get; set; } = "s2";
+
+    [Option("role", Default = "both",
+        HelpText = "both (server in a child process + client), server (echo server until Ctrl+C) or client.")]
+    public string Role { get; set; } = "both";
+
+    [Option("transport", Default = "tcp", HelpText = "tcp, tls, ws or wss (those the native library lacks are SKIPped).")]
+    public string Transport { get; set; } = "tcp";
+
+    [Option("bind-host", Default = "127.0.0.1", HelpText = "Address the echo server binds.")]
+    public string BindHost { get; set; } = "127.0.0.1";
+
+    [Option("host", Default = "127.0.0.1", HelpText = "Echo server the client connects to (role client).")]
+    public string Host { get; set; } = "127.0.0.1";
+
+    [Option("port", Default = 27110, HelpText = "Server port (0 = any free port, role server only).")]
+    public int Port { get; set; } = 27110;
+
+    [Option("ccu", Default = 10000, HelpText = "Concurrent connections.")]
+    public int Ccu { get; set; } = 10000;
+
+    [Option("size", Default = 1024, HelpText = "Packet body bytes (at least 9: phase byte + 8-byte timestamp).")]
+    public int Size { get; set; } = 1024;
+
+    [Option("inflight", Default = 30, HelpText = "Packets outstanding per connection.")]
+    public int Inflight { get; set; } = 30;
+
+    [Option("warmup", Default = 3.0, HelpText = "Unmeasured seconds before the measured phase.")]
+    public double Warmup { get; set; } = 3;
+
+    [Option("measure", Default = 10.0, HelpText = "Measured seconds.")]
+    public double Measure { get; set; } = 10;
+
+    [Option("drain-timeout", Default = 10.0, HelpText = "Seconds to wait for outstanding packets after sending stops.")]
+    public double DrainTimeout { get; set; } = 10;
+
+    [Option("connect-concurrency", Default = 256, HelpText = "Connection attempts in flight at once.")]
+    public int ConnectConcurrency { get; set; } = 256;
+
+    [Option("connect-timeout", Default = 10.0, HelpText = "Seconds to wait for one connection attempt.")]
+    public double ConnectTimeout { get; set; } = 10;
+
+    [Option("connect-retries", Default = 3, HelpText = "Retries after a failed or timed-out connection attempt.")]
+    public int ConnectRetries { get; set; } = 3;
+
+    [Option("connect-retry-delay-ms", Default = 100, HelpText = "Milliseconds between connection retries.")]
+    public int ConnectRetryDelayMs { get; set; } = 100;
+
+    [Option("backlog", Default = 32768, HelpText = "Server listen backlog (the kernel caps it at net.core.somaxconn).")]
+    public int Backlog { get; set; } = 32768;
+
+    [Option("hwm", Default = 1000000, HelpText = "Send/receive high-water mark in messages.")]
+    public int Hwm { get; set; } = 1000000;
+
+    [Option("sndbuf", Default = 262144, HelpText = "SO_SNDBUF bytes.")]
+    public int SendBuffer { get; set; } = 262144;
+
+    [Option("rcvbuf", Default = 262144, HelpText = "SO_RCVBUF bytes.")]
+    public int ReceiveBuffer { get; set; } = 262144;
+
+    [Option("io-threads", Default = 1, HelpText = "zlink context I/O threads.")]
+    public int IoThreads { get; set; } = 1;
+
+    [Option("shards", Default = 0, HelpText = "Client engine shards (0 = one per core).")]
+    public int Shards { get; set; }
+
+    [Option("send-batch", Default = 30, HelpText = "Packets per frame at most.")]
+    public int SendBatch { get; set; } = 30;
+
+    [Option("latency-sample-rate", Default = 16, HelpText = "Time every n-th measured packet (0 = no latency).")]
+    public int LatencySampleRate { get; set; } = 16;
+
+    [Option("scenario-id", HelpText = "Id written in METRIC/CSV/JSON (default netzlink-<scenario>).")]
+    public string? ScenarioId { get; set; }
+
+    [Option("metrics-csv", HelpText = "Append one CSV row per run to this file (header when new).")]
+    public string? MetricsCsv { get; set; }
+
+    [Option("summary-json", HelpText = "Write the run (or, for s3/s4, an array of runs) as JSON to this file.")]
+    public string? SummaryJson { get; set; }
+
+    [Option("quiet", HelpText = "No progress lines on stderr.")]
+    public bool Quiet { get; set; }
+
+    /// <summary>Words that are not flags; any is an error.</summary>
+    [Value(0, Hidden = true)]
+    public IEnumerable<string> Extra { get; set; } = [];
+}

@@ -1,0 +1,121 @@
+// --role both and --role client: runs a plan's runs in order (one for s0-s2, a sweep for s3/s4),
+// each with its own server child when the role is both, and prints each result as it comes.
+using NetZlink.Stress.Cli;
+using NetZlink.Stress.Output;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Hosting;
+
+/// <summary>Runs the client side of a plan and reports every result.</summary>
+internal sealed class PlanRunner
+{
+    private readonly StressInvocation invocation;
+    private readonly ClientRun runClient;
+    private readonly TextWriter stdout;
+    private readonly TextWriter stderr;
+    private readonly List<ScenarioResult> results = [];
+
+    public PlanRunner(StressInvocation invocation, ClientRun runClient, TextWriter stdout, TextWriter stderr)
+    {
+        this.invocation = invocation;
+        this.runClient = runClient;
+        this.stdout = stdout;
+        this.stderr = stderr;
+    }
+
+    /// <summary>Runs <paramref name="runs"/>; returns 0 if every run passed or was skipped, else 2.</summary>
+    public async Task<int> RunAsync(IReadOnlyList<PlannedRun> runs, CancellationToken cancellationToken)
+    {
+        if (invocation.MetricsCsvPath is { } csv)
+        {
+            OutputFiles.EnsureWritable(csv, "--metrics-csv");
+        }
+
+        if (invocation.SummaryJsonPath is { } json)
+        {
+            OutputFiles.EnsureWritable(json, "--summary-json");
+        }
+
+        int exitCode = ExitCodes.Pass;
+        for (int i = 0; i < runs.Count; i++)
+        {
+            if (cancellationToken.IsCancellationRequested)
+            {
+                stderr.WriteLine($"interrupted: {runs.Count - i} of {runs.Count} runs not started");
+                return ExitCodes.Failure;
+            }
+
+            if (runs.Count > 1 && !invocation.Quiet)
+            {
+                stderr.WriteLine($"run {i + 1}/{runs.Count}: {runs[i].Settings.ScenarioId}");
+            }
+
+            ScenarioResult result = await RunOneAsync(runs[i], cancellationToken).ConfigureAwait(false);
+            Report(result, asArray: runs.Count > 1);
+
+            if (result.Interrupted || result.PassFail is not ("PASS" or "SKIP"))
+            {
+                exitCode = ExitCodes.Failure;
+            }
+
+            if (result.Interrupted)
+            {
+                stderr.WriteLine(i + 1 < runs.Count
+                    ? $"interrupted: {runs.Count - i - 1} of {runs.Count} runs not started"
+                    : "interrupted");
+                break;
+            }
+        }
+
+        return exitCode;
+    }
+
+    /// <summary>Where the client connects to reach a server bound on <paramref name="bindHost"/>.</summary>
+    public static string ClientHostFor(string bindHost) => bindHost switch
+    {
+        "0.0.0.0" or "*" or "" => "127.0.0.1",
+        "::" or "[::]" => "::1",
+        _ => bindHost,
+    };
+
+    private async Task<ScenarioResult> RunOneAsync(PlannedRun run, CancellationToken cancellationToken)
+    {
+        if (run.SkipReason is not null)
+        {
+            return new ScenarioResult { Settings = run.Settings, PassFail = "SKIP", Reason = run.SkipReason };
+        }
+
+        IProgress<ProgressSnapshot>? progress = invocation.Quiet ? null : new ProgressPrinter(stderr);
+        if (invocation.Role == StressRole.Client)
+        {
+            return await runClient(run.Settings, progress, cancellationToken).ConfigureAwait(false);
+        }
+
+        ServerChildProcess server = await ServerChildProcess
+            .StartAsync(run.Settings, invocation.Quiet, stderr, cancellationToken).ConfigureAwait(false);
+        await using (server.ConfigureAwait(false))
+        {
+            ScenarioSettings client = run.Settings with { Host = ClientHostFor(run.Settings.BindHost), Port = server.Port };
+            return await runClient(client, progress, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private void Report(ScenarioResult result, bool asArray)
+    {
+        stdout.WriteLine(ResultLines.Result(result));
+        stdout.WriteLine(ResultLines.Metric(result));
+        stdout.Flush();
+
+        if (invocation.MetricsCsvPath is { } csv)
+        {
+            MetricsCsvFile.Append(csv, result);
+        }
+
+        // A sweep rewrites the whole array after every run, so an interrupted sweep still leaves valid JSON.
+        results.Add(result);
+        if (invocation.SummaryJsonPath is { } json)
+        {
+            SummaryJsonFile.Write(json, results, asArray);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+// --role both: the echo server runs in a child process so that each side of 10,000 connections
+// fits the 20,000-descriptor limit of one process. The child is stopped on every way out:
+//   - DisposeAsync (normal end, exception, Ctrl+C/SIGTERM after the run returns): close its stdin,
+//     which it reads to end-of-file, wait up to 5 s, then kill its process tree;
+//   - AppDomain.ProcessExit (Environment.Exit, the default action of a second signal): kill at once;
+//   - the parent killed outright: the kernel closes the stdin pipe and the child stops by itself.
+using System.ComponentModel;
+using System.Diagnostics;
+using System.Globalization;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Hosting;
+
+/// <summary>A running `NetZlink.Stress --role server` child that has printed READY.</summary>
+internal sealed class ServerChildProcess : IAsyncDisposable
+{
+    /// <summary>How long the child has to print READY.</summary>
+    public static readonly TimeSpan ReadyTimeout = TimeSpan.FromSeconds(30);
+
+    /// <summary>How long the child has to exit after its stdin is closed, before it is killed.</summary>
+    public static readonly TimeSpan StopGrace = TimeSpan.FromSeconds(5);
+
+    private const string ReadyPrefix = "READY port=";
+    private const int StderrTailLines = 20;
+
+    private readonly Process process;
+    private readonly string commandLine;
+    private readonly TextWriter stderr;
+    private readonly TaskCompletionSource<int> ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Queue<string> stderrTail = new();
+    private readonly EventHandler onProcessExit;
+    private volatile bool forwardStderr;
+    private volatile bool started;
+    private int stopped;
+
+    private ServerChildProcess(ProcessStartInfo startInfo, TextWriter stderr)
+    {
+        this.stderr = stderr;
+        commandLine = ServerLaunch.Describe(startInfo);
+        process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
+        process.OutputDataReceived += OnStdout;
+        process.ErrorDataReceived += OnStderr;
+        onProcessExit = (_, _) => Kill();
+    }
+
+    /// <summary>The port the child bound, from its READY line.</summary>
+    public int Port { get; private set; }
+
+    /// <summary>
+    /// Starts the child with <paramref name="settings"/>' server flags and waits for its READY line.
+    /// </summary>
+    /// <exception cref="StressHostException">It could not start, exited first or stayed silent for <see cref="ReadyTimeout"/>.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
+    public static async Task<ServerChildProcess> StartAsync(
+        ScenarioSettings settings, bool quiet, TextWriter stderr, CancellationToken cancellationToken)
+    {
+        var child = new ServerChildProcess(ServerLaunch.StartInfo(settings, quiet), stderr);
+        try
+        {
+            child.Start();
+            await child.WaitReadyAsync(cancellationToken).ConfigureAwait(false);
+            return child;
+        }
+        catch
+        {
+            await child.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    /// <summary>Stops the child: stdin closed, <see cref="StopGrace"/> to exit, then killed. Safe to call twice.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref stopped, 1) != 0)
+        {
+            return;
+        }
+
+        AppDomain.CurrentDomain.ProcessExit -= onProcessExit;
+        if (started)
+        {
+            try
+            {
+                process.StandardInput.Close();
+            }
+            catch (IOException)
+            {
+                // Already gone: the pipe is broken.
+            }
+
+            if (!await ExitsWithinAsync(StopGrace).ConfigureAwait(false))
+            {
+                stderr.WriteLine($"the echo server process {process.Id} did not stop within {StopGrace.TotalSeconds:F0} s of its stdin closing; killing it");
+                Kill();
+                await ExitsWithinAsync(StopGrace).ConfigureAwait(false);
+            }
+        }
+
+        process.Dispose();
+    }
+
+    private void Start()
+    {
+        AppDomain.CurrentDomain.ProcessExit += onProcessExit;
+        try
+        {
+            process.Start();
+            started = true;
+        }
+        catch (Exception e) when (e is Win32Exception or InvalidOperationException)
+        {
+            throw new StressHostException($"cannot start the echo server process ({commandLine}): {e.Message}", e);
+        }
+
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+    }
+
+    private async Task WaitReadyAsync(CancellationToken cancellationToken)
+    {
+        Task<int> readyLine = ready.Task;
+        Task exited = process.WaitForExitAsync(CancellationToken.None);
+        try
+        {
+            await Task.WhenAny(readyLine, exited).WaitAsync(ReadyTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            throw new StressHostException(
+                $"the echo server process did not print READY within {ReadyTimeout.TotalSeconds:F0} s ({commandLine}){StderrTail()}");
+        }
+
+        if (!readyLine.IsCompletedSuccessfully)
+        {
+            // WaitForExitAsync has also drained both pipes, so the tail is complete.
+            throw new StressHostException(
+                $"the echo server process exited with code {process.ExitCode} before it was ready ({commandLine}){StderrTail()}");
+        }
+
+        Port = readyLine.Result;
+        forwardStderr = true;
+    }
+
+    private void OnStdout(object sender, DataReceivedEventArgs e)
+    {
+        if (e.Data is { } line
+            && line.StartsWith(ReadyPrefix, StringComparison.Ordinal)
+            && int.TryParse(line.AsSpan(ReadyPrefix.Length), NumberStyles.None, CultureInfo.InvariantCulture, out int port))
+        {
+            ready.TrySetResult(port);
+        }
+    }
+
+    private void OnStderr(object sender, DataReceivedEventArgs e)
+    {
+        if (e.Data is not { } line)
+        {
+            return;
+        }
+
+        if (forwardStderr)
+        {
+            stderr.WriteLine($"[server] {line}");
+            return;
+        }
+
+        lock (stderrTail)
+        {
+            stderrTail.Enqueue(line);
+            if (stderrTail.Count > StderrTailLines)
+            {
+                stderrTail.Dequeue();
+            }
+        }
+    }
+
+    private string StderrTail()
+    {
+        lock (stderrTail)
+        {
+            return stderrTail.Count == 0 ? "; it printed nothing on stderr" : "; its stderr: " + string.Join(" | ", stderrTail);
+        }
+    }
+
+    private async Task<bool> ExitsWithinAsync(TimeSpan grace)
+    {
+        try
+        {
+            await process.WaitForExitAsync(CancellationToken.None).WaitAsync(grace).ConfigureAwait(false);
+            return true;
+        }
+        catch (TimeoutException)
+        {
+            return false;
+        }
+    }
+
+    private void Kill()
+    {
+        try
+        {
+            if (started && !process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+            }
+        }
+        catch (Exception e) when (e is InvalidOperationException or Win32Exception or NotSupportedException)
+        {
+            // It exited between the check and the kill, or there is nothing left to kill.
+        }
+    }
+}

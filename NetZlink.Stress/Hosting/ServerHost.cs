@@ -1,0 +1,60 @@
+// --role server: the echo server in this process until Ctrl+C, SIGTERM or the end of stdin.
+// "READY port=<port>" on stdout is the contract with a parent (ServerChildProcess) or a script.
+using NetZlink.Stress.Cli;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Hosting;
+
+/// <summary>Runs an <see cref="EchoServer"/> until asked to stop.</summary>
+internal static class ServerHost
+{
+    /// <summary>Starts the server, prints READY, waits for <paramref name="stop"/> or the end of stdin, stops.</summary>
+    /// <exception cref="StressHostException">The server cannot run here (port in use, transport missing).</exception>
+    public static async Task<int> RunAsync(
+        ScenarioSettings settings, bool quiet, bool watchStdin, TextWriter stdout, TextWriter stderr, CancellationToken stop)
+    {
+        string endpoint = Endpoint(settings.BindHost, settings.Port);
+        if (!TransportCatalog.IsAvailable(settings.Transport))
+        {
+            throw new StressHostException($"cannot serve {settings.Transport}: {TransportCatalog.UnavailableReason(settings.Transport)}");
+        }
+
+        using var server = new EchoServer(settings);
+        try
+        {
+            server.Start();
+        }
+        catch (Exception e)
+        {
+            throw new StressHostException($"cannot start the echo server on {endpoint}: {e.Message}", e);
+        }
+
+        stdout.WriteLine($"READY port={server.Port}");
+        stdout.Flush();
+        if (!quiet)
+        {
+            stderr.WriteLine($"echo server on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM");
+        }
+
+        CancellationToken stdinEnded = watchStdin ? StdinEnd.Watch() : CancellationToken.None;
+        using var either = CancellationTokenSource.CreateLinkedTokenSource(stop, stdinEnded);
+        try
+        {
+            await Task.Delay(Timeout.Infinite, either.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+        }
+
+        if (!quiet)
+        {
+            stderr.WriteLine(stdinEnded.IsCancellationRequested ? "echo server stopping: stdin closed" : "echo server stopping");
+        }
+
+        return ExitCodes.Pass;
+    }
+
+    /// <summary>"tcp://host:port", with brackets around an IPv6 host.</summary>
+    public static string Endpoint(string host, int port) =>
+        host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"tcp://[{host}]:{port}" : $"tcp://{host}:{port}";
+}

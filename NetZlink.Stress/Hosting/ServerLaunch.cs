@@ -1,0 +1,85 @@
+// How the parent starts its server child: this same program with --role server and the flags
+// that matter to a server. Under `dotnet NetZlink.Stress.dll` (and in a test host) that means
+// `dotnet <this dll>`; from the apphost or a single-file build, the executable itself.
+using System.Diagnostics;
+using System.Globalization;
+using System.Reflection;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Hosting;
+
+/// <summary>Builds the server child's command line.</summary>
+internal static class ServerLaunch
+{
+    /// <summary>The arguments after the program: --role server and the server-relevant flags.</summary>
+    public static IReadOnlyList<string> Arguments(ScenarioSettings settings, bool quiet)
+    {
+        var args = new List<string>
+        {
+            "--role", "server",
+            "--transport", settings.Transport,
+            "--bind-host", settings.BindHost,
+            "--port", Invariant(settings.Port),
+            "--backlog", Invariant(settings.Backlog),
+            "--hwm", Invariant(settings.Hwm),
+            "--sndbuf", Invariant(settings.SendBuffer),
+            "--rcvbuf", Invariant(settings.ReceiveBuffer),
+            "--io-threads", Invariant(settings.IoThreads),
+        };
+        if (quiet)
+        {
+            args.Add("--quiet");
+        }
+
+        return args;
+    }
+
+    /// <summary>The program to run and the arguments that come before <see cref="Arguments"/>.</summary>
+    public static (string FileName, IReadOnlyList<string> Prefix) Program()
+    {
+        Assembly self = typeof(ServerLaunch).Assembly;
+        string? processPath = Environment.ProcessPath;
+        bool underDotnet = processPath is not null
+            && string.Equals(Path.GetFileNameWithoutExtension(processPath), "dotnet", StringComparison.Ordinal);
+
+        if (!underDotnet && processPath is not null && Assembly.GetEntryAssembly() == self)
+        {
+            return (processPath, []);
+        }
+
+        string dll = self.Location;
+        if (string.IsNullOrEmpty(dll))
+        {
+            throw new StressHostException("cannot tell where NetZlink.Stress.dll is, so the server process cannot be started; run the server with --role server and the client with --role client");
+        }
+
+        string dotnet = underDotnet ? processPath! : Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
+        return (dotnet, [dll]);
+    }
+
+    /// <summary>The complete start info: stdin, stdout and stderr are pipes to the parent.</summary>
+    public static ProcessStartInfo StartInfo(ScenarioSettings settings, bool quiet)
+    {
+        (string fileName, IReadOnlyList<string> prefix) = Program();
+        var info = new ProcessStartInfo(fileName)
+        {
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+        };
+        foreach (string arg in prefix.Concat(Arguments(settings, quiet)))
+        {
+            info.ArgumentList.Add(arg);
+        }
+
+        info.Environment[ShutdownSignals.ChildVariable] = "1";
+        return info;
+    }
+
+    /// <summary>The command line as text, for error messages.</summary>
+    public static string Describe(ProcessStartInfo info) =>
+        string.Join(' ', info.ArgumentList.Prepend(info.FileName));
+
+    private static string Invariant(int value) => value.ToString(CultureInfo.InvariantCulture);
+}

@@ -1,0 +1,94 @@
+// The whole program behind Program.cs: parse, pick the role, run, and turn every failure into
+// one "error: …" line and an exit code. No stack trace reaches the user.
+using NetZlink.Stress.Cli;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Hosting;
+
+/// <summary>Runs one command line; the process entry point minus the process.</summary>
+internal sealed class StressApp
+{
+    private readonly TextWriter stdout;
+    private readonly TextWriter stderr;
+    private readonly ClientRun runClient;
+    private readonly Func<string, bool> transportAvailable;
+    private readonly bool watchStdin;
+
+    /// <param name="stdout">RESULT/METRIC lines, READY, help and version.</param>
+    /// <param name="stderr">Progress, notices and errors; written from several threads, so it is synchronized here.</param>
+    /// <param name="runClient">The scenario logic; <see cref="ScenarioRunner.RunClientAsync"/> unless a test stands in.</param>
+    /// <param name="transportAvailable">Which transports can run; <see cref="TransportCatalog.IsAvailable"/> unless a test stands in.</param>
+    /// <param name="watchStdin">Whether --role server stops when stdin reaches end-of-file (the real process only).</param>
+    public StressApp(
+        TextWriter stdout,
+        TextWriter stderr,
+        ClientRun? runClient = null,
+        Func<string, bool>? transportAvailable = null,
+        bool watchStdin = false)
+    {
+        this.stdout = TextWriter.Synchronized(stdout);
+        this.stderr = TextWriter.Synchronized(stderr);
+        this.runClient = runClient ?? ScenarioRunner.RunClientAsync;
+        this.transportAvailable = transportAvailable ?? TransportCatalog.IsAvailable;
+        this.watchStdin = watchStdin;
+    }
+
+    /// <summary>Runs <paramref name="args"/>; returns the exit code (see <see cref="ExitCodes"/>).</summary>
+    public async Task<int> RunAsync(IReadOnlyList<string> args, CancellationToken cancellationToken)
+    {
+        try
+        {
+            ParseOutcome parsed = CommandLineParsing.Parse(args);
+            return parsed.Invocation is { } invocation
+                ? await RunAsync(invocation, cancellationToken).ConfigureAwait(false)
+                : Print(parsed);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            stderr.WriteLine("error: interrupted before a result was ready");
+            return ExitCodes.Failure;
+        }
+        catch (ArgumentException e)
+        {
+            // The runner's word for settings it cannot run with: still a usage problem.
+            stderr.WriteLine($"error: {OneLine(e.Message)}");
+            return ExitCodes.Usage;
+        }
+        catch (Exception e)
+        {
+            stderr.WriteLine($"error: {OneLine(Describe(e))}");
+            return ExitCodes.Failure;
+        }
+    }
+
+    private Task<int> RunAsync(StressInvocation invocation, CancellationToken cancellationToken) =>
+        invocation.Role == StressRole.Server
+            ? ServerHost.RunAsync(invocation.Settings, invocation.Quiet, watchStdin, stdout, stderr, cancellationToken)
+            : new PlanRunner(invocation, runClient, stdout, stderr)
+                .RunAsync(SweepPlan.For(invocation, transportAvailable), cancellationToken);
+
+    private int Print(ParseOutcome parsed)
+    {
+        if (parsed.Text is not null)
+        {
+            stdout.WriteLine(parsed.Text);
+        }
+
+        foreach (string error in parsed.Errors)
+        {
+            stderr.WriteLine($"error: {error}");
+        }
+
+        return parsed.ExitCode;
+    }
+
+    private static string Describe(Exception e) => e switch
+    {
+        StressHostException or InvalidOperationException or IOException or UnauthorizedAccessException => e.Message,
+        AggregateException { InnerExceptions.Count: 1 } a => Describe(a.InnerExceptions[0]),
+        _ => $"{e.Message} ({e.GetType().Name})",
+    };
+
+    private static string OneLine(string message) =>
+        string.Join(' ', message.Split(['\r', '\n'], StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
+}

@@ -1,0 +1,36 @@
+// The transports the tool knows by name, and which of them the loaded native library can run.
+namespace NetZlink.Stress.Hosting;
+
+/// <summary>Transport names for --transport and s4, and their availability.</summary>
+internal static class TransportCatalog
+{
+    /// <summary>Every transport the seeds' benchmark names.</summary>
+    public static readonly IReadOnlyList<string> Known = ["tcp", "tls", "ws", "wss"];
+
+    /// <summary>
+    /// Whether runs over <paramref name="transport"/> can happen here: tcp always; tls, ws and wss when
+    /// the native library reports them (zlink_has; real zlink builds only, never the project's own).
+    /// A library without zlink_has counts as tcp-only.
+    /// </summary>
+    /// <exception cref="DllNotFoundException">The native library cannot be loaded at all.</exception>
+    public static bool IsAvailable(string transport)
+    {
+        if (string.Equals(transport, "tcp", StringComparison.OrdinalIgnoreCase))
+        {
+            return true;
+        }
+
+        try
+        {
+            return ZlinkLibrary.Has(transport.ToLowerInvariant());
+        }
+        catch (EntryPointNotFoundException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>The SKIP reason for a transport that <see cref="IsAvailable"/> rejects.</summary>
+    public static string UnavailableReason(string transport) =>
+        $"transport {transport} is not available in this native library";
+}

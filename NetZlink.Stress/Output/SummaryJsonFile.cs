@@ -1,0 +1,69 @@
+// --summary-json: the run as one JSON object, or the runs of a sweep (s3, s4) as an array,
+// with the same names as the CSV columns.
+using System.Text.Json;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Output;
+
+/// <summary>Writes results as JSON with <see cref="Utf8JsonWriter"/> (no reflection).</summary>
+internal static class SummaryJsonFile
+{
+    private static readonly JsonWriterOptions Options = new() { Indented = true };
+
+    /// <summary>
+    /// Replaces <paramref name="path"/> with <paramref name="results"/>: an array when
+    /// <paramref name="asArray"/>, else the single result as an object. The file is written
+    /// beside and moved into place, so a reader never sees half of it.
+    /// </summary>
+    public static void Write(string path, IReadOnlyList<ScenarioResult> results, bool asArray)
+    {
+        if (!asArray && results.Count != 1)
+        {
+            throw new ArgumentException("a single-run summary needs exactly one result", nameof(results));
+        }
+
+        OutputFiles.CreateParentDirectory(path);
+        string temporary = path + ".tmp";
+        using (var stream = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            WriteTo(stream, results, asArray);
+        }
+
+        File.Move(temporary, path, overwrite: true);
+    }
+
+    /// <summary>Writes the JSON to <paramref name="stream"/>, ending with a newline.</summary>
+    public static void WriteTo(Stream stream, IReadOnlyList<ScenarioResult> results, bool asArray)
+    {
+        using (var writer = new Utf8JsonWriter(stream, Options))
+        {
+            if (asArray)
+            {
+                writer.WriteStartArray();
+                foreach (ScenarioResult result in results)
+                {
+                    WriteObject(writer, result);
+                }
+
+                writer.WriteEndArray();
+            }
+            else
+            {
+                WriteObject(writer, results[0]);
+            }
+        }
+
+        stream.WriteByte((byte)'\n');
+    }
+
+    private static void WriteObject(Utf8JsonWriter writer, ScenarioResult result)
+    {
+        writer.WriteStartObject();
+        foreach (ResultColumn column in ResultFields.Table)
+        {
+            column.Read(result).WriteJson(writer, column.Name);
+        }
+
+        writer.WriteEndObject();
+    }
+}

@@ -1,0 +1,86 @@
+// The resolver's search order and its report when nothing loads.
+using System.Runtime.InteropServices;
+using NetZlink.Interop;
+
+namespace NetZlink.Tests.Interop;
+
+[TestFixture]
+public sealed class NativeLibraryResolverTests
+{
+    [Test]
+    public void WithoutTheVariable_TheLibraryComesFromRuntimesNextToTheAssembly()
+    {
+        if (Environment.GetEnvironmentVariable(NativeLibraryResolver.EnvironmentVariable) is { Length: > 0 } path)
+        {
+            Assert.That(ZlinkLibrary.LoadedFrom, Does.Contain(Path.GetFullPath(path)));
+            return;
+        }
+
+        string expected = Path.Combine(AppContext.BaseDirectory, "runtimes", "linux-x64", "native", "libzlink.so");
+        Assert.That(ZlinkLibrary.LoadedFrom, Is.EqualTo(expected), "NetZlink.csproj copies the native build there");
+        Assert.That(ZlinkLibrary.Version, Is.Not.Null);
+    }
+
+    [Test]
+    public void AVariableNamingAMissingFile_IsTheOnlyPlaceTried_AndTheReportSaysWhy()
+    {
+        var attempts = new List<string>();
+        nint library = NativeLibraryResolver.Probe("/nonexistent/libzlink.so", AppContext.BaseDirectory, attempts, out string? from);
+
+        Assert.That(library, Is.Zero);
+        Assert.That(from, Is.Null);
+        Assert.That(attempts, Has.Count.EqualTo(1));
+        Assert.That(attempts[0], Does.Contain("/nonexistent/libzlink.so").And.Contain(NativeLibraryResolver.EnvironmentVariable).And.Contain("not found"));
+    }
+
+    [Test]
+    public void AVariableNamingANonLibrary_ReportsTheLoaderError()
+    {
+        string bogus = Path.Combine(Path.GetTempPath(), $"netzlink-not-a-library-{Guid.NewGuid():N}.so");
+        File.WriteAllText(bogus, "not an ELF file");
+        try
+        {
+            var attempts = new List<string>();
+            Assert.That(NativeLibraryResolver.Probe(bogus, AppContext.BaseDirectory, attempts, out _), Is.Zero);
+            Assert.That(attempts.Single(), Does.StartWith(bogus));
+            TestContext.Out.WriteLine(attempts.Single());
+        }
+        finally
+        {
+            File.Delete(bogus);
+        }
+    }
+
+    [Test]
+    public void WithNothingAnywhere_EveryPlaceIsListedInOrder()
+    {
+        // A directory with no runtimes/ and no native/build above it (the temp directory's
+        // parents hold no native/build/libzlink.so).
+        string empty = Directory.CreateTempSubdirectory("netzlink-resolver-").FullName;
+        try
+        {
+            var attempts = new List<string>();
+            nint library = NativeLibraryResolver.Probe(null, empty, attempts, out string? from);
+            if (library != 0)
+            {
+                // A libzlink.so on the system path: that is the last place, and it loaded.
+                Assert.That(from, Does.Contain("system library path"));
+                NativeLibrary.Free(library);
+                return;
+            }
+
+            string report = NativeLibraryResolver.Describe(attempts);
+            TestContext.Out.WriteLine(report);
+            Assert.That(attempts[0], Does.StartWith($"{NativeLibraryResolver.EnvironmentVariable}: not set"));
+            Assert.That(attempts[1], Does.StartWith(Path.Combine(empty, "runtimes")).And.Contain("native/libzlink.so"));
+            Assert.That(attempts, Has.Some.StartWith(Path.Combine(empty, "libzlink.so")));
+            Assert.That(attempts, Has.Some.Contain("native/build/libzlink.so").And.Contain("not found"));
+            Assert.That(attempts[^1], Does.Contain("system library path"));
+            Assert.That(report, Does.Contain("Places tried, in order"));
+        }
+        finally
+        {
+            Directory.Delete(empty, recursive: true);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+// zlink messages: sized and copied messages, move and copy, metadata, and zero-copy messages
+// whose release callback runs exactly once, even under GC pressure.
+using System.Runtime.InteropServices;
+
+namespace NetZlink.Tests;
+
+[TestFixture]
+public sealed class MessageTests
+{
+    [Test, CancelAfter(10_000)]
+    public void SendAndReceive_Message_RoundTrips_AndLeavesTheSentMessageEmpty()
+    {
+        using var context = new Context();
+        using var receiver = context.CreateSocket(SocketType.Pair);
+        using var sender = context.CreateSocket(SocketType.Pair);
+        sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
+
+        using var outgoing = new Message(Wait.Bytes("hello message"));
+        Assert.That(outgoing.Size, Is.EqualTo(13));
+        sender.Send(outgoing);
+        Assert.That(outgoing.Size, Is.Zero, "a sent message is left empty");
+
+        using var incoming = new Message();
+        Assert.That(receiver.TryReceive(incoming, Wait.Long), Is.True);
+        Assert.That(Wait.Text(incoming.ToArray()), Is.EqualTo("hello message"));
+        Assert.That(incoming.More, Is.False);
+        Assert.That(incoming.GetMetadata("Socket-Type"), Is.EqualTo("PAIR"));
+        Assert.That(incoming.GetMetadata("No-Such-Property"), Is.Null);
+    }
+
+    [Test]
+    public void SizedMessage_IsWritableInPlace()
+    {
+        using var message = new Message(4);
+        message.Data.Fill(7);
+        Assert.That(message.ToArray(), Is.EqualTo(new byte[] { 7, 7, 7, 7 }));
+    }
+
+    [Test]
+    public void MoveAndCopy_TransferContent()
+    {
+        using var source = new Message(Wait.Bytes("abc"));
+        using var copy = new Message();
+        using var moved = new Message(Wait.Bytes("old content"));
+
+        source.CopyTo(copy);
+        Assert.That(Wait.Text(copy.ToArray()), Is.EqualTo("abc"));
+        Assert.That(Wait.Text(source.ToArray()), Is.EqualTo("abc"));
+
+        source.MoveTo(moved);
+        Assert.That(Wait.Text(moved.ToArray()), Is.EqualTo("abc"));
+        Assert.That(source.Size, Is.Zero);
+    }
+
+    [Test]
+    public void Message_AfterDispose_ThrowsObjectDisposed()
+    {
+        var message = new Message(8);
+        message.Dispose();
+        message.Dispose();
+        Assert.That(message.IsDisposed, Is.True);
+        Assert.Throws<ObjectDisposedException>(() => _ = message.Size);
+    }
+
+    [Test]
+    public void ZeroCopy_NeverSent_IsReleasedOnceAtDispose()
+    {
+        int calls = 0;
+        byte[] array = new byte[32];
+        var message = Message.FromArray(array, 4, 8, released =>
+        {
+            Assert.That(released, Is.SameAs(array));
+            Interlocked.Increment(ref calls);
+        });
+        Assert.That(message.Size, Is.EqualTo(8));
+        Assert.That(calls, Is.Zero);
+
+        message.Dispose();
+        message.Dispose();
+        Assert.That(calls, Is.EqualTo(1));
+    }
+
+    [Test]
+    public unsafe void ZeroCopy_FromNative_FreesTheMemoryOnce()
+    {
+        int calls = 0;
+        nint memory = (nint)NativeMemory.Alloc(16);
+        new Span<byte>((void*)memory, 16).Fill(0x5A);
+        using (var message = Message.FromNative(memory, 16, (data, state) =>
+        {
+            Assert.That(state, Is.EqualTo("state"));
+            NativeMemory.Free((void*)data);
+            Interlocked.Increment(ref calls);
+        }, "state"))
+        {
+            Assert.That(message.Data.ToArray(), Is.All.EqualTo(0x5A));
+        }
+
+        Assert.That(calls, Is.EqualTo(1));
+    }
+
+    [TestCase("inproc"), TestCase("tcp"), CancelAfter(60_000)]
+    public unsafe void ZeroCopy_ReleasesEachMessageExactlyOnce_UnderGcPressure(string transport)
+    {
+        const int count = 2000;
+        int[] releaseCount = new int[count];
+
+        using var context = new Context();
+        using var receiver = context.CreateSocket(SocketType.Pair);
+        using var sender = context.CreateSocket(SocketType.Pair);
+        sender.Connect(Endpoints.BindFresh(receiver, transport));
+
+        var garbage = new List<byte[]>();
+        using var incoming = new Message();
+        for (int i = 0; i < count; i++)
+        {
+            int id = i;
+            Message outgoing;
+            if (i % 2 == 0)
+            {
+                byte[] array = new byte[64 + (i % 100)];
+                BitConverter.TryWriteBytes(array, id);
+                outgoing = Message.FromArray(array, released => Interlocked.Increment(ref releaseCount[BitConverter.ToInt32(released)]));
+            }
+            else
+            {
+                nint memory = (nint)NativeMemory.Alloc(64);
+                *(int*)memory = id;
+                outgoing = Message.FromNative(memory, 64, static (data, state) =>
+                {
+                    var counts = (int[])state!;
+                    Interlocked.Increment(ref counts[*(int*)data]);
+                    NativeMemory.Free((void*)data);
+                }, releaseCount);
+            }
+
+            using (outgoing)
+            {
+                sender.Send(outgoing);
+            }
+
+            // Churn the heap so a missing pin or a collected callback would show up.
+            garbage.Add(new byte[1024]);
+            if (i % 200 == 0)
+            {
+                garbage.Clear();
+                GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
+            }
+
+            Assert.That(receiver.TryReceive(incoming, Wait.Long), Is.True);
+            Assert.That(BitConverter.ToInt32(incoming.Data), Is.EqualTo(id), "payload intact after GC");
+        }
+
+        // The last frame received still references its zero-copy data until released.
+        incoming.Dispose();
+        receiver.Dispose();
+        sender.Dispose();
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        Wait.Until(() => releaseCount.All(c => c >= 1), "every release callback");
+        Thread.Sleep(50);
+        Assert.That(releaseCount, Is.All.EqualTo(1), "each callback runs exactly once");
+    }
+
+    [Test]
+    public void ZeroCopy_ThrowingCallback_DoesNotCrash()
+    {
+        var message = Message.FromArray(new byte[8], _ => throw new InvalidOperationException("from the callback"));
+        Assert.DoesNotThrow(message.Dispose);
+    }
+}

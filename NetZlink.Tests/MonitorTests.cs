@@ -1,0 +1,65 @@
+// Monitors report typed events with addresses: listening, connect/accept, disconnect.
+namespace NetZlink.Tests;
+
+[TestFixture]
+public sealed class MonitorTests
+{
+    [Test, CancelAfter(30_000)]
+    public void Monitor_ReportsListeningAcceptedConnectedAndDisconnected()
+    {
+        using var context = new Context();
+        using var server = context.CreateSocket(SocketType.Router);
+        using var serverMonitor = server.OpenMonitor(MonitorEvents.All);
+        string endpoint = Endpoints.BindFresh(server, "tcp");
+        string port = endpoint[(endpoint.LastIndexOf(':') + 1)..];
+
+        Assert.That(serverMonitor.TryReceive(MonitorEvents.Listening, Wait.Long, out MonitorEvent listening), Is.True, "LISTENING");
+        Assert.That(listening.LocalAddress + " " + listening.RemoteAddress, Does.Contain(port));
+        TestContext.Out.WriteLine(listening);
+
+        var client = context.CreateSocket(SocketType.Dealer);
+        using (var clientMonitor = client.OpenMonitor(MonitorEvents.Connected | MonitorEvents.ConnectionReady))
+        {
+            client.Connect(endpoint);
+            Assert.That(clientMonitor.TryReceive(MonitorEvents.Connected, Wait.Long, out MonitorEvent connected), Is.True, "CONNECTED");
+            Assert.That(connected.LocalAddress + " " + connected.RemoteAddress, Does.Contain(port));
+            TestContext.Out.WriteLine(connected);
+        }
+
+        Assert.That(serverMonitor.TryReceive(MonitorEvents.Accepted, Wait.Long, out MonitorEvent accepted), Is.True, "ACCEPTED");
+        TestContext.Out.WriteLine(accepted);
+
+        client.Dispose();
+        Assert.That(serverMonitor.TryReceive(MonitorEvents.Disconnected, Wait.Long, out MonitorEvent disconnected), Is.True, "DISCONNECTED");
+        Assert.That(disconnected.EventType, Is.EqualTo(MonitorEvents.Disconnected));
+        TestContext.Out.WriteLine($"{disconnected} reason={disconnected.DisconnectReason}");
+    }
+
+    [Test, CancelAfter(10_000)]
+    public void TryReceive_WithNothingPending_ReturnsFalse()
+    {
+        using var context = new Context();
+        using var socket = context.CreateSocket(SocketType.Pair);
+        using var monitor = socket.OpenMonitor(MonitorEvents.Disconnected);
+
+        Assert.That(monitor.TryReceive(out MonitorEvent none), Is.False);
+        Assert.That(none.EventType, Is.EqualTo(MonitorEvents.None));
+        Assert.That(monitor.TryReceive(out _, TimeSpan.FromMilliseconds(30)), Is.False);
+    }
+
+    [Test, CancelAfter(10_000)]
+    public void Monitor_AfterDispose_ThrowsObjectDisposed_AndContextDisposeClosesOpenMonitors()
+    {
+        var context = new Context();
+        var socket = context.CreateSocket(SocketType.Pair);
+        var monitor = socket.OpenMonitor();
+        var disposedMonitor = socket.OpenMonitor();
+        disposedMonitor.Dispose();
+        disposedMonitor.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => disposedMonitor.TryReceive(out _));
+
+        context.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => monitor.TryReceive(out _));
+        Assert.That(socket.IsDisposed, Is.True);
+    }
+}

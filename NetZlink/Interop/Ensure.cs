@@ -1,0 +1,64 @@
+// The checked layer between NativeMethods and the public types: it turns "-1 and errno" into
+// an exception. The one table from errno to exception type is Create below. The throw helpers
+// are not inlined, so a caller's hot path carries only a compare and a call.
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace NetZlink.Interop;
+
+internal static unsafe class Ensure
+{
+    /// <summary>Throws for a failed <paramref name="operation"/> (e.g. "Send") that has no endpoint or option.</summary>
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void Throw(int errno, string operation, string? hint = null) =>
+        throw Create(errno, ErrorScope.General, operation, target: null, hint);
+
+    /// <summary>Throws for a failed endpoint operation; the message reads <c>Bind("tcp://…") failed: …</c>.</summary>
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowEndpoint(int errno, string operation, string endpoint) =>
+        throw Create(errno, ErrorScope.Endpoint, operation, endpoint, hint: null);
+
+    /// <summary>Throws for a failed option operation; the message reads <c>SetOption(Linger) failed: …</c>.</summary>
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowOption(int errno, string operation, string option) =>
+        throw Create(errno, ErrorScope.Option, operation, option, hint: null);
+
+    /// <summary>The table: ETERM, EHOSTUNREACH and ENOTSUP have their own types whatever the call;
+    /// other errors are typed by what the call was working on.</summary>
+    internal static ZlinkException Create(int errno, ErrorScope scope, string operation, string? target, string? hint)
+    {
+        string description = Describe(errno);
+        if (hint is not null)
+        {
+            description = $"{description} ({hint})";
+        }
+
+        string what = scope switch
+        {
+            ErrorScope.Endpoint => $"{operation}(\"{target}\")",
+            ErrorScope.Option => $"{operation}({target})",
+            _ => operation,
+        };
+
+        return errno switch
+        {
+            ZlinkConstants.ETERM => new ContextTerminatedException(errno, what, description),
+            ZlinkConstants.EHOSTUNREACH => new HostUnreachableException(errno, what, description),
+            ZlinkConstants.ENOTSUP => new ZlinkNotSupportedException(errno, what, description),
+            _ when scope == ErrorScope.Endpoint => new EndpointException(errno, what, description, target!),
+            _ when scope == ErrorScope.Option => new SocketOptionException(errno, what, description, target!),
+            _ => new ZlinkException(errno, what, description),
+        };
+    }
+
+    /// <summary>The library's text for <paramref name="errno"/>.</summary>
+    internal static string Describe(int errno)
+    {
+        byte* text = NativeMethods.zlink_strerror(errno);
+        return text is null ? "unknown error" : Marshal.PtrToStringUTF8((nint)text) ?? "unknown error";
+    }
+}

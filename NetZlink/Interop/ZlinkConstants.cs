@@ -1,0 +1,89 @@
+// The numbers of the zlink C ABI, under their C names, for code that calls NativeMethods
+// directly (the checked layer and the engine). Public enums carry the same values.
+namespace NetZlink.Interop;
+
+internal static class ZlinkConstants
+{
+    // Send/receive flags.
+    internal const int ZLINK_DONTWAIT = 1;
+    internal const int ZLINK_SNDMORE = 2;
+
+    // zlink_poll events.
+    internal const short POLLIN = 1;
+    internal const short POLLOUT = 2;
+    internal const short POLLERR = 4;
+    internal const short POLLPRI = 8;
+
+    // Errors: Linux errno values, and zlink's own above the base.
+    internal const int ZLINK_HAUSNUMERO = 156384712;
+    internal const int ENOENT = 2;
+    internal const int EINTR = 4;
+    internal const int EAGAIN = 11;
+    internal const int ENOMEM = 12;
+    internal const int EFAULT = 14;
+    internal const int EINVAL = 22;
+    internal const int EMFILE = 24;
+    internal const int ENOTSOCK = 88;
+    internal const int EMSGSIZE = 90;
+    internal const int EPROTONOSUPPORT = 93;
+    internal const int ENOTSUP = 95;
+    internal const int EOPNOTSUPP = 95;
+    internal const int EADDRINUSE = 98;
+    internal const int EADDRNOTAVAIL = 99;
+    internal const int ECONNREFUSED = 111;
+    internal const int EHOSTUNREACH = 113;
+    internal const int EFSM = ZLINK_HAUSNUMERO + 51;
+    internal const int ENOCOMPATPROTO = ZLINK_HAUSNUMERO + 52;
+    internal const int ETERM = ZLINK_HAUSNUMERO + 53;
+    internal const int EMTHREAD = ZLINK_HAUSNUMERO + 54;
+
+    // Socket types.
+    internal const int ZLINK_PAIR = 0;
+    internal const int ZLINK_PUB = 1;
+    internal const int ZLINK_SUB = 2;
+    internal const int ZLINK_DEALER = 5;
+    internal const int ZLINK_ROUTER = 6;
+    internal const int ZLINK_XPUB = 9;
+    internal const int ZLINK_XSUB = 10;
+    internal const int ZLINK_STREAM = 11;
+
+    // Context options.
+    internal const int ZLINK_IO_THREADS = 1;
+    internal const int ZLINK_MAX_SOCKETS = 2;
+    internal const int ZLINK_SOCKET_LIMIT = 3;
+    internal const int ZLINK_MSG_T_SIZE = 6;
+
+    // Socket options used by the binding and the engine (the full list is SocketOption).
+    internal const int ZLINK_ROUTING_ID = 5;
+    internal const int ZLINK_SUBSCRIBE = 6;
+    internal const int ZLINK_UNSUBSCRIBE = 7;
+    internal const int ZLINK_SNDBUF = 11;
+    internal const int ZLINK_RCVBUF = 12;
+    internal const int ZLINK_RCVMORE = 13;
+    internal const int ZLINK_FD = 14;
+    internal const int ZLINK_EVENTS = 15;
+    internal const int ZLINK_TYPE = 16;
+    internal const int ZLINK_LINGER = 17;
+    internal const int ZLINK_RECONNECT_IVL = 18;
+    internal const int ZLINK_BACKLOG = 19;
+    internal const int ZLINK_MAXMSGSIZE = 22;
+    internal const int ZLINK_SNDHWM = 23;
+    internal const int ZLINK_RCVHWM = 24;
+    internal const int ZLINK_RCVTIMEO = 27;
+    internal const int ZLINK_SNDTIMEO = 28;
+    internal const int ZLINK_LAST_ENDPOINT = 32;
+    internal const int ZLINK_ROUTER_MANDATORY = 33;
+    internal const int ZLINK_IMMEDIATE = 39;
+    internal const int ZLINK_CONNECT_ROUTING_ID = 61;
+    internal const int ZLINK_CONNECT_TIMEOUT = 79;
+
+    // Message properties.
+    internal const int ZLINK_MORE = 1;
+    internal const int ZLINK_SHARED = 3;
+
+    // Monitor events.
+    internal const int ZLINK_EVENT_ALL = 0xFFFF;
+
+    /// <summary>Size of zlink_msg_t, checked against ZLINK_MSG_T_SIZE by the tests.</summary>
+    internal const int MessageSize = 64;
+}

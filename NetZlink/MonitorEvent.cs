@@ -1,0 +1,40 @@
+// One event read from a Monitor, copied out of zlink_monitor_event_t.
+using NetZlink.Interop;
+
+namespace NetZlink;
+
+/// <summary>One socket event reported by a <see cref="Monitor"/>.</summary>
+public readonly struct MonitorEvent
+{
+    internal unsafe MonitorEvent(ZlinkMonitorEvent* native)
+    {
+        EventType = (MonitorEvents)native->Event;
+        Value = native->Value;
+        RoutingId = new RoutingId(native->RoutingId.AsSpan().ToArray());
+        LocalAddress = Utf8Z.Decode(native->LocalAddress, 256);
+        RemoteAddress = Utf8Z.Decode(native->RemoteAddress, 256);
+    }
+
+    /// <summary>What happened (one bit of <see cref="MonitorEvents"/>).</summary>
+    public MonitorEvents EventType { get; }
+
+    /// <summary>The event's value: a descriptor, an errno, an interval or a <see cref="DisconnectReason"/>, depending on <see cref="EventType"/>.</summary>
+    public ulong Value { get; }
+
+    /// <summary>The routing id of the connection concerned, when the library knows it (empty otherwise).</summary>
+    public RoutingId RoutingId { get; }
+
+    /// <summary>The local endpoint (empty when unknown).</summary>
+    public string LocalAddress { get; }
+
+    /// <summary>The remote endpoint (empty when unknown).</summary>
+    public string RemoteAddress { get; }
+
+    /// <summary>For a <see cref="MonitorEvents.Disconnected"/> event, why the connection ended.</summary>
+    public DisconnectReason DisconnectReason =>
+        EventType == MonitorEvents.Disconnected ? (DisconnectReason)Value : DisconnectReason.Unknown;
+
+    /// <inheritdoc/>
+    public override string ToString() =>
+        $"{EventType} value={Value} local={LocalAddress} remote={RemoteAddress} id={RoutingId}";
+}

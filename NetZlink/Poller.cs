@@ -1,0 +1,164 @@
+// Waits on several sockets and raw file descriptors at once (zlink_poll). The item array is
+// kept between polls and each poll only re-reads the socket handles, so Poll allocates nothing.
+using NetZlink.Interop;
+
+namespace NetZlink;
+
+/// <summary>
+/// Polls a set of sockets and file descriptors. Add items, then call <see cref="Poll(TimeSpan)"/>
+/// and read each item's <see cref="GetReturnedEvents"/>. Not thread-safe.
+/// </summary>
+public sealed unsafe class Poller
+{
+    private ZlinkPollItem[] _items = new ZlinkPollItem[4];
+    private Socket?[] _sockets = new Socket?[4];
+    private bool[] _leased = new bool[4];
+
+    /// <summary>Number of items.</summary>
+    public int Count { get; private set; }
+
+    /// <summary>Adds a socket.</summary>
+    /// <param name="socket">The socket; it must stay open while it is polled.</param>
+    /// <param name="events">What to wait for.</param>
+    /// <returns>The item's index.</returns>
+    public int Add(Socket socket, PollEvents events)
+    {
+        ArgumentNullException.ThrowIfNull(socket);
+        return AddItem(socket, new ZlinkPollItem { Events = (short)events });
+    }
+
+    /// <summary>Adds a raw file descriptor (a .NET socket's handle, a pipe, an eventfd…).</summary>
+    /// <param name="fileDescriptor">The descriptor.</param>
+    /// <param name="events">What to wait for.</param>
+    /// <returns>The item's index.</returns>
+    public int Add(int fileDescriptor, PollEvents events)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(fileDescriptor);
+        return AddItem(null, new ZlinkPollItem { Fd = fileDescriptor, Events = (short)events });
+    }
+
+    /// <summary>Changes what item <paramref name="index"/> waits for.</summary>
+    /// <param name="index">The item.</param>
+    /// <param name="events">What to wait for.</param>
+    public void SetEvents(int index, PollEvents events)
+    {
+        CheckIndex(index);
+        _items[index].Events = (short)events;
+    }
+
+    /// <summary>Removes item <paramref name="index"/>; the items after it move down by one.</summary>
+    /// <param name="index">The item.</param>
+    public void RemoveAt(int index)
+    {
+        CheckIndex(index);
+        Array.Copy(_items, index + 1, _items, index, Count - index - 1);
+        Array.Copy(_sockets, index + 1, _sockets, index, Count - index - 1);
+        Count--;
+        _sockets[Count] = null;
+    }
+
+    /// <summary>The socket of item <paramref name="index"/>, or null for a file descriptor.</summary>
+    /// <param name="index">The item.</param>
+    /// <returns>The socket.</returns>
+    public Socket? GetSocket(int index)
+    {
+        CheckIndex(index);
+        return _sockets[index];
+    }
+
+    /// <summary>What the last poll found for item <paramref name="index"/>.</summary>
+    /// <param name="index">The item.</param>
+    /// <returns>The events found (None when not ready).</returns>
+    public PollEvents GetReturnedEvents(int index)
+    {
+        CheckIndex(index);
+        return (PollEvents)_items[index].Revents;
+    }
+
+    /// <summary>Waits until at least one item is ready or <paramref name="timeout"/> passes.</summary>
+    /// <param name="timeout">How long to wait; <see cref="TimeSpan.Zero"/> to check, <see cref="Timeout.InfiniteTimeSpan"/> for ever.</param>
+    /// <returns>The number of ready items; 0 when the timeout passed (or a signal interrupted the wait).</returns>
+    /// <exception cref="ContextTerminatedException">A polled socket's context was shut down.</exception>
+    /// <exception cref="ObjectDisposedException">A polled socket was disposed.</exception>
+    public int Poll(TimeSpan timeout)
+    {
+        long milliseconds = timeout == Timeout.InfiniteTimeSpan ? -1 : (long)Math.Ceiling(timeout.TotalMilliseconds);
+        ArgumentOutOfRangeException.ThrowIfLessThan(milliseconds, -1, nameof(timeout));
+        return Poll(milliseconds);
+    }
+
+    /// <summary>Waits until at least one item is ready or <paramref name="timeoutMilliseconds"/> pass (-1 for ever).</summary>
+    /// <param name="timeoutMilliseconds">The timeout in milliseconds; 0 to check, -1 for ever.</param>
+    /// <returns>The number of ready items; 0 when the timeout passed (or a signal interrupted the wait).</returns>
+    public int Poll(long timeoutMilliseconds)
+    {
+        int count = Count;
+        try
+        {
+            // Hold every socket for the length of the wait, so a concurrent Dispose cannot
+            // close one under zlink_poll.
+            for (int i = 0; i < count; i++)
+            {
+                _items[i].Revents = 0;
+                if (_sockets[i] is { } socket)
+                {
+                    SocketHandle handle = socket.Handle;
+                    try
+                    {
+                        handle.DangerousAddRef(ref _leased[i]);
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                        HandleLease.ThrowDisposed($"{nameof(Socket)} (poller item {i})");
+                    }
+
+                    _items[i].Socket = handle.DangerousGetHandle();
+                }
+            }
+
+            fixed (ZlinkPollItem* items = _items)
+            {
+                int ready = NativeMethods.zlink_poll(items, count, (nint)timeoutMilliseconds);
+                if (ready >= 0)
+                {
+                    return ready;
+                }
+            }
+
+            int errno = NativeMethods.zlink_errno();
+            if (errno != ZlinkConstants.EINTR)
+            {
+                Ensure.Throw(errno, "Poll");
+            }
+
+            return 0;
+        }
+        finally
+        {
+            for (int i = 0; i < count; i++)
+            {
+                if (_leased[i])
+                {
+                    _leased[i] = false;
+                    _sockets[i]!.Handle.DangerousRelease();
+                }
+            }
+        }
+    }
+
+    private int AddItem(Socket? socket, ZlinkPollItem item)
+    {
+        if (Count == _items.Length)
+        {
+            Array.Resize(ref _items, Count * 2);
+            Array.Resize(ref _sockets, Count * 2);
+            Array.Resize(ref _leased, Count * 2);
+        }
+
+        _items[Count] = item;
+        _sockets[Count] = socket;
+        return Count++;
+    }
+
+    private void CheckIndex(int index) => ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual((uint)index, (uint)Count, nameof(index));
+}

@@ -1,0 +1,235 @@
+// Socket options: typed get/set by SocketOption (int, long, bytes, string), plus properties
+// for the options most code touches.
+using System.Text;
+using NetZlink.Interop;
+
+namespace NetZlink;
+
+public sealed unsafe partial class Socket
+{
+    // Large enough for every byte/string option zlink has (routing ids are at most 255 bytes,
+    // endpoints and device names far less); a larger value fails with EINVAL.
+    private const int OptionBufferSize = 1024;
+
+    /// <summary>Sets an <see cref="int"/> option.</summary>
+    /// <param name="option">The option.</param>
+    /// <param name="value">Its new value.</param>
+    /// <exception cref="SocketOptionException">Unknown option, wrong value type, or a value out of range.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
+    public void SetOption(SocketOption option, int value) => SetOptionRaw(option, &value, sizeof(int));
+
+    /// <summary>Sets a boolean option (as the int 1 or 0).</summary>
+    /// <param name="option">The option.</param>
+    /// <param name="value">Its new value.</param>
+    /// <exception cref="SocketOptionException">Unknown option or wrong value type.</exception>
+    public void SetOption(SocketOption option, bool value) => SetOption(option, value ? 1 : 0);
+
+    /// <summary>Sets a 64-bit option (<see cref="SocketOption.MaxMessageSize"/>, <see cref="SocketOption.Affinity"/>).</summary>
+    /// <param name="option">The option.</param>
+    /// <param name="value">Its new value.</param>
+    /// <exception cref="SocketOptionException">Unknown option or wrong value type.</exception>
+    public void SetOption(SocketOption option, long value) => SetOptionRaw(option, &value, sizeof(long));
+
+    /// <summary>Sets a binary option (routing ids, subscriptions).</summary>
+    /// <param name="option">The option.</param>
+    /// <param name="value">Its new value.</param>
+    /// <exception cref="SocketOptionException">Unknown option or a value of the wrong length.</exception>
+    public void SetOption(SocketOption option, ReadOnlySpan<byte> value)
+    {
+        fixed (byte* p = value)
+        {
+            SetOptionRaw(option, p, (nuint)value.Length);
+        }
+    }
+
+    /// <summary>Sets a string option, sent as UTF-8 without a terminator.</summary>
+    /// <param name="option">The option.</param>
+    /// <param name="value">Its new value.</param>
+    /// <exception cref="SocketOptionException">Unknown option or a bad value.</exception>
+    public void SetOption(SocketOption option, string value)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        SetOption(option, (ReadOnlySpan<byte>)Encoding.UTF8.GetBytes(value));
+    }
+
+    /// <summary>Reads an <see cref="int"/> option.</summary>
+    /// <param name="option">The option.</param>
+    /// <returns>Its value.</returns>
+    /// <exception cref="SocketOptionException">Unknown option, write-only option, or not an int option.</exception>
+    public int GetOptionInt32(SocketOption option)
+    {
+        int value = 0;
+        nuint size = sizeof(int);
+        GetOptionRaw(option, &value, &size);
+        return value;
+    }
+
+    /// <summary>Reads a 64-bit option.</summary>
+    /// <param name="option">The option.</param>
+    /// <returns>Its value.</returns>
+    /// <exception cref="SocketOptionException">Unknown option or not a 64-bit option.</exception>
+    public long GetOptionInt64(SocketOption option)
+    {
+        long value = 0;
+        nuint size = sizeof(long);
+        GetOptionRaw(option, &value, &size);
+        return value;
+    }
+
+    /// <summary>Reads a binary option into <paramref name="value"/>.</summary>
+    /// <param name="option">The option.</param>
+    /// <param name="value">Where the value goes.</param>
+    /// <returns>The number of bytes written.</returns>
+    /// <exception cref="SocketOptionException">Unknown option, or <paramref name="value"/> too small (EINVAL).</exception>
+    public int GetOption(SocketOption option, Span<byte> value)
+    {
+        nuint size = (nuint)value.Length;
+        fixed (byte* p = value)
+        {
+            GetOptionRaw(option, p, &size);
+        }
+
+        return (int)size;
+    }
+
+    /// <summary>Reads a binary option.</summary>
+    /// <param name="option">The option.</param>
+    /// <returns>A new array holding the value.</returns>
+    /// <exception cref="SocketOptionException">Unknown option or not a binary option.</exception>
+    public byte[] GetOptionBytes(SocketOption option)
+    {
+        Span<byte> buffer = stackalloc byte[OptionBufferSize];
+        return buffer[..GetOption(option, buffer)].ToArray();
+    }
+
+    /// <summary>Reads a string option (the library returns it NUL-terminated; the terminator is dropped).</summary>
+    /// <param name="option">The option.</param>
+    /// <returns>The value.</returns>
+    /// <exception cref="SocketOptionException">Unknown option or not a string option.</exception>
+    public string GetOptionString(SocketOption option)
+    {
+        Span<byte> buffer = stackalloc byte[OptionBufferSize];
+        Span<byte> value = buffer[..GetOption(option, buffer)];
+        int end = value.IndexOf((byte)0);
+        return Encoding.UTF8.GetString(end < 0 ? value : value[..end]);
+    }
+
+    /// <summary>Milliseconds unsent messages are kept after close (-1 forever). The binding creates every socket with 0.</summary>
+    public int Linger
+    {
+        get => GetOptionInt32(SocketOption.Linger);
+        set => SetOption(SocketOption.Linger, value);
+    }
+
+    /// <summary>Send high-water mark in messages (0 = none); on STREAM, per connection.</summary>
+    public int SendHighWatermark
+    {
+        get => GetOptionInt32(SocketOption.SendHighWatermark);
+        set => SetOption(SocketOption.SendHighWatermark, value);
+    }
+
+    /// <summary>Receive high-water mark in messages (0 = none).</summary>
+    public int ReceiveHighWatermark
+    {
+        get => GetOptionInt32(SocketOption.ReceiveHighWatermark);
+        set => SetOption(SocketOption.ReceiveHighWatermark, value);
+    }
+
+    /// <summary>Milliseconds a blocking send waits before failing with EAGAIN (-1 = for ever).</summary>
+    public int SendTimeout
+    {
+        get => GetOptionInt32(SocketOption.SendTimeout);
+        set => SetOption(SocketOption.SendTimeout, value);
+    }
+
+    /// <summary>Milliseconds a blocking receive waits before failing with EAGAIN (-1 = for ever).</summary>
+    public int ReceiveTimeout
+    {
+        get => GetOptionInt32(SocketOption.ReceiveTimeout);
+        set => SetOption(SocketOption.ReceiveTimeout, value);
+    }
+
+    /// <summary>Kernel send buffer size in bytes (0 = OS default).</summary>
+    public int SendBufferSize
+    {
+        get => GetOptionInt32(SocketOption.SendBuffer);
+        set => SetOption(SocketOption.SendBuffer, value);
+    }
+
+    /// <summary>Kernel receive buffer size in bytes (0 = OS default).</summary>
+    public int ReceiveBufferSize
+    {
+        get => GetOptionInt32(SocketOption.ReceiveBuffer);
+        set => SetOption(SocketOption.ReceiveBuffer, value);
+    }
+
+    /// <summary>Listen backlog of TCP endpoints bound after it is set.</summary>
+    public int Backlog
+    {
+        get => GetOptionInt32(SocketOption.Backlog);
+        set => SetOption(SocketOption.Backlog, value);
+    }
+
+    /// <summary>Largest inbound message accepted in bytes (-1 = no limit).</summary>
+    public long MaxMessageSize
+    {
+        get => GetOptionInt64(SocketOption.MaxMessageSize);
+        set => SetOption(SocketOption.MaxMessageSize, value);
+    }
+
+    /// <summary>This socket's own routing id, as ROUTER peers see it.</summary>
+    public RoutingId RoutingId
+    {
+        get => new(GetOptionBytes(SocketOption.RoutingId));
+        set => SetOption(SocketOption.RoutingId, value.Span);
+    }
+
+    /// <summary>The last endpoint bound or connected, with the actual port of a wildcard (<c>tcp://127.0.0.1:*</c>) bind.</summary>
+    public string LastEndpoint => GetOptionString(SocketOption.LastEndpoint);
+
+    /// <summary>True when the last frame received has more frames of the same message after it.</summary>
+    public bool ReceiveMore => GetOptionInt32(SocketOption.ReceiveMore) != 0;
+
+    /// <summary>What the socket can do right now without blocking.</summary>
+    public PollEvents Events => (PollEvents)GetOptionInt32(SocketOption.Events);
+
+    /// <summary>A descriptor that becomes readable when the socket needs attention (then check <see cref="Events"/>).</summary>
+    public int FileDescriptor => GetOptionInt32(SocketOption.Fd);
+
+    /// <summary>SUB / XSUB: subscribes to messages starting with <paramref name="prefix"/> (empty = everything).</summary>
+    /// <param name="prefix">The prefix.</param>
+    public void Subscribe(ReadOnlySpan<byte> prefix) => SetOption(SocketOption.Subscribe, prefix);
+
+    /// <summary>SUB / XSUB: subscribes to messages starting with the UTF-8 bytes of <paramref name="prefix"/>.</summary>
+    /// <param name="prefix">The prefix; empty for everything.</param>
+    public void Subscribe(string prefix) => SetOption(SocketOption.Subscribe, prefix);
+
+    /// <summary>SUB / XSUB: removes a subscription.</summary>
+    /// <param name="prefix">The prefix given to <see cref="Subscribe(ReadOnlySpan{byte})"/>.</param>
+    public void Unsubscribe(ReadOnlySpan<byte> prefix) => SetOption(SocketOption.Unsubscribe, prefix);
+
+    /// <summary>SUB / XSUB: removes a subscription.</summary>
+    /// <param name="prefix">The prefix given to <see cref="Subscribe(string)"/>.</param>
+    public void Unsubscribe(string prefix) => SetOption(SocketOption.Unsubscribe, prefix);
+
+    private void SetOptionRaw(SocketOption option, void* value, nuint size)
+    {
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        if (NativeMethods.zlink_setsockopt(socket.Value, (int)option, value, size) != 0)
+        {
+            Ensure.ThrowOption(NativeMethods.zlink_errno(), "SetOption", OptionName(option));
+        }
+    }
+
+    private void GetOptionRaw(SocketOption option, void* value, nuint* size)
+    {
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        if (NativeMethods.zlink_getsockopt(socket.Value, (int)option, value, size) != 0)
+        {
+            Ensure.ThrowOption(NativeMethods.zlink_errno(), "GetOption", OptionName(option));
+        }
+    }
+
+    private static string OptionName(SocketOption option) =>
+        Enum.IsDefined(option) ? option.ToString() : ((int)option).ToString(System.Globalization.CultureInfo.InvariantCulture);
+}

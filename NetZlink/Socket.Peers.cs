@@ -1,0 +1,108 @@
+// Peer introspection of ROUTER and STREAM sockets (zlink_socket_peer_*), and connecting with a
+// chosen routing id. Other socket types, and native libraries without the feature, answer
+// ENOTSUP, surfaced as ZlinkNotSupportedException with a hint.
+using NetZlink.Interop;
+
+namespace NetZlink;
+
+public sealed unsafe partial class Socket
+{
+    private const string PeersHint = "peer introspection works on ROUTER and STREAM sockets only";
+
+    /// <summary>Number of connected peers.</summary>
+    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket, or the native library lacks it.</exception>
+    public int PeerCount
+    {
+        get
+        {
+            using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+            int count = NativeMethods.zlink_socket_peer_count(socket.Value);
+            if (count < 0)
+            {
+                Ensure.Throw(NativeMethods.zlink_errno(), "PeerCount", PeersHint);
+            }
+
+            return count;
+        }
+    }
+
+    /// <summary>The routing id of the peer at <paramref name="index"/> (0 ≤ index &lt; <see cref="PeerCount"/>).</summary>
+    /// <param name="index">The peer's position.</param>
+    /// <returns>Its routing id.</returns>
+    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="ZlinkException">No peer at that index.</exception>
+    public RoutingId GetPeerRoutingId(int index)
+    {
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        ZlinkRoutingId id = default;
+        if (NativeMethods.zlink_socket_peer_routing_id(socket.Value, index, &id) != 0)
+        {
+            Ensure.Throw(NativeMethods.zlink_errno(), $"GetPeerRoutingId({index})", PeersHint);
+        }
+
+        return new RoutingId(id.AsSpan().ToArray());
+    }
+
+    /// <summary>What the socket knows about the peer with <paramref name="routingId"/>.</summary>
+    /// <param name="routingId">The peer's routing id.</param>
+    /// <returns>The peer's address and counters.</returns>
+    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="HostUnreachableException">No such peer.</exception>
+    public PeerInfo GetPeerInfo(RoutingId routingId)
+    {
+        ReadOnlySpan<byte> bytes = routingId.Span;
+        ZlinkRoutingId id = default;
+        id.Size = (byte)bytes.Length;
+        bytes.CopyTo(new Span<byte>(id.Data, 255));
+
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        ZlinkPeerInfo info = default;
+        if (NativeMethods.zlink_socket_peer_info(socket.Value, &id, &info) != 0)
+        {
+            Ensure.Throw(NativeMethods.zlink_errno(), $"GetPeerInfo({routingId})", PeersHint);
+        }
+
+        return new PeerInfo(&info);
+    }
+
+    /// <summary>Every connected peer.</summary>
+    /// <returns>A snapshot, one entry per peer.</returns>
+    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    public IReadOnlyList<PeerInfo> GetPeers()
+    {
+        // Peers may connect between the count and the listing: leave room, and take what fits.
+        int capacity = PeerCount + 16;
+        var infos = new ZlinkPeerInfo[capacity];
+        nuint count = (nuint)capacity;
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        fixed (ZlinkPeerInfo* p = infos)
+        {
+            if (NativeMethods.zlink_socket_peers(socket.Value, p, &count) != 0)
+            {
+                Ensure.Throw(NativeMethods.zlink_errno(), "GetPeers", PeersHint);
+            }
+
+            var peers = new PeerInfo[Math.Min((int)count, capacity)];
+            for (int i = 0; i < peers.Length; i++)
+            {
+                peers[i] = new PeerInfo(p + i);
+            }
+
+            return peers;
+        }
+    }
+
+    /// <summary>
+    /// Connects to <paramref name="endpoint"/> and names the new connection <paramref name="routingId"/>
+    /// (CONNECT_ROUTING_ID; a STREAM socket takes 4 bytes).
+    /// </summary>
+    /// <param name="endpoint">The endpoint.</param>
+    /// <param name="routingId">The routing id the connection gets.</param>
+    /// <exception cref="SocketOptionException">The routing id was refused.</exception>
+    /// <exception cref="EndpointException">The endpoint is malformed or its transport unknown.</exception>
+    public void Connect(string endpoint, ReadOnlySpan<byte> routingId)
+    {
+        SetOption(SocketOption.ConnectRoutingId, routingId);
+        Connect(endpoint);
+    }
+}

@@ -1,0 +1,178 @@
+// Sending: spans (the allocation-free hot path), zlink messages (zero-copy), multipart.
+// "Would block" is a result of the Try* methods, never an exception.
+using NetZlink.Interop;
+
+namespace NetZlink;
+
+public sealed unsafe partial class Socket
+{
+    /// <summary>Sends one frame, blocking until it is queued (or until the socket's <see cref="SendTimeout"/>).</summary>
+    /// <param name="data">The frame; copied before the call returns.</param>
+    /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames of the message follow.</param>
+    /// <exception cref="ZlinkException">The send failed; EAGAIN when <see cref="SendTimeout"/> elapsed or <see cref="SendFlags.DontWait"/> was given (use <see cref="TrySend(ReadOnlySpan{byte}, SendFlags)"/> to get that as a result).</exception>
+    /// <exception cref="HostUnreachableException">ROUTER (mandatory) or STREAM: the routing id names no peer.</exception>
+    /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
+    public void Send(ReadOnlySpan<byte> data, SendFlags flags = SendFlags.None)
+    {
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        fixed (byte* p = data)
+        {
+            while (NativeMethods.zlink_send(socket.Value, p, (nuint)data.Length, (int)flags) < 0)
+            {
+                int errno = NativeMethods.zlink_errno();
+                if (errno != ZlinkConstants.EINTR)
+                {
+                    Ensure.Throw(errno, "Send");
+                }
+            }
+        }
+    }
+
+    /// <summary>Sends one frame that more frames of the same message will follow.</summary>
+    /// <param name="data">The frame.</param>
+    public void SendMore(ReadOnlySpan<byte> data) => Send(data, SendFlags.SendMore);
+
+    /// <summary>
+    /// Sends one frame without blocking. Allocates nothing. On a STREAM socket a payload refused
+    /// at the high-water mark was not queued, while the routing id frame sent before it stays
+    /// pending: retry the payload alone.
+    /// </summary>
+    /// <param name="data">The frame; copied (or written to the connection) before the call returns.</param>
+    /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow; DontWait is implied.</param>
+    /// <returns>True when sent; false when the socket would block (high-water mark, no peer yet).</returns>
+    /// <exception cref="HostUnreachableException">ROUTER (mandatory) or STREAM: the routing id names no peer.</exception>
+    /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
+    /// <exception cref="ZlinkException">Any other failure.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
+    public bool TrySend(ReadOnlySpan<byte> data, SendFlags flags = SendFlags.None)
+    {
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        fixed (byte* p = data)
+        {
+            if (NativeMethods.zlink_send(socket.Value, p, (nuint)data.Length, (int)(flags | SendFlags.DontWait)) >= 0)
+            {
+                return true;
+            }
+        }
+
+        return WouldBlock(NativeMethods.zlink_errno(), "TrySend");
+    }
+
+    /// <summary>Sends one frame, waiting up to <paramref name="timeout"/> for room.</summary>
+    /// <param name="data">The frame.</param>
+    /// <param name="timeout">How long to wait; <see cref="Timeout.InfiniteTimeSpan"/> for ever.</param>
+    /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow.</param>
+    /// <returns>True when sent; false when the timeout elapsed first.</returns>
+    public bool TrySend(ReadOnlySpan<byte> data, TimeSpan timeout, SendFlags flags = SendFlags.None)
+    {
+        var deadline = Deadline.After(timeout);
+        while (!TrySend(data, flags))
+        {
+            if (!WaitFor(PollEvents.PollOut, ref deadline))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>Sends a message, blocking until it is queued. On success the message is left empty.</summary>
+    /// <param name="message">The message; ownership of its data passes to the socket.</param>
+    /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow.</param>
+    /// <exception cref="ZlinkException">The send failed (the message is left intact).</exception>
+    public void Send(Message message, SendFlags flags = SendFlags.None)
+    {
+        ArgumentNullException.ThrowIfNull(message);
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        using var msg = message.Lease();
+        while (NativeMethods.zlink_msg_send((ZlinkMsg*)msg.Value, socket.Value, (int)flags) < 0)
+        {
+            int errno = NativeMethods.zlink_errno();
+            if (errno != ZlinkConstants.EINTR)
+            {
+                Ensure.Throw(errno, "Send");
+            }
+        }
+    }
+
+    /// <summary>Sends a message without blocking. On success the message is left empty; otherwise intact.</summary>
+    /// <param name="message">The message.</param>
+    /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow; DontWait is implied.</param>
+    /// <returns>True when sent; false when the socket would block.</returns>
+    public bool TrySend(Message message, SendFlags flags = SendFlags.None)
+    {
+        ArgumentNullException.ThrowIfNull(message);
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        using var msg = message.Lease();
+        if (NativeMethods.zlink_msg_send((ZlinkMsg*)msg.Value, socket.Value, (int)(flags | SendFlags.DontWait)) >= 0)
+        {
+            return true;
+        }
+
+        return WouldBlock(NativeMethods.zlink_errno(), "TrySend");
+    }
+
+    /// <summary>Sends a multipart message, blocking; the peer receives all parts or none.</summary>
+    /// <param name="parts">The frames, at least one.</param>
+    public void SendMultipart(params ReadOnlySpan<byte[]> parts)
+    {
+        if (parts.IsEmpty)
+        {
+            throw new ArgumentException("A message has at least one frame.", nameof(parts));
+        }
+
+        for (int i = 0; i < parts.Length - 1; i++)
+        {
+            Send(parts[i], SendFlags.SendMore);
+        }
+
+        Send(parts[^1]);
+    }
+
+    /// <summary>EAGAIN (and a stray EINTR) mean "try again"; anything else is thrown.</summary>
+    private static bool WouldBlock(int errno, string operation)
+    {
+        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        {
+            Ensure.Throw(errno, operation);
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Waits until the socket reports <paramref name="events"/> or the deadline passes. When the
+    /// previous wait said "ready" and the caller's attempt still failed (a STREAM socket's
+    /// per-connection high-water mark is not what POLLOUT reports), it sleeps a millisecond
+    /// first, so a Try-with-timeout loop never spins.
+    /// </summary>
+    /// <returns>False when the deadline passed.</returns>
+    private bool WaitFor(PollEvents events, ref Deadline deadline)
+    {
+        int remaining = deadline.RemainingMilliseconds();
+        if (remaining == 0)
+        {
+            return false;
+        }
+
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        var item = new ZlinkPollItem { Socket = socket.Value, Events = (short)events };
+        int ready = NativeMethods.zlink_poll(&item, 1, remaining);
+        if (ready < 0)
+        {
+            int errno = NativeMethods.zlink_errno();
+            if (errno != ZlinkConstants.EINTR)
+            {
+                Ensure.Throw(errno, "Poll");
+            }
+        }
+        else if (ready > 0 && deadline.ReadyBefore())
+        {
+            Thread.Sleep(1);
+        }
+
+        return true;
+    }
+}

@@ -1,0 +1,88 @@
+// A zlink socket: identity, endpoints and lifetime. Sending, receiving, options, peers and
+// monitoring live in the other Socket.*.cs parts.
+//
+// A socket is meant for one thread at a time, as in libzmq; Dispose is the exception and may
+// race with anything: every native call holds a reference on the handle (HandleLease) for its
+// duration, so a concurrent Dispose defers the close until the call returns and later calls
+// throw ObjectDisposedException. A thread blocked in a receive is released by disposing (or
+// shutting down) the context, not by disposing the socket.
+using NetZlink.Interop;
+
+namespace NetZlink;
+
+/// <summary>
+/// A zlink socket of any <see cref="SocketType"/>, created by <see cref="Context.CreateSocket"/>.
+/// Use it from one thread at a time; <see cref="Dispose"/> may be called from any thread.
+/// </summary>
+public sealed unsafe partial class Socket : IDisposable
+{
+    private readonly SocketHandle _handle;
+
+    internal Socket(Context context, SocketHandle handle, SocketType type)
+    {
+        Context = context;
+        _handle = handle;
+        Type = type;
+    }
+
+    /// <summary>The context that created the socket.</summary>
+    public Context Context { get; }
+
+    /// <summary>The kind of socket.</summary>
+    public SocketType Type { get; }
+
+    /// <summary>True once the socket (or its context) was disposed.</summary>
+    public bool IsDisposed => _handle.IsClosed;
+
+    /// <summary>The native handle, for the engine that drives sockets directly.</summary>
+    internal SocketHandle Handle => _handle;
+
+    /// <summary>Accepts connections on <paramref name="endpoint"/> (tcp://, ipc://, inproc://).</summary>
+    /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>, <c>tcp://127.0.0.1:*</c> (see <see cref="LastEndpoint"/>), <c>inproc://name</c>.</param>
+    /// <exception cref="EndpointException">The endpoint is malformed, in use, or its transport unknown.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
+    public void Bind(string endpoint) => EndpointCall(endpoint, "Bind", &NativeMethods.zlink_bind);
+
+    /// <summary>Connects to <paramref name="endpoint"/>; the connection is made in the background.</summary>
+    /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>.</param>
+    /// <exception cref="EndpointException">The endpoint is malformed or its transport unknown.</exception>
+    /// <exception cref="ZlinkNotSupportedException">This socket type cannot connect with this native library (zlink 1.3 STREAM).</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
+    public void Connect(string endpoint) => EndpointCall(endpoint, "Connect", &NativeMethods.zlink_connect);
+
+    /// <summary>Stops accepting connections on an endpoint given to <see cref="Bind"/>.</summary>
+    /// <param name="endpoint">The endpoint as bound (with the actual port for a wildcard bind).</param>
+    /// <exception cref="EndpointException">The endpoint is not bound (ENOENT) or malformed.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
+    public void Unbind(string endpoint) => EndpointCall(endpoint, "Unbind", &NativeMethods.zlink_unbind);
+
+    /// <summary>Drops the connection made by <see cref="Connect(string)"/> to <paramref name="endpoint"/>.</summary>
+    /// <param name="endpoint">The endpoint as connected.</param>
+    /// <exception cref="EndpointException">The endpoint is not connected (ENOENT) or malformed.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
+    public void Disconnect(string endpoint) => EndpointCall(endpoint, "Disconnect", &NativeMethods.zlink_disconnect);
+
+    /// <summary>Closes the socket. Idempotent, safe from any thread and concurrently with other calls.</summary>
+    public void Dispose()
+    {
+        Context.Forget(_handle);
+        _handle.Dispose();
+    }
+
+    /// <inheritdoc/>
+    public override string ToString() => IsDisposed ? $"{Type} socket (disposed)" : $"{Type} socket";
+
+    private void EndpointCall(string endpoint, string operation, delegate*<nint, byte*, int> call)
+    {
+        ArgumentNullException.ThrowIfNull(endpoint);
+        Span<byte> text = Utf8Z.Encode(endpoint, stackalloc byte[Utf8Z.StackLimit]);
+        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        fixed (byte* p = text)
+        {
+            if (call(socket.Value, p) != 0)
+            {
+                Ensure.ThrowEndpoint(NativeMethods.zlink_errno(), operation, endpoint);
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+// Facts about the loaded native library: its version, its capabilities, where it came from.
+using NetZlink.Interop;
+
+namespace NetZlink;
+
+/// <summary>The native zlink library this process loaded (see the search order in the package README / NativeLibraryResolver).</summary>
+public static unsafe class ZlinkLibrary
+{
+    /// <summary>The environment variable that names the library file to load, overriding every other place.</summary>
+    public const string PathVariable = NativeLibraryResolver.EnvironmentVariable;
+
+    /// <summary>The native library's version (zlink_version); loads the library if needed.</summary>
+    public static Version Version
+    {
+        get
+        {
+            int major, minor, patch;
+            NativeMethods.zlink_version(&major, &minor, &patch);
+            return new Version(major, minor, patch);
+        }
+    }
+
+    /// <summary>Where the library was loaded from; loads it if needed.</summary>
+    public static string LoadedFrom
+    {
+        get
+        {
+            NativeLibraryResolver.Load();
+            return NativeLibraryResolver.LoadedFrom!;
+        }
+    }
+
+    /// <summary>Whether the library has a capability, e.g. a transport: <c>ipc</c>, <c>tls</c>, <c>ws</c>.</summary>
+    /// <param name="capability">The capability's name.</param>
+    /// <returns>True when present.</returns>
+    public static bool Has(string capability)
+    {
+        ArgumentNullException.ThrowIfNull(capability);
+        Span<byte> name = Utf8Z.Encode(capability, stackalloc byte[Utf8Z.StackLimit]);
+        fixed (byte* p = name)
+        {
+            return NativeMethods.zlink_has(p) != 0;
+        }
+    }
+}

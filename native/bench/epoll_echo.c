@@ -1,0 +1,2 @@
+/* epoll_echo.c - benchmark (being written). */
+int main(void) { return 0; }

@@ -1,0 +1,289 @@
+/*
+ * stream.h - internal state of the STREAM engine (stream*.c, monitor.c,
+ * peers.c, poll.c). The engine runs entirely in the calling thread on an
+ * epoll set: no background thread, no hand-off, progress happens inside
+ * calls made on the socket.
+ */
+#ifndef ZL_STREAM_H
+#define ZL_STREAM_H
+
+#include "zl_internal.h"
+
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#define ZL_EV_BATCH 256
+#define ZL_SCRATCH_SIZE 65536
+#define ZL_ACCEPT_BATCH 256
+#define ZL_ACCEPT_RETRY_MS 100
+#define ZL_ID_INDEX_BITS 20
+#define ZL_MAX_SLOTS (1u << ZL_ID_INDEX_BITS)
+#define ZL_ADDR_MAX 256
+
+typedef union zl_sockaddr {
+    struct sockaddr sa;
+    struct sockaddr_in in4;
+    struct sockaddr_in6 in6;
+} zl_sockaddr_t;
+
+enum zl_conn_state {
+    ZC_FREE = 0,
+    ZC_CONNECTING, /* non-blocking connect in flight */
+    ZC_RETRY_WAIT, /* attempt failed, reconnect timer pending, no fd */
+    ZC_ACTIVE,     /* established, 0x01 queued */
+    ZC_CLOSING,    /* close requested, flushing the send queue */
+};
+
+/* What an epoll event refers to, in the top byte of epoll_data.u64; the
+ * next 24 bits hold the slot serial so events for a recycled slot can be
+ * told apart, the low 32 bits the slot index. */
+enum { ZT_CONN = 1, ZT_LISTENER, ZT_EVFD, ZT_TIMERFD, ZT_SHUTDOWN };
+#define ZL_TAG(t, serial, idx)                                                 \
+    (((uint64_t)(t) << 56) | ((uint64_t)((serial)&0xffffffu) << 32) |         \
+     (uint64_t)(uint32_t)(idx))
+
+struct zl_conn;
+
+/* A connect endpoint string, resolved once and shared by every connection
+ * made with it; disconnect(endpoint) walks its connection list. */
+typedef struct zl_endpoint {
+    struct zl_endpoint *next;
+    char *str;
+    zl_sockaddr_t addr;
+    socklen_t addrlen;
+    struct zl_conn *conns;
+    uint32_t nconns;
+} zl_endpoint_t;
+
+/* Per-connection send queue: contiguous bytes (written with one send()) and
+ * a ring of message sizes so SNDHWM can count messages. Buffers are kept
+ * across uses of the slot, so the steady state does not allocate. */
+typedef struct zl_sendq {
+    char *buf;
+    size_t head, tail, cap;
+    uint32_t *lens;
+    uint32_t lhead, lcount, lcap;
+} zl_sendq_t;
+
+typedef struct zl_conn {
+    int fd;
+    uint32_t idx;
+    uint32_t serial;
+    uint32_t id;
+    uint8_t state;
+    uint8_t in_ready;
+    uint8_t want_out;
+    uint8_t has_carry;
+    uint8_t carry;
+    uint8_t announced;     /* 0x01 queued */
+    uint8_t outbound;      /* made by zlink_connect */
+    uint8_t zero_delivered; /* 0x00 already handed out */
+    int peer_pos;          /* index in s->peers, -1 if not a peer */
+    uint32_t timer_id;     /* live timer, 0 = none */
+    uint32_t listener1;    /* accepted by listener slot + 1, 0 otherwise */
+    zl_endpoint_t *ep;
+    struct zl_conn *ep_prev, *ep_next;
+    zl_sendq_t q;
+    zl_sockaddr_t remote;
+    uint64_t connected_ms;
+    uint64_t msgs_sent;
+    uint64_t msgs_received;
+} zl_conn_t;
+
+typedef struct zl_listener {
+    int fd;        /* -1 = slot unused */
+    uint32_t serial;
+    int paused;    /* out of the epoll set after EMFILE */
+    uint32_t timer_id;
+    char *given;   /* endpoint as passed to bind */
+    char real[ZL_ADDR_MAX]; /* with the actual address and port */
+} zl_listener_t;
+
+enum { ZTM_CONN = 1, ZTM_LISTENER = 2 };
+typedef struct zl_timer {
+    uint64_t due;
+    uint32_t id;
+    uint32_t kind;
+    uint32_t idx;
+} zl_timer_t;
+
+typedef struct zl_event {
+    uint32_t id;
+    uint8_t byte;
+} zl_event_t;
+
+typedef struct zl_ready {
+    uint32_t idx;
+    uint32_t serial;
+} zl_ready_t;
+
+typedef struct zl_htent {
+    uint32_t id;
+    uint32_t idx1; /* slot index + 1; 0 = empty */
+} zl_htent_t;
+
+enum { ZRX_NONE = 0, ZRX_EVENT, ZRX_DATA };
+
+struct zl_monq;
+
+typedef struct zl_stream {
+    zl_handle_t *handle;
+    zl_ctx_t *ctx;
+    int epfd, evfd, tfd;
+    int evfd_signalled;
+    uint64_t tfd_armed; /* absolute ms the timerfd is set to, 0 = idle */
+
+    /* options */
+    int sndhwm, rcvhwm, sndbuf, rcvbuf, backlog, linger;
+    int rcvtimeo, sndtimeo;
+    int reconnect_ivl, reconnect_ivl_max, connect_timeout;
+    int ka, ka_cnt, ka_idle, ka_intvl;
+    int ipv6, tos, tcp_maxrt, router_mandatory, immediate, handshake_ivl;
+    int64_t maxmsgsize;
+    int connect_rid_set;
+    uint32_t connect_rid;
+    char last_endpoint[ZL_ADDR_MAX];
+
+    /* connection slots */
+    zl_conn_t **conns;
+    uint32_t nslots, slots_cap;
+    uint32_t *free_idx;
+    uint32_t nfree;
+
+    /* routing id -> slot */
+    zl_htent_t *ht;
+    uint32_t ht_cap, ht_count, ht_shift;
+
+    /* established connections, dense, for peer introspection */
+    uint32_t *peers;
+    uint32_t npeers, peers_cap;
+
+    /* 0x01/0x00 notifications not yet received by the application */
+    zl_event_t *evq;
+    uint32_t evq_head, evq_count, evq_cap;
+
+    /* readable connections from the last epoll batches */
+    zl_ready_t *rdy;
+    uint32_t rdy_head, rdy_count, rdy_cap;
+
+    /* two-frame state of recv and send */
+    int rx_state;
+    uint32_t rx_id;
+    uint8_t rx_byte;
+    uint32_t rx_idx, rx_serial;
+    int tx_pending;
+    uint32_t tx_idx, tx_serial;
+
+    zl_timer_t *heap;
+    uint32_t heap_n, heap_cap;
+    uint32_t timer_seq;
+
+    zl_listener_t *lst;
+    uint32_t nlst, lst_cap;
+    zl_endpoint_t *eps;
+    uint32_t nqueued; /* connections with a non-empty send queue */
+    char *scratch;
+
+    /* monitoring */
+    int mon_mask; /* union of all the masks below */
+    struct zl_monq **monqs;
+    int nmonq, monq_cap;
+    void *mon_pair;
+    int mon_pair_events;
+
+    struct epoll_event evs[ZL_EV_BATCH];
+} zl_stream_t;
+
+/* stream_addr.c */
+int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
+                      zl_sockaddr_t *out, socklen_t *outlen);
+void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n);
+socklen_t zl_addr_len(const zl_sockaddr_t *a);
+
+/* stream_io.c */
+uint64_t zl_now_ms(void);
+uint64_t zl_wall_ms(void);
+int zl_pump(zl_stream_t *s, int timeout_ms);
+void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte);
+void zl_ready_push(zl_stream_t *s, zl_conn_t *c);
+uint32_t zl_timer_add(zl_stream_t *s, uint64_t due, uint32_t kind,
+                      uint32_t idx);
+void zl_timers_run(zl_stream_t *s);
+int zl_epoll_set(zl_stream_t *s, int op, int fd, uint32_t events,
+                 uint64_t tag);
+
+/* stream_conn.c */
+zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id);
+void zl_conn_release(zl_stream_t *s, zl_conn_t *c);
+int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first);
+void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c);
+void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c);
+void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err);
+void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c);
+int zl_conn_flush(zl_stream_t *s, zl_conn_t *c);
+int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data,
+                  size_t len);
+void zl_listener_accept(zl_stream_t *s, uint32_t li);
+void zl_listener_resume(zl_stream_t *s, uint32_t li);
+void zl_setup_fd(zl_stream_t *s, int fd, int family);
+int zl_ht_insert(zl_stream_t *s, uint32_t id, uint32_t idx);
+void zl_ht_remove(zl_stream_t *s, uint32_t id);
+
+static inline uint32_t zl_ht_hash(const zl_stream_t *s, uint32_t id)
+{
+    return (uint32_t)(id * 0x9E3779B1u) >> s->ht_shift;
+}
+
+static inline zl_conn_t *zl_conn_by_id(zl_stream_t *s, uint32_t id)
+{
+    if (!s->ht_count)
+        return NULL;
+    uint32_t mask = s->ht_cap - 1;
+    for (uint32_t i = zl_ht_hash(s, id);; i = (i + 1) & mask) {
+        uint32_t idx1 = s->ht[i].idx1;
+        if (!idx1)
+            return NULL;
+        if (s->ht[i].id == id)
+            return s->conns[idx1 - 1];
+    }
+}
+
+static inline zl_conn_t *zl_conn_at(zl_stream_t *s, uint32_t idx,
+                                    uint32_t serial)
+{
+    if (idx >= s->nslots)
+        return NULL;
+    zl_conn_t *c = s->conns[idx];
+    return (c->serial == serial && c->state != ZC_FREE) ? c : NULL;
+}
+
+static inline void zl_put_be32(void *p, uint32_t v)
+{
+    unsigned char *b = p;
+    b[0] = (unsigned char)(v >> 24);
+    b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8);
+    b[3] = (unsigned char)v;
+}
+
+static inline uint32_t zl_get_be32(const void *p)
+{
+    const unsigned char *b = p;
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) |
+           ((uint32_t)b[2] << 8) | b[3];
+}
+
+/* monitor.c: event sinks of a STREAM socket */
+void zl_emit_slow(zl_stream_t *s, uint32_t event, uint64_t value,
+                  const zl_conn_t *c, const char *local, const char *remote);
+static inline void zl_emit(zl_stream_t *s, uint32_t event, uint64_t value,
+                           const zl_conn_t *c, const char *local,
+                           const char *remote)
+{
+    if (s->mon_mask & (int)event)
+        zl_emit_slow(s, event, value, c, local, remote);
+}
+void zl_stream_monitors_stop(zl_stream_t *s);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * stream_addr.c - endpoint strings of STREAM sockets: parsing
+ * "tcp://host:port" into a socket address and formatting addresses back
+ * into that form for LAST_ENDPOINT, monitor events and peer info.
+ */
+#include "stream.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+socklen_t zl_addr_len(const zl_sockaddr_t *a)
+{
+    return a->sa.sa_family == AF_INET6 ? (socklen_t)sizeof a->in6
+                                       : (socklen_t)sizeof a->in4;
+}
+
+void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n)
+{
+    char ip[INET6_ADDRSTRLEN];
+    if (a->sa.sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &a->in6.sin6_addr, ip, sizeof ip);
+        snprintf(buf, n, "tcp://[%s]:%u", ip, ntohs(a->in6.sin6_port));
+    } else if (a->sa.sa_family == AF_INET) {
+        inet_ntop(AF_INET, &a->in4.sin_addr, ip, sizeof ip);
+        snprintf(buf, n, "tcp://%s:%u", ip, ntohs(a->in4.sin_port));
+    } else if (n) {
+        buf[0] = '\0';
+    }
+}
+
+static int parse_port(const char *p, int for_bind, unsigned *port)
+{
+    if (strcmp(p, "*") == 0) {
+        if (!for_bind)
+            return -1;
+        *port = 0;
+        return 0;
+    }
+    if (!*p || strlen(p) > 5)
+        return -1;
+    unsigned v = 0;
+    for (const char *q = p; *q; q++) {
+        if (*q < '0' || *q > '9')
+            return -1;
+        v = v * 10 + (unsigned)(*q - '0');
+    }
+    if (v > 65535 || (v == 0 && !for_bind))
+        return -1;
+    *port = v;
+    return 0;
+}
+
+/* Returns 0, or a negative errno: -EPROTONOSUPPORT for another transport,
+ * -EINVAL for anything malformed or unresolvable. */
+int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
+                      zl_sockaddr_t *out, socklen_t *outlen)
+{
+    if (!ep)
+        return -EINVAL;
+    const char *sep = strstr(ep, "://");
+    if (!sep || sep == ep)
+        return -EINVAL;
+    if ((size_t)(sep - ep) != 3 || strncmp(ep, "tcp", 3) != 0)
+        return -EPROTONOSUPPORT; /* ipc, inproc, tls, ws, ... or unknown */
+    const char *addr = sep + 3;
+    size_t alen = strlen(addr);
+    if (alen == 0 || alen >= ZL_ADDR_MAX)
+        return -EINVAL;
+    char host[ZL_ADDR_MAX];
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr)
+        return -EINVAL;
+    size_t hlen = (size_t)(colon - addr);
+    memcpy(host, addr, hlen);
+    host[hlen] = '\0';
+    unsigned port;
+    if (parse_port(colon + 1, for_bind, &port) != 0)
+        return -EINVAL;
+
+    char *h = host;
+    int bracketed = 0;
+    if (h[0] == '[') {
+        if (hlen < 3 || h[hlen - 1] != ']')
+            return -EINVAL;
+        h[hlen - 1] = '\0';
+        h++;
+        bracketed = 1;
+    }
+    memset(out, 0, sizeof *out);
+    if (strcmp(h, "*") == 0 && !bracketed) {
+        if (!for_bind)
+            return -EINVAL;
+        if (ipv6) {
+            out->in6.sin6_family = AF_INET6;
+            out->in6.sin6_addr = in6addr_any;
+            out->in6.sin6_port = htons((uint16_t)port);
+        } else {
+            out->in4.sin_family = AF_INET;
+            out->in4.sin_addr.s_addr = htonl(INADDR_ANY);
+            out->in4.sin_port = htons((uint16_t)port);
+        }
+    } else if (!bracketed && inet_pton(AF_INET, h, &out->in4.sin_addr) == 1) {
+        out->in4.sin_family = AF_INET;
+        out->in4.sin_port = htons((uint16_t)port);
+    } else if (inet_pton(AF_INET6, h, &out->in6.sin6_addr) == 1) {
+        /* an explicit IPv6 literal is honoured whatever ZLINK_IPV6 says */
+        out->in6.sin6_family = AF_INET6;
+        out->in6.sin6_port = htons((uint16_t)port);
+    } else {
+        if (bracketed || !*h)
+            return -EINVAL;
+        struct addrinfo hints, *res = NULL;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_family = ipv6 ? AF_UNSPEC : AF_INET;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = for_bind ? AI_PASSIVE : 0;
+        if (getaddrinfo(h, NULL, &hints, &res) != 0 || !res)
+            return -EINVAL;
+        if (res->ai_addrlen > sizeof *out) {
+            freeaddrinfo(res);
+            return -EINVAL;
+        }
+        memcpy(out, res->ai_addr, res->ai_addrlen);
+        freeaddrinfo(res);
+        if (out->sa.sa_family == AF_INET6)
+            out->in6.sin6_port = htons((uint16_t)port);
+        else if (out->sa.sa_family == AF_INET)
+            out->in4.sin_port = htons((uint16_t)port);
+        else
+            return -EINVAL;
+    }
+    *outlen = zl_addr_len(out);
+    return 0;
+}

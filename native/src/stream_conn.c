@@ -1,0 +1,626 @@
+/*
+ * stream_conn.c - connections of a STREAM socket: the slot table and the
+ * routing-id hash (O(1) id -> connection), per-connection send queues,
+ * accepting, non-blocking connecting with retries, and closing (which is
+ * where the 0x00 notification and the monitor events are produced, so that
+ * each connection yields its 0x00 exactly once).
+ */
+#include "stream.h"
+
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Queue buffers above this are given back when the queue drains, so a
+ * burst on one connection does not pin memory for the socket's lifetime. */
+#define ZL_QBUF_KEEP (256 * 1024)
+
+/* ---- routing id hash (linear probing, backward-shift deletion) -------- */
+
+static int ht_resize(zl_stream_t *s, uint32_t ncap)
+{
+    zl_htent_t *n = calloc(ncap, sizeof *n);
+    if (!n)
+        return -1;
+    uint32_t bits = 0;
+    while ((1u << bits) < ncap)
+        bits++;
+    zl_htent_t *o = s->ht;
+    uint32_t ocap = s->ht_cap;
+    s->ht = n;
+    s->ht_cap = ncap;
+    s->ht_shift = 32 - bits;
+    for (uint32_t i = 0; i < ocap; i++) {
+        if (!o[i].idx1)
+            continue;
+        uint32_t j = zl_ht_hash(s, o[i].id);
+        while (n[j].idx1)
+            j = (j + 1) & (ncap - 1);
+        n[j] = o[i];
+    }
+    free(o);
+    return 0;
+}
+
+int zl_ht_insert(zl_stream_t *s, uint32_t id, uint32_t idx)
+{
+    if ((s->ht_count + 1) * 2 > s->ht_cap &&
+        ht_resize(s, s->ht_cap ? s->ht_cap * 2 : 1024) != 0)
+        return -1;
+    uint32_t mask = s->ht_cap - 1;
+    uint32_t i = zl_ht_hash(s, id);
+    while (s->ht[i].idx1)
+        i = (i + 1) & mask;
+    s->ht[i].id = id;
+    s->ht[i].idx1 = idx + 1;
+    s->ht_count++;
+    return 0;
+}
+
+void zl_ht_remove(zl_stream_t *s, uint32_t id)
+{
+    if (!s->ht_count)
+        return;
+    uint32_t mask = s->ht_cap - 1;
+    uint32_t i = zl_ht_hash(s, id);
+    while (s->ht[i].idx1 && s->ht[i].id != id)
+        i = (i + 1) & mask;
+    if (!s->ht[i].idx1)
+        return;
+    /* Pull later members of the probe run back so lookups never stop at
+     * the hole we leave. */
+    uint32_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!s->ht[j].idx1)
+            break;
+        uint32_t k = zl_ht_hash(s, s->ht[j].id);
+        int stays = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
+        if (!stays) {
+            s->ht[i] = s->ht[j];
+            i = j;
+        }
+    }
+    s->ht[i].idx1 = 0;
+    s->ht_count--;
+}
+
+/* ---- slots --------------------------------------------------------------- */
+
+static int slots_grow(zl_stream_t *s)
+{
+    uint32_t ncap = s->slots_cap ? s->slots_cap * 2 : 256;
+    if (ncap > ZL_MAX_SLOTS)
+        ncap = ZL_MAX_SLOTS;
+    if (ncap <= s->slots_cap)
+        return -1;
+    zl_conn_t **c = realloc(s->conns, (size_t)ncap * sizeof *c);
+    if (!c)
+        return -1;
+    s->conns = c;
+    uint32_t *f = realloc(s->free_idx, (size_t)ncap * sizeof *f);
+    if (!f)
+        return -1;
+    s->free_idx = f;
+    s->slots_cap = ncap;
+    return 0;
+}
+
+/* Library-assigned ids are (generation << 20 | slot), so an id that just
+ * went away is not handed out again at once even if its slot is. */
+static uint32_t lib_id(const zl_conn_t *c)
+{
+    uint32_t gen = c->serial & 0xfffu;
+    if (!gen)
+        gen = 1;
+    return (gen << ZL_ID_INDEX_BITS) | c->idx;
+}
+
+zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
+{
+    if (have_id && zl_conn_by_id(s, id)) {
+        zl_set_errno(EINVAL);
+        return NULL;
+    }
+    zl_conn_t *c;
+    if (s->nfree) {
+        c = s->conns[s->free_idx[--s->nfree]];
+    } else {
+        if (s->nslots == s->slots_cap && slots_grow(s) != 0) {
+            zl_set_errno(ENOBUFS);
+            return NULL;
+        }
+        c = calloc(1, sizeof *c);
+        if (!c) {
+            zl_set_errno(ENOMEM);
+            return NULL;
+        }
+        c->idx = s->nslots;
+        s->conns[s->nslots++] = c;
+    }
+    c->serial++;
+    c->fd = -1;
+    c->state = ZC_FREE;
+    c->in_ready = c->want_out = c->has_carry = 0;
+    c->announced = c->outbound = c->zero_delivered = 0;
+    c->peer_pos = -1;
+    c->timer_id = 0;
+    c->listener1 = 0;
+    c->ep = NULL;
+    c->ep_prev = c->ep_next = NULL;
+    c->connected_ms = c->msgs_sent = c->msgs_received = 0;
+    c->q.head = c->q.tail = 0;
+    c->q.lhead = c->q.lcount = 0;
+    if (!have_id) {
+        for (;;) {
+            id = lib_id(c);
+            if (!zl_conn_by_id(s, id))
+                break;
+            c->serial++; /* taken by a CONNECT_ROUTING_ID: next generation */
+        }
+    }
+    c->id = id;
+    if (zl_ht_insert(s, id, c->idx) != 0) {
+        s->free_idx[s->nfree++] = c->idx;
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    return c;
+}
+
+static void ep_unlink(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_endpoint_t *ep = c->ep;
+    if (!ep)
+        return;
+    if (c->ep_prev)
+        c->ep_prev->ep_next = c->ep_next;
+    else
+        ep->conns = c->ep_next;
+    if (c->ep_next)
+        c->ep_next->ep_prev = c->ep_prev;
+    c->ep = NULL;
+    c->ep_prev = c->ep_next = NULL;
+    if (--ep->nconns == 0) {
+        zl_endpoint_t **pp = &s->eps;
+        while (*pp && *pp != ep)
+            pp = &(*pp)->next;
+        if (*pp)
+            *pp = ep->next;
+        free(ep->str);
+        free(ep);
+    }
+}
+
+static void q_reset(zl_sendq_t *q)
+{
+    q->head = q->tail = 0;
+    q->lhead = q->lcount = 0;
+    if (q->cap > ZL_QBUF_KEEP) {
+        free(q->buf);
+        q->buf = NULL;
+        q->cap = 0;
+    }
+}
+
+void zl_conn_release(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_ht_remove(s, c->id);
+    ep_unlink(s, c);
+    q_reset(&c->q);
+    c->state = ZC_FREE;
+    c->in_ready = 0;
+    c->want_out = 0;
+    c->timer_id = 0;
+    c->serial++;
+    s->free_idx[s->nfree++] = c->idx;
+}
+
+/* ---- peers (dense list of established connections) -------------------- */
+
+static void peer_add(zl_stream_t *s, zl_conn_t *c)
+{
+    if (s->npeers == s->peers_cap) {
+        uint32_t ncap = s->peers_cap ? s->peers_cap * 2 : 256;
+        uint32_t *n = realloc(s->peers, (size_t)ncap * sizeof *n);
+        if (!n)
+            return; /* introspection only; the connection still works */
+        s->peers = n;
+        s->peers_cap = ncap;
+    }
+    c->peer_pos = (int)s->npeers;
+    s->peers[s->npeers++] = c->idx;
+}
+
+static void peer_remove(zl_stream_t *s, zl_conn_t *c)
+{
+    if (c->peer_pos < 0)
+        return;
+    uint32_t last = s->peers[--s->npeers];
+    s->peers[c->peer_pos] = last;
+    s->conns[last]->peer_pos = c->peer_pos;
+    c->peer_pos = -1;
+}
+
+/* ---- descriptors ----------------------------------------------------------- */
+
+void zl_setup_fd(zl_stream_t *s, int fd, int family)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (s->sndbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof s->sndbuf);
+    if (s->rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, sizeof s->rcvbuf);
+    if (s->ka != -1) {
+        int on = s->ka ? 1 : 0;
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+        if (on) {
+            if (s->ka_cnt > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &s->ka_cnt,
+                           sizeof s->ka_cnt);
+            if (s->ka_idle > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &s->ka_idle,
+                           sizeof s->ka_idle);
+            if (s->ka_intvl > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &s->ka_intvl,
+                           sizeof s->ka_intvl);
+        }
+    }
+    if (s->tos > 0) {
+        if (family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &s->tos, sizeof s->tos);
+        else
+            setsockopt(fd, IPPROTO_IP, IP_TOS, &s->tos, sizeof s->tos);
+    }
+    if (s->tcp_maxrt > 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &s->tcp_maxrt,
+                   sizeof s->tcp_maxrt);
+}
+
+static void close_fd(zl_stream_t *s, int fd)
+{
+    /* explicit removal: a descriptor inherited by a forked child would
+     * otherwise keep reporting events for a connection we dropped */
+    epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+}
+
+/* ---- send queue -------------------------------------------------------- */
+
+static void q_consume(zl_sendq_t *q, size_t n)
+{
+    q->head += n;
+    while (n) {
+        uint32_t *f = &q->lens[q->lhead];
+        if (n >= *f) {
+            n -= *f;
+            q->lhead = (q->lhead + 1) & (q->lcap - 1);
+            q->lcount--;
+        } else {
+            *f -= (uint32_t)n;
+            n = 0;
+        }
+    }
+    if (q->head == q->tail)
+        q->head = q->tail = 0;
+}
+
+int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
+{
+    zl_sendq_t *q = &c->q;
+    if (q->tail + len > q->cap) {
+        size_t used = q->tail - q->head;
+        if (q->head && used + len <= q->cap) {
+            memmove(q->buf, q->buf + q->head, used);
+        } else {
+            size_t ncap = q->cap ? q->cap * 2 : 16384;
+            while (ncap < used + len)
+                ncap *= 2;
+            char *nb = malloc(ncap);
+            if (!nb)
+                return zl_fail(ENOMEM);
+            if (used)
+                memcpy(nb, q->buf + q->head, used);
+            free(q->buf);
+            q->buf = nb;
+            q->cap = ncap;
+        }
+        q->head = 0;
+        q->tail = used;
+    }
+    if (q->lcount == q->lcap) {
+        uint32_t ncap = q->lcap ? q->lcap * 2 : 64;
+        uint32_t *nl = malloc((size_t)ncap * sizeof *nl);
+        if (!nl)
+            return zl_fail(ENOMEM);
+        for (uint32_t i = 0; i < q->lcount; i++)
+            nl[i] = q->lens[(q->lhead + i) & (q->lcap - 1)];
+        free(q->lens);
+        q->lens = nl;
+        q->lhead = 0;
+        q->lcap = ncap;
+    }
+    memcpy(q->buf + q->tail, data, len);
+    q->tail += len;
+    q->lens[(q->lhead + q->lcount) & (q->lcap - 1)] = (uint32_t)len;
+    if (q->lcount++ == 0) {
+        s->nqueued++;
+        if (!c->want_out) {
+            /* EPOLLOUT only while there is something to write, otherwise
+             * level-triggered epoll would report it on every wait */
+            zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLOUT,
+                         ZL_TAG(ZT_CONN, c->serial, c->idx));
+            c->want_out = 1;
+        }
+    }
+    return 0;
+}
+
+static int error_reason(int e)
+{
+    return (e == ECONNRESET || e == EPIPE) ? ZLINK_DISCONNECT_REMOTE
+                                           : ZLINK_DISCONNECT_TRANSPORT_ERROR;
+}
+
+/* Returns -1 if the connection went away (closed, its 0x00 queued). */
+int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_sendq_t *q = &c->q;
+    while (q->tail > q->head) {
+        size_t want = q->tail - q->head;
+        ssize_t n = send(c->fd, q->buf + q->head, want,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            q_consume(q, (size_t)n);
+            if ((size_t)n < want)
+                break; /* kernel buffer full; wait for EPOLLOUT */
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        int e = n < 0 ? errno : EPIPE;
+        zl_conn_close(s, c, error_reason(e), e);
+        return -1;
+    }
+    if (q->tail == q->head && q->lcount == 0) {
+        s->nqueued--;
+        if (q->cap > ZL_QBUF_KEEP) {
+            free(q->buf);
+            q->buf = NULL;
+            q->cap = 0;
+        }
+        if (c->state == ZC_CLOSING) {
+            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+            return -1;
+        }
+        if (c->want_out) {
+            zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                         ZL_TAG(ZT_CONN, c->serial, c->idx));
+            c->want_out = 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- closing ---------------------------------------------------------- */
+
+void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
+{
+    (void)err;
+    int established = c->state == ZC_ACTIVE || c->state == ZC_CLOSING;
+    if (established)
+        zl_emit(s, ZLINK_EVENT_DISCONNECTED, (uint64_t)reason, c, NULL, NULL);
+    if (c->fd >= 0) {
+        close_fd(s, c->fd);
+        c->fd = -1;
+    }
+    if (c->q.lcount)
+        s->nqueued--;
+    peer_remove(s, c);
+    if (c->announced && !c->zero_delivered) {
+        zl_evq_push(s, c->id, 0x00);
+        c->zero_delivered = 1;
+    }
+    zl_conn_release(s, c);
+}
+
+void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
+{
+    if (c->q.lcount == 0 || s->linger == 0) {
+        zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        return;
+    }
+    /* flush what the application already handed us, then close */
+    c->state = ZC_CLOSING;
+    peer_remove(s, c);
+    zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
+                 ZL_TAG(ZT_CONN, c->serial, c->idx));
+    c->want_out = 1;
+    if (s->linger > 0)
+        c->timer_id = zl_timer_add(s, zl_now_ms() + (uint64_t)s->linger,
+                                   ZTM_CONN, c->idx);
+}
+
+/* ---- establishing ------------------------------------------------------ */
+
+static void established(zl_stream_t *s, zl_conn_t *c, int accepted)
+{
+    c->state = ZC_ACTIVE;
+    c->announced = 1;
+    c->connected_ms = zl_wall_ms();
+    peer_add(s, c);
+    zl_evq_push(s, c->id, 0x01);
+    if (s->mon_mask) {
+        zl_emit(s, accepted ? ZLINK_EVENT_ACCEPTED : ZLINK_EVENT_CONNECTED,
+                (uint64_t)c->fd, c, NULL, NULL);
+        zl_emit(s, ZLINK_EVENT_CONNECTION_READY, 0, c, NULL, NULL);
+    }
+}
+
+void zl_listener_accept(zl_stream_t *s, uint32_t li)
+{
+    for (int k = 0; k < ZL_ACCEPT_BATCH; k++) {
+        zl_listener_t *l = &s->lst[li];
+        zl_sockaddr_t sa;
+        socklen_t sl = sizeof sa;
+        int fd = accept4(l->fd, &sa.sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            int e = errno;
+            if (e == EAGAIN || e == EWOULDBLOCK)
+                return;
+            if (e == EINTR || e == ECONNABORTED || e == EPROTO)
+                continue;
+            if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+                /* The pending connection stays in the backlog and the
+                 * listener stays readable: with level-triggered epoll we
+                 * would spin. Step out of the epoll set and retry later. */
+                epoll_ctl(s->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+                l->paused = 1;
+                l->timer_id = zl_timer_add(s, zl_now_ms() + ZL_ACCEPT_RETRY_MS,
+                                           ZTM_LISTENER, li);
+            }
+            zl_emit(s, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)e, NULL, l->real,
+                    NULL);
+            return;
+        }
+        zl_conn_t *c = zl_conn_alloc(s, 0, 0);
+        if (!c) {
+            close(fd);
+            zl_emit(s, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)zlink_errno(),
+                    NULL, l->real, NULL);
+            continue;
+        }
+        c->fd = fd;
+        c->remote = sa;
+        c->listener1 = li + 1;
+        zl_setup_fd(s, fd, sa.sa.sa_family);
+        if (zl_epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN,
+                         ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
+            close(fd);
+            c->fd = -1;
+            zl_conn_release(s, c);
+            continue;
+        }
+        established(s, c, 1);
+    }
+}
+
+void zl_listener_resume(zl_stream_t *s, uint32_t li)
+{
+    zl_listener_t *l = &s->lst[li];
+    if (!l->paused)
+        return;
+    if (zl_epoll_set(s, EPOLL_CTL_ADD, l->fd, EPOLLIN,
+                     ZL_TAG(ZT_LISTENER, l->serial, li)) == 0)
+        l->paused = 0;
+    else
+        l->timer_id = zl_timer_add(s, zl_now_ms() + ZL_ACCEPT_RETRY_MS,
+                                   ZTM_LISTENER, li);
+}
+
+/* A connect attempt failed with err (the descriptor is already closed):
+ * retry after RECONNECT_IVL, or give up for good when it is -1. */
+static void attempt_failed(zl_stream_t *s, zl_conn_t *c, int err)
+{
+    c->fd = -1;
+    c->timer_id = 0;
+    if (s->reconnect_ivl >= 0) {
+        c->state = ZC_RETRY_WAIT;
+        zl_emit(s, ZLINK_EVENT_CONNECT_RETRIED, (uint64_t)err, c, NULL, NULL);
+        c->timer_id = zl_timer_add(
+            s, zl_now_ms() + (uint64_t)s->reconnect_ivl, ZTM_CONN, c->idx);
+        return;
+    }
+    zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)err, c, NULL, NULL);
+    zl_evq_push(s, c->id, 0x00);
+    c->zero_delivered = 1;
+    zl_conn_release(s, c);
+}
+
+/* Starts one connect attempt. With first set, failing to create the
+ * descriptor is reported to the caller (zlink_connect) as -1; every other
+ * failure goes through the retry logic. */
+int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
+{
+    zl_endpoint_t *ep = c->ep;
+    int family = ep->addr.sa.sa_family;
+    c->remote = ep->addr;
+    int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        if (first)
+            return zl_fail(errno);
+        attempt_failed(s, c, errno);
+        return 0;
+    }
+    zl_setup_fd(s, fd, family);
+    int rc = connect(fd, &ep->addr.sa, ep->addrlen);
+    int e = rc == 0 ? 0 : errno;
+    if (rc == 0 || e == EINPROGRESS) {
+        uint32_t events = rc == 0 ? EPOLLIN : EPOLLOUT;
+        if (zl_epoll_set(s, EPOLL_CTL_ADD, fd, events,
+                         ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
+            e = errno;
+            close(fd);
+            attempt_failed(s, c, e);
+            return 0;
+        }
+        c->fd = fd;
+        if (rc == 0) {
+            established(s, c, 0);
+            return 0;
+        }
+        c->state = ZC_CONNECTING;
+        zl_emit(s, ZLINK_EVENT_CONNECT_DELAYED, (uint64_t)EINPROGRESS, c, NULL,
+                NULL);
+        if (s->connect_timeout > 0)
+            c->timer_id =
+                zl_timer_add(s, zl_now_ms() + (uint64_t)s->connect_timeout,
+                             ZTM_CONN, c->idx);
+        return 0;
+    }
+    close(fd);
+    attempt_failed(s, c, e);
+    return 0;
+}
+
+void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c)
+{
+    int err = 0;
+    socklen_t l = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0)
+        err = errno;
+    c->timer_id = 0; /* cancels the connect timeout */
+    if (err == 0) {
+        if (zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                         ZL_TAG(ZT_CONN, c->serial, c->idx)) == 0) {
+            established(s, c, 0);
+            return;
+        }
+        err = errno;
+    }
+    close_fd(s, c->fd);
+    attempt_failed(s, c, err);
+}
+
+void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
+{
+    switch (c->state) {
+    case ZC_CONNECTING: /* CONNECT_TIMEOUT expired */
+        close_fd(s, c->fd);
+        attempt_failed(s, c, ETIMEDOUT);
+        break;
+    case ZC_RETRY_WAIT:
+        zl_conn_start_connect(s, c, 0);
+        break;
+    case ZC_CLOSING: /* linger of a requested close expired */
+        zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        break;
+    default:
+        break;
+    }
+}

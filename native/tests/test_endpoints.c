@@ -1,0 +1,69 @@
+/* test_endpoints.c - endpoint validation and errors on both kinds of
+ * socket: malformed, unsupported transport, port in use, unbind and
+ * disconnect by endpoint. */
+#include "testutil.h"
+
+int main(void)
+{
+    void *ctx = zlink_ctx_new();
+    void *st = zlink_socket(ctx, ZLINK_STREAM);
+    void *d = zlink_socket(ctx, ZLINK_DEALER);
+    CHECK(st && d);
+
+    const char *bad[] = {"", "tcp", "tcp://", "tcp://127.0.0.1", "tcp://:5555",
+                         "tcp://127.0.0.1:", "tcp://127.0.0.1:abc",
+                         "tcp://127.0.0.1:70000", "tcp://[::1:5555",
+                         "tcp://no-such-host.invalid:5555", "127.0.0.1:5555"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_ERR(zlink_bind(st, bad[i]), EINVAL);
+        CHECK_ERR(zlink_connect(st, bad[i]), EINVAL);
+    }
+    CHECK_ERR(zlink_connect(st, "tcp://127.0.0.1:0"), EINVAL);
+    CHECK_ERR(zlink_connect(st, "tcp://*:5555"), EINVAL);
+    CHECK_ERR(zlink_bind(st, NULL), EINVAL);
+    const char *other[] = {"ipc:///tmp/x", "inproc://x", "tls://127.0.0.1:1",
+                           "ws://127.0.0.1:1", "wss://127.0.0.1:1", "pgm://x;y:1",
+                           "udp://127.0.0.1:1"};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
+        CHECK_ERR(zlink_bind(st, other[i]), EPROTONOSUPPORT);
+        CHECK_ERR(zlink_connect(st, other[i]), EPROTONOSUPPORT);
+    }
+    /* libzmq's own validation for pass-through sockets */
+    CHECK_ERR(zlink_bind(d, "bogus://x"), EPROTONOSUPPORT);
+    CHECK(zlink_bind(d, "tcp://127.0.0.1:abc") == -1);
+
+    /* ephemeral port, LAST_ENDPOINT, EADDRINUSE on both kinds */
+    char ep[256];
+    CHECK(zlink_bind(st, "tcp://127.0.0.1:*") == 0);
+    tu_last_endpoint(st, ep, sizeof ep);
+    CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0 && atoi(ep + 16) > 0);
+    CHECK_ERR(zlink_bind(st, ep), EADDRINUSE);
+    CHECK_ERR(zlink_bind(d, ep), EADDRINUSE);
+    CHECK(zlink_bind(st, "tcp://*:0") == 0);
+    char ep2[256];
+    tu_last_endpoint(st, ep2, sizeof ep2);
+    CHECK(strncmp(ep2, "tcp://0.0.0.0:", 14) == 0);
+    CHECK(zlink_bind(st, "tcp://localhost:*") == 0);
+    int v6 = 1;
+    CHECK(zlink_setsockopt(st, ZLINK_IPV6, &v6, sizeof v6) == 0);
+    if (zlink_bind(st, "tcp://[::1]:*") == 0) {
+        char ep3[256];
+        tu_last_endpoint(st, ep3, sizeof ep3);
+        CHECK(strncmp(ep3, "tcp://[::1]:", 12) == 0);
+        CHECK(zlink_unbind(st, ep3) == 0);
+    }
+    /* unbind by the given string or by the resolved one */
+    CHECK(zlink_unbind(st, ep) == 0);
+    CHECK_ERR(zlink_unbind(st, ep), ENOENT);
+    CHECK(zlink_unbind(st, "tcp://*:0") == 0);
+    CHECK(zlink_unbind(st, "tcp://localhost:*") == 0);
+    CHECK_ERR(zlink_disconnect(st, "tcp://127.0.0.1:1"), ENOENT);
+    /* the port is free again */
+    CHECK(zlink_bind(d, ep) == 0);
+
+    CHECK(zlink_close(st) == 0);
+    CHECK(zlink_close(d) == 0);
+    CHECK(zlink_ctx_term(ctx) == 0);
+    puts("ok");
+    return 0;
+}

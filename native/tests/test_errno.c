@@ -1,0 +1,39 @@
+/* test_errno.c - error numbering, strerror, version and zlink_has. */
+#include "testutil.h"
+
+#include <errno.h>
+
+int main(void)
+{
+    CHECK(ZLINK_HAUSNUMERO == 156384712);
+    CHECK(EFSM == ZLINK_HAUSNUMERO + 51);
+    CHECK(ENOCOMPATPROTO == ZLINK_HAUSNUMERO + 52);
+    CHECK(ETERM == ZLINK_HAUSNUMERO + 53);
+    CHECK(EMTHREAD == ZLINK_HAUSNUMERO + 54);
+    /* platform values on Linux */
+    CHECK(EHOSTUNREACH == 113 && ENOTSUP == 95 && EPROTONOSUPPORT == 93);
+
+    CHECK(strstr(zlink_strerror(ETERM), "terminated") != NULL);
+    CHECK(strlen(zlink_strerror(EFSM)) > 0);
+    CHECK(strcmp(zlink_strerror(EINVAL), strerror(EINVAL)) == 0);
+
+    int ma = -1, mi = -1, pa = -1;
+    zlink_version(&ma, &mi, &pa);
+    CHECK(ma == 0 && mi == 1 && pa == 0);
+
+    CHECK(zlink_has("tcp") == 1);
+    CHECK(zlink_has("ipc") == 1);
+    CHECK(zlink_has("inproc") == 1);
+    const char *no[] = {"tls", "ws", "wss", "curve", "gssapi", "norm",
+                        "pgm", "epgm", "vmci", "draft", "bogus", ""};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECK(zlink_has(no[i]) == 0);
+    CHECK(zlink_has(NULL) == 0);
+
+    /* the error is per thread and survives unrelated successful calls */
+    CHECK_ERR(zlink_close(NULL), ENOTSOCK);
+    CHECK(zlink_has("tcp") == 1);
+    CHECK(zlink_errno() == ENOTSOCK);
+    puts("ok");
+    return 0;
+}

@@ -1,0 +1,150 @@
+/*
+ * testutil.h - tiny assertion and helper kit shared by the C tests, so each
+ * test stays a plain executable that ctest runs (exit 0 = pass).
+ */
+#ifndef ZLINK_TESTUTIL_H
+#define ZLINK_TESTUTIL_H
+
+#include "zlink.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s (zlink_errno %d: %s)\n",  \
+                    __FILE__, __LINE__, #cond, zlink_errno(),                  \
+                    zlink_strerror(zlink_errno()));                            \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+/* int expression must fail with -1 and the given zlink_errno */
+#define CHECK_ERR(expr, err)                                                   \
+    do {                                                                       \
+        int rc_ = (expr);                                                      \
+        int e_ = zlink_errno();                                                \
+        if (rc_ != -1 || e_ != (err)) {                                        \
+            fprintf(stderr, "%s:%d: %s: rc %d errno %d (%s), want %d\n",       \
+                    __FILE__, __LINE__, #expr, rc_, e_, zlink_strerror(e_),    \
+                    (err));                                                    \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+/* pointer expression must give NULL and the given zlink_errno */
+#define CHECK_NULL_ERR(expr, err)                                              \
+    do {                                                                       \
+        void *p_ = (expr);                                                     \
+        int e_ = zlink_errno();                                                \
+        if (p_ != NULL || e_ != (err)) {                                       \
+            fprintf(stderr, "%s:%d: %s: %p errno %d (%s), want NULL/%d\n",     \
+                    __FILE__, __LINE__, #expr, p_, e_, zlink_strerror(e_),     \
+                    (err));                                                    \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+static inline long long tu_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline void tu_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static inline void tu_raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static inline long tu_nofile(void)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    return (long)rl.rlim_cur;
+}
+
+static inline uint32_t tu_be32(const void *p)
+{
+    const unsigned char *b = p;
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) |
+           ((uint32_t)b[2] << 8) | b[3];
+}
+
+static inline void tu_put_be32(void *p, uint32_t v)
+{
+    unsigned char *b = p;
+    b[0] = (unsigned char)(v >> 24);
+    b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8);
+    b[3] = (unsigned char)v;
+}
+
+/* Receives one STREAM message: id into *id, payload into buf. Returns the
+ * payload size, or -1 (errno from zlink). */
+static inline int tu_stream_recv(void *s, uint32_t *id, void *buf, size_t cap,
+                                 int flags)
+{
+    unsigned char idb[4];
+    int n = zlink_recv(s, idb, sizeof idb, flags);
+    if (n < 0)
+        return -1;
+    CHECK(n == 4);
+    int more = 0;
+    size_t ml = sizeof more;
+    CHECK(zlink_getsockopt(s, ZLINK_RCVMORE, &more, &ml) == 0 && more == 1);
+    *id = tu_be32(idb);
+    return zlink_recv(s, buf, cap, 0);
+}
+
+/* Waits for the next event (1-byte payload) and returns its byte; data
+ * payloads met on the way are an error. */
+static inline int tu_stream_event(void *s, uint32_t *id)
+{
+    unsigned char b[16];
+    for (;;) {
+        int n = tu_stream_recv(s, id, b, sizeof b, 0);
+        CHECK(n >= 0);
+        if (n == 0)
+            continue;
+        CHECK(n == 1);
+        return b[0];
+    }
+}
+
+static inline int tu_stream_send(void *s, uint32_t id, const void *buf,
+                                 size_t len, int flags)
+{
+    unsigned char idb[4];
+    tu_put_be32(idb, id);
+    if (zlink_send(s, idb, 4, ZLINK_SNDMORE | flags) != 4)
+        return -1;
+    return zlink_send(s, buf, len, flags);
+}
+
+static inline void tu_last_endpoint(void *s, char *buf, size_t cap)
+{
+    size_t len = cap;
+    CHECK(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, buf, &len) == 0);
+}
+
+static inline void tu_set_int(void *s, int opt, int v)
+{
+    CHECK(zlink_setsockopt(s, opt, &v, sizeof v) == 0);
+}
+
+#endif
