@@ -6,7 +6,7 @@ namespace NetZlink.Tests;
 [TestFixture]
 public sealed class AllocationTests
 {
-    private const int WarmUp = 2_000;
+    private const int WarmUp = 20_000;
     private const int Measured = 20_000;
 
     [Test, CancelAfter(60_000)]

@@ -111,12 +111,12 @@ public sealed class LifetimeTests
         Assert.Throws<ObjectDisposedException>(() => client.Send(new byte[1]));
     }
 
-    [Test, CancelAfter(30_000)]
-    public void BlockedReceive_IsReleasedWithContextTerminated_WhenTheContextIsDisposed()
+    [TestCase(SocketType.Pair), TestCase(SocketType.Stream), CancelAfter(30_000)]
+    public void BlockedReceive_IsReleasedWithContextTerminated_WhenTheContextIsDisposed(SocketType type)
     {
         var context = new Context();
-        var socket = context.CreateSocket(SocketType.Pair);
-        socket.Bind(Endpoints.Inproc());
+        var socket = context.CreateSocket(type);
+        socket.Bind(type == SocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc());
 
         Exception? caught = null;
         var receiver = new Thread(() =>

@@ -24,8 +24,8 @@ public sealed class SocketOptionTests
         using var socket = context.CreateSocket(SocketType.Dealer);
 
         socket.Linger = 250;
-        socket.SendHighWatermark = 123;
-        socket.ReceiveHighWatermark = 456;
+        socket.SendHighWaterMark = 123;
+        socket.ReceiveHighWaterMark = 456;
         socket.SendTimeout = 1500;
         socket.ReceiveTimeout = 2500;
         socket.Backlog = 77;
@@ -37,8 +37,8 @@ public sealed class SocketOptionTests
         Assert.Multiple(() =>
         {
             Assert.That(socket.Linger, Is.EqualTo(250));
-            Assert.That(socket.SendHighWatermark, Is.EqualTo(123));
-            Assert.That(socket.ReceiveHighWatermark, Is.EqualTo(456));
+            Assert.That(socket.SendHighWaterMark, Is.EqualTo(123));
+            Assert.That(socket.ReceiveHighWaterMark, Is.EqualTo(456));
             Assert.That(socket.SendTimeout, Is.EqualTo(1500));
             Assert.That(socket.ReceiveTimeout, Is.EqualTo(2500));
             Assert.That(socket.Backlog, Is.EqualTo(77));

@@ -25,6 +25,20 @@ public sealed class StreamSocketTests
         Assert.That(from, Is.EqualTo(serverSide));
         Assert.That(Wait.Text(request), Is.EqualTo("hello"));
 
+        // The same through zlink messages: a zero-copy payload out, a whole message in.
+        int released = 0;
+        client.Send(clientSide.Span, SendFlags.SendMore);
+        using (var payload = Message.FromArray(Wait.Bytes("zero-copy"), _ => Interlocked.Increment(ref released)))
+        {
+            client.Send(payload);
+        }
+
+        List<byte[]> message = Wait.Message(server);
+        Assert.That(message, Has.Count.EqualTo(2));
+        Assert.That(new RoutingId(message[0]), Is.EqualTo(serverSide));
+        Assert.That(Wait.Text(message[1]), Is.EqualTo("zero-copy"));
+        Wait.Until(() => Volatile.Read(ref released) == 1, "the zero-copy payload's release");
+
         StreamSockets.Send(server, serverSide, Wait.Bytes("world"));
         (RoutingId to, byte[] reply) = StreamSockets.Receive(client);
         Assert.That(to, Is.EqualTo(clientSide));
@@ -92,6 +106,30 @@ public sealed class StreamSocketTests
 
         client.Close();
         Assert.That(StreamSockets.ReceiveEvent(server, StreamSockets.Disconnected), Is.EqualTo(id));
+    }
+
+    [Test, CancelAfter(30_000)]
+    public void PeerIntrospection_DescribesEachConnection()
+    {
+        using var context = new Context();
+        using var server = context.CreateSocket(SocketType.Stream);
+        var endpoint = new Uri(StreamSockets.Bind(server));
+        using var client = new TcpClient();
+        client.Connect(endpoint.Host, endpoint.Port);
+        RoutingId id = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+
+        Assert.That(server.PeerCount, Is.EqualTo(1));
+        Assert.That(server.GetPeerRoutingId(0), Is.EqualTo(id));
+        PeerInfo info = server.GetPeerInfo(id);
+        Assert.That(info.RoutingId, Is.EqualTo(id));
+        Assert.That(info.RemoteAddress, Does.Contain("127.0.0.1"));
+        IReadOnlyList<PeerInfo> peers = server.GetPeers();
+        Assert.That(peers.Select(p => p.RoutingId), Is.EqualTo(new[] { id }));
+        TestContext.Out.WriteLine(info);
+
+        var unknown = Assert.Throws(Is.InstanceOf<ZlinkException>(), () => server.GetPeerInfo(RoutingId.FromUInt32(0xFFFFFFFF))) as ZlinkException;
+        Assert.That(unknown!.Error, Is.EqualTo(ZlinkError.EINVAL).Or.EqualTo(ZlinkError.EHOSTUNREACH));
+        Assert.That(unknown.Message, Does.StartWith("GetPeerInfo(FFFFFFFF) failed: "));
     }
 
     [Test, CancelAfter(120_000)]

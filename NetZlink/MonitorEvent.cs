@@ -30,9 +30,11 @@ public readonly struct MonitorEvent
     /// <summary>The remote endpoint (empty when unknown).</summary>
     public string RemoteAddress { get; }
 
-    /// <summary>For a <see cref="MonitorEvents.Disconnected"/> event, why the connection ended.</summary>
+    /// <summary>For a <see cref="MonitorEvents.Disconnected"/> event, why the connection ended (Unknown for other events or unlisted values).</summary>
     public DisconnectReason DisconnectReason =>
-        EventType == MonitorEvents.Disconnected ? (DisconnectReason)Value : DisconnectReason.Unknown;
+        EventType == MonitorEvents.Disconnected && Value <= (ulong)DisconnectReason.ContextTerminated
+            ? (DisconnectReason)Value
+            : DisconnectReason.Unknown;
 
     /// <inheritdoc/>
     public override string ToString() =>

@@ -122,17 +122,17 @@ public sealed unsafe partial class Socket
     }
 
     /// <summary>Send high-water mark in messages (0 = none); on STREAM, per connection.</summary>
-    public int SendHighWatermark
+    public int SendHighWaterMark
     {
-        get => GetOptionInt32(SocketOption.SendHighWatermark);
-        set => SetOption(SocketOption.SendHighWatermark, value);
+        get => GetOptionInt32(SocketOption.SendHighWaterMark);
+        set => SetOption(SocketOption.SendHighWaterMark, value);
     }
 
     /// <summary>Receive high-water mark in messages (0 = none).</summary>
-    public int ReceiveHighWatermark
+    public int ReceiveHighWaterMark
     {
-        get => GetOptionInt32(SocketOption.ReceiveHighWatermark);
-        set => SetOption(SocketOption.ReceiveHighWatermark, value);
+        get => GetOptionInt32(SocketOption.ReceiveHighWaterMark);
+        set => SetOption(SocketOption.ReceiveHighWaterMark, value);
     }
 
     /// <summary>Milliseconds a blocking send waits before failing with EAGAIN (-1 = for ever).</summary>

@@ -47,7 +47,7 @@ public sealed unsafe partial class Socket
     /// <param name="routingId">The peer's routing id.</param>
     /// <returns>The peer's address and counters.</returns>
     /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
-    /// <exception cref="HostUnreachableException">No such peer.</exception>
+    /// <exception cref="ZlinkException">No such peer (EINVAL or EHOSTUNREACH, depending on the library).</exception>
     public PeerInfo GetPeerInfo(RoutingId routingId)
     {
         ReadOnlySpan<byte> bytes = routingId.Span;

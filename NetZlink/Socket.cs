@@ -37,6 +37,13 @@ public sealed unsafe partial class Socket : IDisposable
     /// <summary>The native handle, for the engine that drives sockets directly.</summary>
     internal SocketHandle Handle => _handle;
 
+    /// <summary>
+    /// The raw socket pointer, for code that calls NativeMethods directly on a thread that owns
+    /// the socket. Unlike the public methods it holds no reference: the caller must make sure the
+    /// socket is not disposed while it uses the pointer.
+    /// </summary>
+    internal nint NativeHandle => _handle.DangerousGetHandle();
+
     /// <summary>Accepts connections on <paramref name="endpoint"/> (tcp://, ipc://, inproc://).</summary>
     /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>, <c>tcp://127.0.0.1:*</c> (see <see cref="LastEndpoint"/>), <c>inproc://name</c>.</param>
     /// <exception cref="EndpointException">The endpoint is malformed, in use, or its transport unknown.</exception>

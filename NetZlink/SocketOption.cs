@@ -40,9 +40,9 @@ public enum SocketOption
     /// <summary>Largest inbound message accepted, in bytes (64-bit: use the <see cref="long"/> overloads; -1 = no limit).</summary>
     MaxMessageSize = 22,
     /// <summary>Send high-water mark in messages (0 = none).</summary>
-    SendHighWatermark = 23,
+    SendHighWaterMark = 23,
     /// <summary>Receive high-water mark in messages (0 = none).</summary>
-    ReceiveHighWatermark = 24,
+    ReceiveHighWaterMark = 24,
     /// <summary>Multicast hop limit.</summary>
     MulticastHops = 25,
     /// <summary>Receive timeout in ms for blocking receives (-1 = forever).</summary>

@@ -27,7 +27,7 @@ public static class ScenarioRunner
         bool s1 = settings.Scenario == "s1";
         int ccu = s0 ? 1 : settings.Ccu;
         int inflight = s0 ? 1 : settings.Inflight;
-        var result = new ScenarioResult { Settings = settings };
+        var result = new ScenarioResult { Settings = s0 ? settings with { Ccu = 1, Inflight = 1 } : settings };
         var plan = new LoadPlan(settings.Size, inflight, settings.SendBatch, s0 ? 1 : settings.LatencySampleRate,
             s0 ? 1 : long.MaxValue, verifyPayload: s0);
 
@@ -261,7 +261,7 @@ public static class ScenarioRunner
             return total;
         }
 
-        public Task DelayAsync(string phase, TimeSpan duration, CancellationToken cancellationToken)
+        public Task<bool> DelayAsync(string phase, TimeSpan duration, CancellationToken cancellationToken)
             => WaitUntilAsync(phase, static () => false, duration, cancellationToken);
 
         public async Task WaitAsync(string phase, Task task, TimeSpan timeout, CancellationToken cancellationToken)

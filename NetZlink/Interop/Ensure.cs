@@ -9,11 +9,14 @@ namespace NetZlink.Interop;
 
 internal static unsafe class Ensure
 {
-    /// <summary>Throws for a failed <paramref name="operation"/> (e.g. "Send") that has no endpoint or option.</summary>
+    /// <summary>
+    /// Throws for a failed <paramref name="operation"/> (e.g. "Send") that has no endpoint or
+    /// option; <paramref name="notSupportedHint"/> is added to the message when the error is ENOTSUP.
+    /// </summary>
     [DoesNotReturn]
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void Throw(int errno, string operation, string? hint = null) =>
-        throw Create(errno, ErrorScope.General, operation, target: null, hint);
+    internal static void Throw(int errno, string operation, string? notSupportedHint = null) =>
+        throw Create(errno, ErrorScope.General, operation, target: null, errno == ZlinkConstants.ENOTSUP ? notSupportedHint : null);
 
     /// <summary>Throws for a failed endpoint operation; the message reads <c>Bind("tcp://…") failed: …</c>.</summary>
     [DoesNotReturn]

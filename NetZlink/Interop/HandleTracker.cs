@@ -1,6 +1,7 @@
 // Counts the native objects the binding holds open, by kind. The tests read it around every
 // test to fail one that leaves a context, socket, monitor or message open (a leak check in the
 // spirit of libgit2sharp's leak mode); it costs one interlocked add per open and close.
+using System.Diagnostics;
 using System.Text;
 
 namespace NetZlink.Interop;
@@ -11,7 +12,11 @@ internal static class HandleTracker
 
     internal static void Opened(NativeHandleKind kind) => Interlocked.Increment(ref s_live[(int)kind]);
 
-    internal static void Closed(NativeHandleKind kind) => Interlocked.Decrement(ref s_live[(int)kind]);
+    internal static void Closed(NativeHandleKind kind)
+    {
+        int live = Interlocked.Decrement(ref s_live[(int)kind]);
+        Debug.Assert(live >= 0, $"{kind} closed more often than opened");
+    }
 
     internal static int Live(NativeHandleKind kind) => Volatile.Read(ref s_live[(int)kind]);
 

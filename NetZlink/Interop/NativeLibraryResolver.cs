@@ -11,7 +11,7 @@
 //      libzlink.so directly next to the assembly (a RID-specific publish flattens runtimes/).
 //   3. native/build/libzlink.so in this assembly's directory or any directory above it (the
 //      repository's own build, for code run straight from a checkout).
-//   4. The system search path, by the name "zlink" (libzlink.so via LD_LIBRARY_PATH, ldconfig…).
+//   4. The system search path: libzlink.so ("zlink") via LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib.
 // When nothing loads, the DllNotFoundException lists every place tried and why each failed.
 using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
@@ -128,8 +128,8 @@ internal static class NativeLibraryResolver
             attempts.Add($"native/build/{FileName} in {assemblyDirectory} or any parent: not found");
         }
 
-        yield return ($"\"{NativeMethods.LibraryName}\" on the system library path",
-            () => NativeLibrary.Load(NativeMethods.LibraryName, typeof(NativeLibraryResolver).Assembly, DllImportSearchPath.System32 | DllImportSearchPath.SafeDirectories));
+        // A bare file name makes dlopen search the system path: LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib.
+        yield return ($"{FileName} on the system library path", () => NativeLibrary.Load(FileName));
     }
 
     private static nint LoadFile(string path)
@@ -151,7 +151,7 @@ internal static class NativeLibraryResolver
         }
         catch (Exception e) when (e is DllNotFoundException or BadImageFormatException or FileNotFoundException or IOException)
         {
-            attempts.Add($"{where}: {e.Message}");
+            attempts.Add($"{where}: {Reason(e)}");
             return 0;
         }
 
@@ -163,6 +163,16 @@ internal static class NativeLibraryResolver
         }
 
         return library;
+    }
+
+    /// <summary>
+    /// The loader's own words: the runtime's message is one generic sentence followed by the
+    /// dlerror() lines that actually say why, so keep those when there are any.
+    /// </summary>
+    private static string Reason(Exception e)
+    {
+        string[] lines = e.Message.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        return lines.Length > 1 ? string.Join("; ", lines[1..]) : e.Message;
     }
 
     [UnconditionalSuppressMessage("SingleFile", "IL3000:Avoid accessing Assembly file path when publishing as a single file",

@@ -2,6 +2,7 @@
 // (if any) and call the user's callback, exactly once. zlink reaches it through one static
 // [UnmanagedCallersOnly] function; the GCHandle to this object travels as the free function's
 // hint, so nothing here can be collected while the library still holds the data.
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
@@ -14,6 +15,7 @@ internal sealed unsafe class ZeroCopyRelease
     private readonly byte[]? _array;
     private readonly Action<byte[]>? _released;
     private GCHandle _pin;
+    private int _freed;
 
     private ZeroCopyRelease(MessageFreeCallback? native, object? state, byte[]? array, Action<byte[]>? released)
     {
@@ -54,6 +56,7 @@ internal sealed unsafe class ZeroCopyRelease
         var handle = GCHandle.FromIntPtr((nint)hint);
         var release = (ZeroCopyRelease)handle.Target!;
         handle.Free();
+        Debug.Assert(Interlocked.Exchange(ref release._freed, 1) == 0, "zlink called a free function twice");
         release.Unpin();
         try
         {

@@ -179,6 +179,9 @@ int zl_stream_poll_check(zl_stream_t *s, short events)
         return -1;
     if (!has_input(s))
         zl_pump(s, 0);
+    else if (s->heap_n)
+        zl_timers_run(s); /* due retries/timeouts run even if unread input
+                             makes the epoll round trip unnecessary */
     if (check_live(s))
         return -1;
     int r = 0;

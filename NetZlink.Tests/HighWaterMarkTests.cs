@@ -6,16 +6,16 @@ using System.Net.Sockets;
 namespace NetZlink.Tests;
 
 [TestFixture]
-public sealed class HighWatermarkTests
+public sealed class HighWaterMarkTests
 {
     [Test, CancelAfter(30_000)]
-    public void TrySend_AtTheHighWatermark_ReturnsFalse_ThenTrueOnceDrained()
+    public void TrySend_AtTheHighWaterMark_ReturnsFalse_ThenTrueOnceDrained()
     {
         using var context = new Context();
         using var receiver = context.CreateSocket(SocketType.Pair);
         using var sender = context.CreateSocket(SocketType.Pair);
-        sender.SendHighWatermark = 10;
-        receiver.ReceiveHighWatermark = 10;
+        sender.SendHighWaterMark = 10;
+        receiver.ReceiveHighWaterMark = 10;
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         byte[] frame = new byte[100];
@@ -40,11 +40,11 @@ public sealed class HighWatermarkTests
     }
 
     [Test, CancelAfter(60_000)]
-    public void Stream_PayloadRefusedAtTheHighWatermark_IsRetriedAlone()
+    public void Stream_PayloadRefusedAtTheHighWaterMark_IsRetriedAlone()
     {
         using var context = new Context();
         using var server = context.CreateSocket(SocketType.Stream);
-        server.SendHighWatermark = 4;
+        server.SendHighWaterMark = 4;
         server.SendBufferSize = 16 * 1024;
         var endpoint = new Uri(StreamSockets.Bind(server));
 
