@@ -132,8 +132,9 @@ public sealed unsafe partial class EngineShard
             Counters.ConnectFailed++;
         }
 
-        ConnectResolved();
+        // The handler hears of it before ConnectsResolved can complete.
         _handler.OnConnectFailed(this, ConnectionAt(slot), new ConnectFailure(timedOut, errno, s.Attempts));
+        ConnectResolved();
     }
 
     private void ConnectResolved()

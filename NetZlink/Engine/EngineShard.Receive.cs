@@ -118,8 +118,8 @@ public sealed unsafe partial class EngineShard
             _attemptsInFlight--;
             s.State = ConnectionState.Connected;
             Counters.Connected++;
-            ConnectResolved();
             _handler.OnConnected(this, ConnectionAt(slot));
+            ConnectResolved();
         }
         else
         {

@@ -737,7 +737,8 @@ int zl_stream_recv(zl_stream_t *s, void *buf, size_t len, int flags)
         return -1;
     unsigned char tmp[4];
     zl_put_be32(tmp, id);
-    memcpy(buf, tmp, len < 4 ? len : 4);
+    if (len)
+        memcpy(buf, tmp, len < 4 ? len : 4);
     return 4;
 }
 

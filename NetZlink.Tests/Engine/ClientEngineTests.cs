@@ -1,0 +1,240 @@
+// The sharded engine's state machines against a plain TCP server the test drives byte by byte:
+// packets split and merged across reads, a send resumed after the socket refused it, a peer that
+// hangs up mid-packet, connect failures with retries, posting from another thread, the idle
+// sleep, and the descriptor check.
+using System.Buffers.Binary;
+using System.Diagnostics;
+using NetZlink.Engine;
+
+namespace NetZlink.Tests.Engine;
+
+[TestFixture]
+public sealed class ClientEngineTests
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
+
+    [Test, CancelAfter(60_000)]
+    public void Packets_SplitAndMergedArbitrarily_AreReassembledExactly()
+    {
+        using var server = new RawTcpServer();
+        var handler = new RecordingHandler();
+        using var engine = new ClientEngine(1, Options(server.Endpoint));
+        engine.Start(_ => handler);
+        using System.Net.Sockets.Socket peer = server.Accept(Patience);
+        Wait.Until(() => handler.Connected.Count == 1, "the engine's connected event");
+
+        // 200 packets of random sizes, written in random slices: some one byte long (the length
+        // header split), some spanning several packets.
+        var random = new Random(1234);
+        var expected = new List<byte[]>();
+        var stream = new List<byte>();
+        for (int i = 0; i < 200; i++)
+        {
+            byte[] body = new byte[random.Next(0, 3000)];
+            random.NextBytes(body);
+            byte[] packet = new byte[4 + body.Length];
+            BinaryPrimitives.WriteUInt32BigEndian(packet, (uint)body.Length);
+            body.CopyTo(packet, 4);
+            expected.Add(packet);
+            stream.AddRange(packet);
+        }
+
+        byte[] all = stream.ToArray();
+        int offset = 0;
+        while (offset < all.Length)
+        {
+            int slice = random.Next(4) == 0 ? 1 : random.Next(1, 9000);
+            slice = Math.Min(slice, all.Length - offset);
+            peer.Send(all, offset, slice, System.Net.Sockets.SocketFlags.None);
+            offset += slice;
+            if (random.Next(3) == 0)
+            {
+                Thread.Sleep(1);
+            }
+        }
+
+        Wait.Until(() => handler.Packets.Count == expected.Count, "every packet", Patience);
+        List<byte[]> received = handler.Packets;
+        for (int i = 0; i < expected.Count; i++)
+        {
+            Assert.That(received[i], Is.EqualTo(expected[i]), $"packet {i}");
+        }
+
+        Assert.That(engine.ReadCounters().PacketsReceived, Is.EqualTo(expected.Count));
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void PeerClosingMidPacket_EndsTheConnection_AndCountsThePartialPacketAsLost()
+    {
+        using var server = new RawTcpServer();
+        var handler = new RecordingHandler();
+        using var engine = new ClientEngine(1, Options(server.Endpoint));
+        engine.Start(_ => handler);
+        System.Net.Sockets.Socket peer = server.Accept(Patience);
+        Wait.Until(() => handler.Connected.Count == 1, "the engine's connected event");
+
+        byte[] whole = new byte[4 + 100];
+        BinaryPrimitives.WriteUInt32BigEndian(whole, 100);
+        byte[] half = new byte[4 + 40];
+        BinaryPrimitives.WriteUInt32BigEndian(half, 100);
+        peer.Send(whole);
+        peer.Send(half);
+        Thread.Sleep(50);
+        peer.Shutdown(System.Net.Sockets.SocketShutdown.Both);
+        peer.Close();
+
+        Wait.Until(() => handler.Disconnects.Count == 1, "the disconnect", Patience);
+        Assert.That(handler.Packets, Has.Count.EqualTo(1));
+        Assert.That(handler.Disconnects[0].Reason, Is.EqualTo(ConnectionEndReason.Remote));
+        Assert.That(handler.Disconnects[0].LostBytes, Is.EqualTo(half.Length));
+        Assert.That(engine.ReadCounters().LostPartialBytes, Is.EqualTo(half.Length));
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void AHeaderTheFramerRejects_ClosesOnlyThatConnection_AsAProtocolError()
+    {
+        using var server = new RawTcpServer();
+        var handler = new RecordingHandler();
+        EngineOptions options = Options(server.Endpoint);
+        options.MaxPacketSize = 1028;
+        using var engine = new ClientEngine(2, options);
+        engine.Start(_ => handler);
+        System.Net.Sockets.Socket first = server.Accept(Patience);
+        System.Net.Sockets.Socket second = server.Accept(Patience);
+        Wait.Until(() => handler.Connected.Count == 2, "both connected events");
+
+        byte[] garbage = [0xFF, 0xFF, 0xFF, 0xFF, 1, 2, 3];
+        first.Send(garbage);
+        Wait.Until(() => handler.Disconnects.Count == 1, "the protocol error", Patience);
+        Assert.That(handler.Disconnects[0].Reason, Is.EqualTo(ConnectionEndReason.ProtocolError));
+        Assert.That(engine.ReadCounters().ProtocolErrors, Is.EqualTo(1));
+
+        byte[] good = new byte[4 + 10];
+        BinaryPrimitives.WriteUInt32BigEndian(good, 10);
+        second.Send(good);
+        Wait.Until(() => handler.Packets.Count == 1, "the other connection's packet", Patience);
+        Assert.That(handler.Disconnects, Has.Count.EqualTo(1));
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void ASendRefusedAtTheHighWaterMark_IsQueued_AndResumedInOrder()
+    {
+        using var server = new RawTcpServer();
+        var handler = new RecordingHandler();
+        EngineOptions options = Options(server.Endpoint);
+        options.HighWaterMark = 1;
+        options.SendBufferSize = 4096;
+        using var engine = new ClientEngine(1, options);
+        engine.Start(_ => handler);
+        System.Net.Sockets.Socket peer = server.Accept(Patience);
+        Wait.Until(() => handler.Connected.Count == 1, "the engine's connected event");
+
+        // The peer reads nothing yet: kernel buffers fill, the native queue reaches SNDHWM (1)
+        // and the shard must hold the rest itself, then deliver all of it in order.
+        const int frames = 64;
+        const int frameSize = 32 * 1024;
+        var expected = new byte[frames * frameSize];
+        for (int i = 0; i < frames; i++)
+        {
+            byte[] frame = new byte[frameSize];
+            frame.AsSpan().Fill((byte)i);
+            frame.CopyTo(expected, i * frameSize);
+            handler.ToSend.Enqueue(frame);
+        }
+
+        var clock = Stopwatch.StartNew();
+        Wait.Until(() => handler.SendResultsSnapshot().Count == frames, "every frame offered", Patience);
+        TestContext.Out.WriteLine($"offered after {clock.ElapsedMilliseconds} ms");
+        Assert.That(handler.SendResultsSnapshot(), Does.Contain(SendResult.Queued), "the socket never refused a frame: the test did not reach the high-water mark");
+        Assert.That(engine.ReadCounters().FramesQueued, Is.GreaterThan(0));
+
+        byte[] received = RawTcpServer.ReadExactly(peer, expected.Length, Patience);
+        TestContext.Out.WriteLine($"read after {clock.ElapsedMilliseconds} ms");
+        Assert.That(received, Is.EqualTo(expected));
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void Post_FromAnotherThread_WakesTheShard_AndIsSent()
+    {
+        using var server = new RawTcpServer();
+        var handler = new RecordingHandler();
+        using var engine = new ClientEngine(1, Options(server.Endpoint));
+        engine.Start(_ => handler);
+        System.Net.Sockets.Socket peer = server.Accept(Patience);
+        Wait.Until(() => handler.Connected.Count == 1, "the engine's connected event");
+        Thread.Sleep(300); // let the shard fall asleep in its poll
+
+        byte[] frame = [0, 0, 0, 3, 7, 8, 9];
+        var stopwatch = Stopwatch.StartNew();
+        Assert.That(engine.Post(handler.Connected[0], frame), Is.True);
+        byte[] received = RawTcpServer.ReadExactly(peer, frame.Length, Patience);
+        Assert.That(received, Is.EqualTo(frame));
+        TestContext.Out.WriteLine($"post to wire while the shard slept: {stopwatch.Elapsed.TotalMilliseconds:0.0} ms");
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void ConnectingToAClosedPort_FailsEveryConnection_AfterTheRetries_WithTheErrno()
+    {
+        int closedPort;
+        using (var probe = new RawTcpServer())
+        {
+            closedPort = probe.Port;
+        }
+
+        var handler = new RecordingHandler();
+        EngineOptions options = Options($"tcp://127.0.0.1:{closedPort}");
+        options.ConnectRetries = 2;
+        options.ConnectRetryDelay = TimeSpan.FromMilliseconds(20);
+        using var engine = new ClientEngine(5, options);
+        engine.Start(_ => handler);
+
+        Assert.That(engine.ConnectsResolved.Wait(Patience), Is.True, "connect attempts never resolved");
+        List<ConnectFailure> failures = handler.Failures;
+        Assert.That(failures, Has.Count.EqualTo(5));
+        Assert.That(failures.All(f => f.Attempts == 3 && !f.TimedOut), Is.True);
+        Assert.That(failures.Select(f => f.Errno), Is.All.EqualTo(111), "ECONNREFUSED expected as the attempts' errno");
+        Assert.That(engine.ErrorsByErrno()[111], Is.EqualTo(15));
+        Assert.That(engine.ReadCounters().ConnectFailed, Is.EqualTo(5));
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void AnIdleEngine_SleepsInPoll_InsteadOfSpinning()
+    {
+        using var server = new RawTcpServer();
+        var handler = new RecordingHandler();
+        using var engine = new ClientEngine(20, Options(server.Endpoint));
+        engine.Start(_ => handler);
+        for (int i = 0; i < 20; i++)
+        {
+            server.Accept(Patience);
+        }
+
+        Wait.Until(() => handler.Connected.Count == 20, "every connection");
+        Thread.Sleep(200);
+        TimeSpan before = Process.GetCurrentProcess().TotalProcessorTime;
+        Thread.Sleep(2000);
+        TimeSpan used = Process.GetCurrentProcess().TotalProcessorTime - before;
+        TestContext.Out.WriteLine($"CPU used by the whole test process over 2 s idle: {used.TotalMilliseconds:0} ms");
+
+        // Two spinning shards would burn ~4000 ms of CPU here.
+        Assert.That(used, Is.LessThan(TimeSpan.FromMilliseconds(400)));
+    }
+
+    [Test]
+    public void ARunThatCannotFitTheDescriptorLimit_FailsBeforeConnecting_NamingBothNumbers()
+    {
+        (ulong _, ulong hard) = DescriptorBudget.GetLimits();
+        int tooMany = (int)Math.Min(int.MaxValue - 1000, hard + 10);
+        var ex = Assert.Throws<InvalidOperationException>(() => new ClientEngine(tooMany, Options("tcp://127.0.0.1:1")));
+        Assert.That(ex!.Message, Does.Contain(tooMany.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+        Assert.That(ex.Message, Does.Contain(hard.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+    }
+
+    private static EngineOptions Options(string endpoint) => new()
+    {
+        Endpoints = [endpoint],
+        ShardCount = 1,
+        ConnectTimeout = TimeSpan.FromSeconds(5),
+        ConnectRetries = 0,
+    };
+}
