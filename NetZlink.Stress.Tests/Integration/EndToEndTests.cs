@@ -48,6 +48,18 @@ public sealed class EndToEndTests
         {
             Assert.That(long.Parse(Field(result, "recv"), System.Globalization.CultureInfo.InvariantCulture), Is.Positive);
             Assert.That(run.Stderr, Does.Match(@"\[ *\d+\.\ds\] phase=\S+ conns=\d+ "), "progress lines");
+
+            // The allocation guard: the shards' managed allocations over the measured phase,
+            // per packet, must be exactly zero in steady state.
+            Assert.That(double.Parse(Field(result, "alloc_bytes_per_packet"), System.Globalization.CultureInfo.InvariantCulture), Is.Zero,
+                "managed bytes allocated per packet on the shard threads during the measured phase");
+        }
+
+        if (scenario == "s0")
+        {
+            Assert.That(Field(result, "ccu"), Is.EqualTo("1"));
+            Assert.That(Field(result, "inflight"), Is.EqualTo("1"));
+            Assert.That(Field(result, "recv"), Is.EqualTo("1"));
         }
 
         string[] rows = await File.ReadAllLinesAsync(csv, cancellationToken);

@@ -63,7 +63,7 @@ internal static class ResultFields
         new("shards", r => FieldValue.Of(r.ShardCount)),
         new("cpu_s", r => FieldValue.Of(r.CpuSeconds, 2)),
         new("peak_rss_mb", r => FieldValue.Of(r.PeakRssBytes / (1024.0 * 1024.0), 1)),
-        new("alloc_bytes_per_packet", r => FieldValue.Of(r.AllocatedBytesPerPacket, 2)),
+        new("alloc_bytes_per_packet", r => FieldValue.Of(r.AllocatedBytesPerPacket, 6)),
         new("interrupted", r => FieldValue.Of(r.Interrupted)),
     ];
 
