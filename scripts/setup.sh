@@ -7,7 +7,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 config=${NETZLINK_NATIVE_CONFIG:-Release}
-apt_packages=(libzmq3-dev pkg-config cmake g++ make)
+apt_packages=(libzmq3-dev pkg-config cmake g++ make unzip)
 
 missing=()
 for p in "${apt_packages[@]}"; do
