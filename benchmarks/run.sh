@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The wrapper's overhead against C: builds the C loop (benchmarks/native/inproc_loop.c) and the
+# benchmark program, then runs the C loop and the program's "overhead" mode alternately, three
+# times each, in this one invocation (the machine is shared and noisy: only figures measured
+# side by side compare). Both time the same inproc PAIR send-then-receive steps with the same
+# iteration count and sizes. Writes benchmarks/results/overhead.md: per size the median native
+# ns/op, the median managed ns/op and managed/native (goal: at most 1.15), plus the managed
+# raw-P/Invoke path (timed in the same process right after the public API, so managed/raw is
+# the wrapper's own share, less exposed to the machine's noise) and every run's figures.
+#   bash benchmarks/run.sh [iterations]     (default 1000000; RUNS=5 for more alternations)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+iterations=${1:-1000000}
+runs=${RUNS:-3}
+goal=1.15
+results="$root/benchmarks/results"
+report="$results/overhead.md"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "run: building the C loop and NetZlink.Benchmarks (Release)"
+bash benchmarks/run-native-loop.sh --build-only
+dotnet build NetZlink.Benchmarks -c Release --nologo -v quiet >"$work/build.log" 2>&1 \
+  || { cat "$work/build.log"; exit 1; }
+
+# The binding must load the same library the C loop links, not one named elsewhere.
+unset NETZLINK_NATIVE_LIBRARY
+for run in $(seq 1 "$runs"); do
+  echo "run $run/$runs: native"
+  bash benchmarks/run-native-loop.sh "$iterations" | tee -a "$work/native.txt"
+  echo "run $run/$runs: managed"
+  dotnet run -c Release --no-build --project NetZlink.Benchmarks -- overhead "$iterations" | tee -a "$work/managed.txt"
+done
+
+# median KIND SIZE FILE: the median ns_per_op of the lines "KIND size=SIZE ..." in FILE.
+median() {
+  grep "^$1 size=$2 " "$3" | sed 's/.*ns_per_op=\([0-9.]*\).*/\1/' | sort -n \
+    | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# runs KIND SIZE FILE: every run's ns_per_op, in run order.
+all_runs() {
+  grep "^$1 size=$2 " "$3" | sed 's/.*ns_per_op=\([0-9.]*\).*/\1/' | paste -sd ' ' | sed 's/ /, /g'
+}
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || true)
+{
+  echo "# Managed wrapper overhead against C (inproc PAIR)"
+  echo
+  echo "Written by \`bash benchmarks/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'). Each side ran $runs times,"
+  echo "alternately (C, .NET, C, .NET, ...), in one invocation; figures are medians of the $runs runs."
+  echo "One op = one \`send\` + one \`recv\` (DONTWAIT) of SIZE bytes over inproc PAIR on one thread,"
+  echo "$iterations ops timed per size after a 0.5 s warm-up. Native: \`benchmarks/native/inproc_loop.c\` on"
+  echo "libzlink. Managed: \`Socket.TrySend\` + \`Socket.TryReceive\` (\`NetZlink.Benchmarks overhead\`);"
+  echo "raw P/Invoke: the same program calling \`NativeMethods.zlink_send\`/\`zlink_recv\` directly."
+  echo
+  echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr), .NET SDK $(dotnet --version),"
+  echo "$(${CC:-cc} --version | head -n 1). $(grep -m1 '^# libzlink' "$work/native.txt" | sed 's/^# //'), loaded by .NET from"
+  echo "\`$(grep -m1 '^# libzlink' "$work/managed.txt" | sed 's/.* from //; s|'"$root"'/||')\`."
+  echo
+  echo "| Size (B) | native ns/op | managed ns/op | managed / native | raw P/Invoke ns/op | raw / native | managed / raw |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|"
+  for size in 64 1024 8192; do
+    n=$(median native "$size" "$work/native.txt")
+    m=$(median managed "$size" "$work/managed.txt")
+    r=$(median raw "$size" "$work/managed.txt")
+    awk -v s="$size" -v n="$n" -v m="$m" -v r="$r" -v g="$goal" 'BEGIN {
+      ratio = m / n
+      printf "| %s | %.1f | %.1f | **%.2f**%s | %.1f | %.2f | %.2f |\n", s, n, m, ratio, (ratio <= g ? "" : " (over " g ")"), r, r / n, m / r
+    }'
+  done
+  echo
+  echo "Goal: managed / native at most $goal."
+  echo
+  echo "Every run (ns/op, in run order):"
+  echo
+  echo "| Size (B) | native | managed | raw P/Invoke |"
+  echo "|---:|---|---|---|"
+  for size in 64 1024 8192; do
+    echo "| $size | $(all_runs native "$size" "$work/native.txt") | $(all_runs managed "$size" "$work/managed.txt") | $(all_runs raw "$size" "$work/managed.txt") |"
+  done
+} >"$report"
+
+echo
+cat "$report"
+echo "run: wrote ${report#"$root"/}"
