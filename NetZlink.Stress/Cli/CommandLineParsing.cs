@@ -92,6 +92,8 @@ internal static class CommandLineParsing
             Shards = o.Shards,
             SendBatch = o.SendBatch,
             LatencySampleRate = o.LatencySampleRate,
+            ClientStack = (o.ClientStack ?? o.Stack).ToLowerInvariant(),
+            ServerStack = (o.ServerStack ?? o.Stack).ToLowerInvariant(),
         };
         StressRole role = Enum.Parse<StressRole>(o.Role, ignoreCase: true);
         return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet);
@@ -170,12 +172,13 @@ internal static class CommandLineParsing
     {
         HelpText help = HelpText.AutoBuild(result, h =>
         {
-            h.Heading = $"NetZlink.Stress {Version}: the seeds' STREAM echo benchmark (s0-s4) over NetZlink";
+            h.Heading = $"NetZlink.Stress {Version}: the seeds' STREAM echo benchmark (s0-s4) over NetZlink or plain .NET sockets";
             h.Copyright = string.Empty;
             h.AdditionalNewLineAfterOption = false;
             h.AddDashesToOption = true;
             h.MaximumDisplayWidth = 100;
-            h.AddPreOptionsLine("usage: NetZlink.Stress [--scenario s2] [--role both] [--ccu 10000] … [--metrics-csv PATH]");
+            h.AddPreOptionsLine("usage: NetZlink.Stress [--scenario s2] [--stack netzlink|dotnet] [--role both] [--ccu 10000] … [--metrics-csv PATH]");
+            h.AddPreOptionsLine("stacks: both speak [u32 BE length][body]; mix them with --client-stack/--server-stack (e.g. a dotnet client against the netzlink server)");
             h.AddPreOptionsLine("exit codes: 0 PASS or SKIP, 1 bad usage, 2 FAIL, interrupted or an operational error");
             return h;
         }, e => e, verbsIndex: false);

@@ -1,6 +1,7 @@
 // Range checks on the parsed flags, each failure one line naming its flag.
 using System.Globalization;
 using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Cli;
 
@@ -21,6 +22,17 @@ internal static class OptionsValidator
         OneOf(errors, "--scenario", o.Scenario, Scenarios);
         OneOf(errors, "--role", o.Role, Roles);
         OneOf(errors, "--transport", o.Transport, TransportCatalog.Known);
+        OneOf(errors, "--stack", o.Stack, StackNames.All);
+        if (o.ClientStack is not null)
+        {
+            OneOf(errors, "--client-stack", o.ClientStack, StackNames.All);
+        }
+
+        if (o.ServerStack is not null)
+        {
+            OneOf(errors, "--server-stack", o.ServerStack, StackNames.All);
+        }
+
         NotBlank(errors, "--bind-host", o.BindHost);
         NotBlank(errors, "--host", o.Host);
 

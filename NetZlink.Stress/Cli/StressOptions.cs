@@ -15,6 +15,16 @@ internal sealed class StressOptions
         HelpText = "both (server in a child process + client), server (echo server until Ctrl+C) or client.")]
     public string Role { get; set; } = "both";
 
+    [Option("stack", Default = "netzlink",
+        HelpText = "Both ends' stack: netzlink (NetZlink's sharded engine, zlink STREAM echo server) or dotnet (System.Net.Sockets; tcp only, ignores --hwm and --io-threads). stack= in the output names it, or client+server when the ends differ.")]
+    public string Stack { get; set; } = "netzlink";
+
+    [Option("client-stack", HelpText = "The client's stack, netzlink or dotnet (default: --stack).")]
+    public string? ClientStack { get; set; }
+
+    [Option("server-stack", HelpText = "The echo server's stack, netzlink or dotnet (default: --stack); with --role client it only labels stack=.")]
+    public string? ServerStack { get; set; }
+
     [Option("transport", Default = "tcp", HelpText = "tcp, tls, ws or wss (those the native library lacks are SKIPped).")]
     public string Transport { get; set; } = "tcp";
 
@@ -60,7 +70,7 @@ internal sealed class StressOptions
     [Option("backlog", Default = 32768, HelpText = "Server listen backlog (the kernel caps it at net.core.somaxconn).")]
     public int Backlog { get; set; } = 32768;
 
-    [Option("hwm", Default = 1000000, HelpText = "Send/receive high-water mark in messages.")]
+    [Option("hwm", Default = 1000000, HelpText = "Send/receive high-water mark in messages (netzlink only).")]
     public int Hwm { get; set; } = 1000000;
 
     [Option("sndbuf", Default = 262144, HelpText = "SO_SNDBUF bytes.")]
@@ -69,10 +79,10 @@ internal sealed class StressOptions
     [Option("rcvbuf", Default = 262144, HelpText = "SO_RCVBUF bytes.")]
     public int ReceiveBuffer { get; set; } = 262144;
 
-    [Option("io-threads", Default = 1, HelpText = "zlink context I/O threads.")]
+    [Option("io-threads", Default = 1, HelpText = "zlink context I/O threads (netzlink only; the dotnet stack uses the runtime's socket engine threads).")]
     public int IoThreads { get; set; } = 1;
 
-    [Option("shards", Default = 0, HelpText = "Client engine shards (0 = one per core).")]
+    [Option("shards", Default = 0, HelpText = "Client shards, each with its own thread and share of the connections (0 = one per core).")]
     public int Shards { get; set; }
 
     [Option("send-batch", Default = 30, HelpText = "Packets per frame at most.")]
@@ -81,7 +91,7 @@ internal sealed class StressOptions
     [Option("latency-sample-rate", Default = 16, HelpText = "Time every n-th measured packet (0 = no latency).")]
     public int LatencySampleRate { get; set; } = 16;
 
-    [Option("scenario-id", HelpText = "Id written in METRIC/CSV/JSON (default netzlink-<scenario>).")]
+    [Option("scenario-id", HelpText = "Id written in METRIC/CSV/JSON (default <stack>-<scenario>, e.g. dotnet-s2).")]
     public string? ScenarioId { get; set; }
 
     [Option("metrics-csv", HelpText = "Append one CSV row per run to this file (header when new).")]

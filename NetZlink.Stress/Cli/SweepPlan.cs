@@ -23,7 +23,8 @@ internal static class SweepPlan
     ];
 
     /// <summary>The runs for <paramref name="invocation"/>; runs over a transport that
-    /// <paramref name="transportAvailable"/> rejects carry a skip reason instead of running.</summary>
+    /// <paramref name="transportAvailable"/> rejects (for a netzlink end) or that the dotnet stack
+    /// lacks carry a skip reason instead of running.</summary>
     public static IReadOnlyList<PlannedRun> For(StressInvocation invocation, Func<string, bool> transportAvailable)
     {
         ScenarioSettings given = invocation.Settings;
@@ -34,8 +35,22 @@ internal static class SweepPlan
             _ => [given],
         };
         return runs
-            .Select(s => new PlannedRun(s, transportAvailable(s.Transport) ? null : TransportCatalog.UnavailableReason(s.Transport)))
+            .Select(s => new PlannedRun(s, SkipReason(s, transportAvailable)))
             .ToArray();
+    }
+
+    /// <summary>Why a run cannot happen here: a dotnet end and a transport other than tcp, or a netzlink
+    /// end and a transport the native library lacks; null when it can run.</summary>
+    private static string? SkipReason(ScenarioSettings s, Func<string, bool> transportAvailable)
+    {
+        bool dotnetEnd = s.ClientStack == StackNames.Dotnet || s.ServerStack == StackNames.Dotnet;
+        if (dotnetEnd && !TransportCatalog.DotnetSupports(s.Transport))
+        {
+            return TransportCatalog.DotnetUnavailableReason(s.Transport);
+        }
+
+        bool netzlinkEnd = s.ClientStack == StackNames.Netzlink || s.ServerStack == StackNames.Netzlink;
+        return netzlinkEnd && !transportAvailable(s.Transport) ? TransportCatalog.UnavailableReason(s.Transport) : null;
     }
 
     private static IEnumerable<ScenarioSettings> S3Runs(ScenarioSettings given)

@@ -1,11 +1,13 @@
-// --role server: the echo server in this process until Ctrl+C, SIGTERM or the end of stdin.
+// --role server: the echo server of --server-stack (netzlink's STREAM server or the plain .NET
+// one) in this process until Ctrl+C, SIGTERM or the end of stdin.
 // "READY port=<port>" on stdout is the contract with a parent (ServerChildProcess) or a script.
 using NetZlink.Stress.Cli;
+using NetZlink.Stress.DotnetStack;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Hosting;
 
-/// <summary>Runs an <see cref="EchoServer"/> until asked to stop.</summary>
+/// <summary>Runs an echo server (<see cref="EchoServer"/> or <see cref="DotnetEchoServer"/>) until asked to stop.</summary>
 internal static class ServerHost
 {
     /// <summary>Starts the server, prints READY, waits for <paramref name="stop"/> or the end of stdin, stops.</summary>
@@ -14,12 +16,12 @@ internal static class ServerHost
         ScenarioSettings settings, bool quiet, bool watchStdin, TextWriter stdout, TextWriter stderr, CancellationToken stop)
     {
         string endpoint = Endpoint(settings.BindHost, settings.Port);
-        if (!TransportCatalog.IsAvailable(settings.Transport))
+        if (TransportCatalog.UnavailableReason(settings.Transport, settings.ServerStack) is { } missing)
         {
-            throw new StressHostException($"cannot serve {settings.Transport}: {TransportCatalog.UnavailableReason(settings.Transport)}");
+            throw new StressHostException($"cannot serve {settings.Transport}: {missing}");
         }
 
-        using var server = new EchoServer(settings);
+        using IEchoServer server = settings.ServerStack == StackNames.Dotnet ? new DotnetEchoServer(settings) : new EchoServer(settings);
         try
         {
             server.Start();
@@ -33,7 +35,7 @@ internal static class ServerHost
         stdout.Flush();
         if (!quiet)
         {
-            stderr.WriteLine($"echo server on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM");
+            stderr.WriteLine($"{settings.ServerStack} echo server on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM");
         }
 
         CancellationToken stdinEnded = watchStdin ? StdinEnd.Watch() : CancellationToken.None;

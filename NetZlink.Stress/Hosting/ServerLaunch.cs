@@ -25,6 +25,7 @@ internal static class ServerLaunch
             "--sndbuf", Invariant(settings.SendBuffer),
             "--rcvbuf", Invariant(settings.ReceiveBuffer),
             "--io-threads", Invariant(settings.IoThreads),
+            "--server-stack", settings.ServerStack,
         };
         if (quiet)
         {

@@ -33,4 +33,16 @@ internal static class TransportCatalog
     /// <summary>The SKIP reason for a transport that <see cref="IsAvailable"/> rejects.</summary>
     public static string UnavailableReason(string transport) =>
         $"transport {transport} is not available in this native library";
+
+    /// <summary>Whether the dotnet stack (plain TCP sockets) runs <paramref name="transport"/>: tcp only.</summary>
+    public static bool DotnetSupports(string transport) => string.Equals(transport, "tcp", StringComparison.OrdinalIgnoreCase);
+
+    /// <summary>The SKIP reason for a transport the dotnet stack does not implement.</summary>
+    public static string DotnetUnavailableReason(string transport) =>
+        $"transport {transport} is not implemented by the dotnet stack (tcp only)";
+
+    /// <summary>Why <paramref name="stack"/> cannot run <paramref name="transport"/> here, or null when it can.</summary>
+    public static string? UnavailableReason(string transport, string stack) => stack == Scenarios.StackNames.Dotnet
+        ? (DotnetSupports(transport) ? null : DotnetUnavailableReason(transport))
+        : (IsAvailable(transport) ? null : UnavailableReason(transport));
 }

@@ -11,7 +11,7 @@ using NetZlink.Interop;
 namespace NetZlink.Stress.Scenarios;
 
 /// <summary>A STREAM echo server on its own thread.</summary>
-public sealed unsafe class EchoServer : IDisposable
+public sealed unsafe class EchoServer : IDisposable, IEchoServer
 {
     private const int MaxBacklogBytes = 8 * 1024 * 1024;
     private const int MessagesPerPass = 1024;

@@ -4,8 +4,11 @@ namespace NetZlink.Stress.Scenarios;
 /// <summary>What a scenario measured and whether it passed.</summary>
 public sealed class ScenarioResult
 {
+    private readonly string? _stack;
+
     public required ScenarioSettings Settings { get; init; }
-    public string Stack { get; init; } = "netzlink";
+    /// <summary>stack=: the settings' stack label ("netzlink", "dotnet", or "client+server" when the ends differ) unless set.</summary>
+    public string Stack { get => _stack ?? Settings.StackLabel; init => _stack = value; }
     public long ConnectSuccess { get; set; }
     public long ConnectFail { get; set; }
     public long ConnectTimeout { get; set; }

@@ -1,9 +1,10 @@
-// Runs s0, s1 and s2 as a client on the sharded engine and turns what the shards counted into a
-// ScenarioResult with the seeds' pass rules. Phases: connect; (s2) warm-up, settle, measure,
-// drain; each shard's handler follows the plan's phase on its own thread.
+// Runs s0, s1 and s2 as a client on either stack (netzlink's sharded engine or plain .NET sockets,
+// both behind ILoadDriver) and turns what the stack counted into a ScenarioResult with the seeds'
+// pass rules, the same for both. Phases: connect; (s2) warm-up, settle, measure, drain; each stack
+// follows the plan's phase on its own threads.
 using System.Diagnostics;
 using NetZlink.Diagnostics;
-using NetZlink.Engine;
+using NetZlink.Stress.DotnetStack;
 
 namespace NetZlink.Stress.Scenarios;
 
@@ -32,32 +33,16 @@ public static class ScenarioRunner
             s0 ? 1 : long.MaxValue, verifyPayload: s0);
 
         TimeSpan cpuAtStart = Process.GetCurrentProcess().TotalProcessorTime;
-        var options = new EngineOptions
-        {
-            Endpoints = [$"tcp://{FormatHost(settings.Host)}:{settings.Port}"],
-            ShardCount = settings.Shards,
-            ConnectConcurrency = settings.ConnectConcurrency,
-            ConnectTimeout = TimeSpan.FromSeconds(settings.ConnectTimeoutSeconds),
-            ConnectRetries = settings.ConnectRetries,
-            ConnectRetryDelay = TimeSpan.FromMilliseconds(settings.ConnectRetryDelayMs),
-            HighWaterMark = settings.Hwm,
-            SendBufferSize = settings.SendBuffer,
-            ReceiveBufferSize = settings.ReceiveBuffer,
-            SendScratchSize = Math.Max(256 * 1024, settings.SendBatch * (settings.Size + 4)),
-            MaxPacketSize = settings.Size + 4,
-            Framer = new LengthPrefixFramer(maxBody: settings.Size, minBody: settings.Size),
-        };
-
-        using var engine = new ClientEngine(ccu, options);
-        var handlers = new EchoLoadHandler[engine.ShardCount];
-        engine.Start(shard => handlers[shard.Index] = new EchoLoadHandler(shard, plan));
-        result.ShardCount = engine.ShardCount;
-        var run = new RunState(engine, handlers, plan, progress);
+        using ILoadDriver driver = settings.ClientStack == StackNames.Dotnet
+            ? DotnetClient.Start(settings, ccu, plan)
+            : NetzlinkLoadDriver.Start(settings, ccu, plan);
+        result.ShardCount = driver.ShardCount;
+        var run = new RunState(driver, plan, progress);
 
         try
         {
-            await run.WaitAsync("connect", engine.ConnectsResolved, Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
-            if (!s1 && run.Sum(h => h.Connected) > 0)
+            await run.WaitAsync("connect", driver.ConnectsResolved, Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
+            if (!s1 && driver.Totals().Connected > 0)
             {
                 if (s0)
                 {
@@ -76,8 +61,8 @@ public static class ScenarioRunner
 
         plan.Phase = LoadPhase.Done;
         await run.WaitForShardsToSeeAsync(LoadPhase.Done).ConfigureAwait(false);
-        Collect(run, engine, result);
-        engine.Stop(TimeSpan.FromSeconds(10));
+        Collect(driver, result);
+        driver.Stop(TimeSpan.FromSeconds(10));
         result.CpuSeconds = (Process.GetCurrentProcess().TotalProcessorTime - cpuAtStart).TotalSeconds;
         result.PeakRssBytes = ProcessStats.PeakResidentBytes();
         Judge(result, ccu);
@@ -88,12 +73,12 @@ public static class ScenarioRunner
     {
         var started = Stopwatch.StartNew();
         run.Plan.Phase = LoadPhase.Measure;
-        await run.WaitUntilAsync("echo", () => run.Sum(h => h.ReceivedMeasured) >= 1 || run.Sum(h => h.BadEchoes) > 0,
+        await run.WaitUntilAsync("echo", () => run.Totals.ReceivedMeasured >= 1 || run.Totals.BadEchoes > 0,
             TimeSpan.FromSeconds(Math.Max(1, settings.DrainTimeoutSeconds)), cancellationToken).ConfigureAwait(false);
         run.Plan.Phase = LoadPhase.Drain;
-        result.DrainTimeout = run.Sum(h => h.InFlight) > 0 ? 1 : 0;
+        result.DrainTimeout = run.Totals.InFlight > 0 ? 1 : 0;
         double seconds = Math.Max(started.Elapsed.TotalSeconds, 1e-6);
-        result.Throughput = run.Sum(h => h.ReceivedMeasured) / seconds;
+        result.Throughput = run.Totals.ReceivedMeasured / seconds;
     }
 
     private static async Task RunThroughputAsync(RunState run, ScenarioSettings settings, ScenarioResult result, CancellationToken cancellationToken)
@@ -104,7 +89,7 @@ public static class ScenarioRunner
             run.Plan.Phase = LoadPhase.Warmup;
             await run.DelayAsync("warmup", TimeSpan.FromSeconds(settings.WarmupSeconds), cancellationToken).ConfigureAwait(false);
             run.Plan.Phase = LoadPhase.Settle;
-            if (!await run.WaitUntilAsync("settle", () => run.Sum(h => h.InFlight) == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
+            if (!await run.WaitUntilAsync("settle", () => run.Totals.InFlight == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
             {
                 result.DrainTimeout = 1;
                 result.Reason = $"warm-up packets still outstanding after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
@@ -114,36 +99,32 @@ public static class ScenarioRunner
         run.Plan.Phase = LoadPhase.Measure;
         await run.DelayAsync("measure", TimeSpan.FromSeconds(settings.MeasureSeconds), cancellationToken).ConfigureAwait(false);
         run.Plan.Phase = LoadPhase.Drain;
-        if (!await run.WaitUntilAsync("drain", () => run.Sum(h => h.InFlight) == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
+        if (!await run.WaitUntilAsync("drain", () => run.Totals.InFlight == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
         {
             result.DrainTimeout = 1;
-            result.Reason = $"{run.Sum(h => h.InFlight)} packets still outstanding after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
+            result.Reason = $"{run.Totals.InFlight} packets still outstanding after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
         }
 
-        result.Throughput = settings.MeasureSeconds > 0 ? run.Sum(h => h.ReceivedMeasured) / settings.MeasureSeconds : 0;
+        result.Throughput = settings.MeasureSeconds > 0 ? run.Totals.ReceivedMeasured / settings.MeasureSeconds : 0;
     }
 
-    private static void Collect(RunState run, ClientEngine engine, ScenarioResult result)
+    private static void Collect(ILoadDriver driver, ScenarioResult result)
     {
-        result.ConnectSuccess = run.Sum(h => h.Connected);
-        result.ConnectFail = run.Sum(h => h.ConnectFailed);
-        result.ConnectTimeout = run.Sum(h => h.ConnectTimedOut);
-        result.Sent = run.Sum(h => h.SentMeasured);
-        result.Recv = run.Sum(h => h.ReceivedMeasured);
-        result.GatingViolation = run.Sum(h => h.GatingViolations);
-        result.BadEchoes = run.Sum(h => h.BadEchoes);
-        result.Disconnects = run.Sum(h => h.Disconnected);
-        foreach ((int errno, long count) in engine.ErrorsByErrno())
+        LoadTotals totals = driver.Totals();
+        result.ConnectSuccess = totals.Connected;
+        result.ConnectFail = totals.ConnectFailed;
+        result.ConnectTimeout = totals.ConnectTimedOut;
+        result.Sent = totals.SentMeasured;
+        result.Recv = totals.ReceivedMeasured;
+        result.GatingViolation = totals.GatingViolations;
+        result.BadEchoes = totals.BadEchoes;
+        result.Disconnects = totals.Disconnected;
+        foreach ((int errno, long count) in driver.ErrorsByErrno())
         {
             result.ErrorsByErrno[errno] = count;
         }
 
-        var merged = new LatencyHistogram();
-        foreach (EchoLoadHandler handler in run.Handlers)
-        {
-            merged.Add(handler.Histogram);
-        }
-
+        LatencyHistogram merged = driver.MergedLatency();
         result.Latency = merged;
         result.LatencySamples = merged.TotalCount;
         result.P50Us = merged.ValueAtPercentile(50) / 1000.0;
@@ -154,7 +135,7 @@ public static class ScenarioRunner
         result.MeanUs = merged.Mean / 1000.0;
         result.StdevUs = merged.StandardDeviation / 1000.0;
         long packets = result.Sent + result.Recv;
-        result.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)run.Sum(h => h.AllocatedDuringMeasure) / packets;
+        result.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)driver.AllocatedDuringMeasure() / packets;
     }
 
     private static void Judge(ScenarioResult result, int ccu)
@@ -230,36 +211,28 @@ public static class ScenarioRunner
             throw new ArgumentException($"--send-batch must be at least 1 (got {s.SendBatch}).");
         }
 
+        if (!StackNames.All.Contains(s.ClientStack) || !StackNames.All.Contains(s.ServerStack))
+        {
+            throw new ArgumentException($"--client-stack and --server-stack must each be one of {string.Join(", ", StackNames.All)} (got '{s.ClientStack}', '{s.ServerStack}').");
+        }
+
         if (s.Port is < 1 or > 65535)
         {
             throw new ArgumentException($"--port must be 1..65535 for a client (got {s.Port}).");
         }
     }
 
-    private static string FormatHost(string host)
-        => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
-
-    /// <summary>The engine, its handlers and the progress reporting of one run.</summary>
-    private sealed class RunState(ClientEngine engine, EchoLoadHandler[] handlers, LoadPlan plan, IProgress<ProgressSnapshot>? progress)
+    /// <summary>The client stack, its plan and the progress reporting of one run.</summary>
+    private sealed class RunState(ILoadDriver driver, LoadPlan plan, IProgress<ProgressSnapshot>? progress)
     {
         private readonly Stopwatch _sinceReport = Stopwatch.StartNew();
         private long _lastSent;
         private long _lastReceived;
 
-        public EchoLoadHandler[] Handlers => handlers;
-
         public LoadPlan Plan => plan;
 
-        public long Sum(Func<EchoLoadHandler, long> field)
-        {
-            long total = 0;
-            foreach (EchoLoadHandler handler in handlers)
-            {
-                total += field(handler);
-            }
-
-            return total;
-        }
+        /// <summary>The stack's counters now.</summary>
+        public LoadTotals Totals => driver.Totals();
 
         public Task<bool> DelayAsync(string phase, TimeSpan duration, CancellationToken cancellationToken)
             => WaitUntilAsync(phase, static () => false, duration, cancellationToken);
@@ -267,7 +240,7 @@ public static class ScenarioRunner
         public async Task WaitAsync(string phase, Task task, TimeSpan timeout, CancellationToken cancellationToken)
         {
             await WaitUntilAsync(phase, () => task.IsCompleted, timeout, cancellationToken).ConfigureAwait(false);
-            if (engine.Fault is { } fault)
+            if (driver.Fault is { } fault)
             {
                 throw new InvalidOperationException(fault.Message, fault);
             }
@@ -284,7 +257,7 @@ public static class ScenarioRunner
                     return false;
                 }
 
-                if (engine.Fault is { } fault)
+                if (driver.Fault is { } fault)
                 {
                     throw new InvalidOperationException(fault.Message, fault);
                 }
@@ -300,7 +273,7 @@ public static class ScenarioRunner
         public async Task WaitForShardsToSeeAsync(LoadPhase phase)
         {
             var elapsed = Stopwatch.StartNew();
-            while (elapsed.Elapsed < TimeSpan.FromSeconds(5) && handlers.Any(h => Volatile.Read(ref h.ObservedPhase) != (int)phase) && !engine.Stopped.IsCompleted)
+            while (elapsed.Elapsed < TimeSpan.FromSeconds(5) && !driver.HaveAllObserved(phase) && !driver.Stopped)
             {
                 await Task.Delay(5).ConfigureAwait(false);
             }
@@ -315,24 +288,16 @@ public static class ScenarioRunner
 
             double seconds = _sinceReport.Elapsed.TotalSeconds;
             _sinceReport.Restart();
-            long sent = Sum(h => Volatile.Read(ref h.SentTotal));
-            long received = Sum(h => Volatile.Read(ref h.ReceivedTotal));
-            double p99 = 0;
-            foreach (EchoLoadHandler handler in handlers)
-            {
-                // Read while the shard records: an estimate for the progress line, never for the result.
-                p99 = Math.Max(p99, handler.Histogram.ValueAtPercentile(99) / 1000.0);
-            }
-
+            LoadTotals totals = driver.Totals();
             progress.Report(new ProgressSnapshot(
                 phase,
-                Sum(h => Volatile.Read(ref h.Connected)) - Sum(h => Volatile.Read(ref h.Disconnected)),
-                (sent - _lastSent) / seconds,
-                (received - _lastReceived) / seconds,
-                Sum(h => Volatile.Read(ref h.InFlight)),
-                p99));
-            _lastSent = sent;
-            _lastReceived = received;
+                totals.Connected - totals.Disconnected,
+                (totals.SentTotal - _lastSent) / seconds,
+                (totals.ReceivedTotal - _lastReceived) / seconds,
+                totals.InFlight,
+                driver.P99UsEstimate()));
+            _lastSent = totals.SentTotal;
+            _lastReceived = totals.ReceivedTotal;
         }
     }
 }

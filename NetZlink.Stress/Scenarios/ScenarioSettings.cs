@@ -32,4 +32,10 @@ public sealed record ScenarioSettings
     public int SendBatch { get; init; } = 30;
     /// <summary>Every n-th measured packet is timed; 0 disables latency.</summary>
     public int LatencySampleRate { get; init; } = 16;
+    /// <summary>The client's stack: "netzlink" or "dotnet" (--client-stack, default --stack).</summary>
+    public string ClientStack { get; init; } = StackNames.Netzlink;
+    /// <summary>The echo server's stack: "netzlink" or "dotnet" (--server-stack, default --stack).</summary>
+    public string ServerStack { get; init; } = StackNames.Netzlink;
+    /// <summary>The stack= value: the stack when both ends run it, else "client+server".</summary>
+    public string StackLabel => StackNames.Label(ClientStack, ServerStack);
 }

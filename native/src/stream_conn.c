@@ -369,6 +369,13 @@ static int error_reason(int e)
 int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
 {
     zl_sendq_t *q = &c->q;
+    if (q->lcount == 0) {
+        if (c->state == ZC_CLOSING) {
+            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+            return -1;
+        }
+        return 0;
+    }
     while (q->tail > q->head) {
         size_t want = q->tail - q->head;
         ssize_t n = send(c->fd, q->buf + q->head, want,

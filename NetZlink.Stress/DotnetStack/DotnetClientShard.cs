@@ -1,0 +1,238 @@
+// One shard of the dotnet client: a share of the connections (global index i belongs to shard
+// i % shards), their state in a struct array, and one named thread for what no socket event
+// drives: starting connect attempts within the shard's share of --connect-concurrency, timing
+// them out, retrying them, and filling every connection when a sending phase starts.
+//
+// Packets move on the runtime's socket engine threads (SocketAsyncEngine), through one reusable
+// SocketAsyncEventArgs per direction per connection: no task, thread or timer per connection.
+// Completions of one shard's connections may run on several of those threads at once, so the
+// per-connection fields follow the ownership rules written in DotnetConnection, the shard's own
+// counters are Interlocked (they move only on connects and closes), and latency goes to
+// per-thread histograms (ClientThreadState).
+//
+// System.IO.Pipelines is not used here: a Pipe per connection needs a reader loop (a task or a
+// continuation) per connection and a buffer segment per connection between reads, which is what
+// this shape avoids; the bytes are framed straight out of one per-thread receive buffer.
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.DotnetStack;
+
+// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
+using Socket = System.Net.Sockets.Socket;
+
+/// <summary>A group of client connections with its own thread for connects and phase changes.</summary>
+internal sealed partial class DotnetClientShard : IDisposable
+{
+    private const int IdleWaitMs = 5;
+
+    private readonly DotnetClient _client;
+    private readonly ScenarioSettings _settings;
+    private readonly LoadPlan _plan;
+    private readonly IPEndPoint _endpoint;
+    private readonly DotnetConnection[] _connections;
+    private readonly ClientSocketEventArgs[] _receiveArgs;
+    private readonly ClientSocketEventArgs?[] _sendArgs;
+    private readonly byte[] _tails;
+    private readonly byte[] _expectedBody;
+    private readonly AutoResetEvent _wake = new(initialState: false);
+    private readonly Thread _thread;
+    private volatile bool _stopRequested;
+    private LoadPhase _lastPhase = LoadPhase.Connect;
+
+    // Interlocked: they move on connect results and closes only.
+    private long _connected;
+    private long _connectFailed;
+    private long _connectTimedOut;
+    private long _disconnected;
+    private int _observedPhase;
+
+    public DotnetClientShard(DotnetClient client, int index, int connectionCount, ScenarioSettings settings, LoadPlan plan, IPEndPoint endpoint, int attemptLimit)
+    {
+        _client = client;
+        Index = index;
+        _settings = settings;
+        _plan = plan;
+        _endpoint = endpoint;
+        _attemptLimit = Math.Max(1, attemptLimit);
+        _connections = new DotnetConnection[connectionCount];
+        _receiveArgs = new ClientSocketEventArgs[connectionCount];
+        _sendArgs = new ClientSocketEventArgs?[connectionCount];
+        for (int slot = 0; slot < connectionCount; slot++)
+        {
+            _receiveArgs[slot] = new ClientSocketEventArgs(this, slot, sends: false);
+        }
+
+        _tails = new byte[connectionCount * plan.PacketLength];
+        _expectedBody = new byte[plan.Size];
+        for (int i = 9; i < plan.Size; i++)
+        {
+            _expectedBody[i] = LoadPlan.Filler(i);
+        }
+
+        _unresolved = connectionCount;
+        _waiting = new List<int>(Math.Min(connectionCount, 4 * _attemptLimit));
+        _thread = new Thread(Run) { IsBackground = true, Name = $"dotnet-client-shard-{index}" };
+    }
+
+    public int Index { get; }
+
+    /// <summary>The last phase the shard thread acted on.</summary>
+    public LoadPhase ObservedPhase => (LoadPhase)Volatile.Read(ref _observedPhase);
+
+    public bool ThreadExited => !_thread.IsAlive;
+
+    public void Start() => _thread.Start();
+
+    /// <summary>Adds this shard's counters to <paramref name="sum"/>.</summary>
+    public LoadTotals AddTotals(LoadTotals sum)
+    {
+        long sentTotal = 0, receivedTotal = 0, sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0;
+        for (int slot = 0; slot < _connections.Length; slot++)
+        {
+            ref DotnetConnection c = ref _connections[slot];
+            sentTotal += Volatile.Read(ref c.SentTotal);
+            receivedTotal += Volatile.Read(ref c.ReceivedTotal);
+            sentMeasured += Volatile.Read(ref c.SentMeasured);
+            receivedMeasured += Volatile.Read(ref c.ReceivedMeasured);
+            inFlight += Volatile.Read(ref c.Outstanding);
+            gating += Volatile.Read(ref c.GatingViolations);
+            bad += Volatile.Read(ref c.BadEchoes);
+        }
+
+        return new LoadTotals(
+            sum.Connected + Interlocked.Read(ref _connected),
+            sum.ConnectFailed + Interlocked.Read(ref _connectFailed),
+            sum.ConnectTimedOut + Interlocked.Read(ref _connectTimedOut),
+            sum.Disconnected + Interlocked.Read(ref _disconnected),
+            sum.SentTotal + sentTotal,
+            sum.ReceivedTotal + receivedTotal,
+            sum.SentMeasured + sentMeasured,
+            sum.ReceivedMeasured + receivedMeasured,
+            sum.InFlight + inFlight,
+            sum.GatingViolations + gating,
+            sum.BadEchoes + bad);
+    }
+
+    /// <summary>Stops the thread (waiting up to <paramref name="timeout"/>) and closes every socket.</summary>
+    public bool Stop(TimeSpan timeout)
+    {
+        _stopRequested = true;
+        _wake.Set();
+        bool exited = _thread.ThreadState == System.Threading.ThreadState.Unstarted || _thread.Join(timeout);
+        for (int slot = 0; slot < _connections.Length; slot++)
+        {
+            ref DotnetConnection c = ref _connections[slot];
+            if (!Close(slot, errno: 0))
+            {
+                // Not connected: an attempt may be in flight; closing its socket ends it.
+                Volatile.Read(ref c.Socket)?.Dispose();
+            }
+        }
+
+        return exited;
+    }
+
+    /// <summary>Wakes the shard thread (a connect settled); a no-op once the shard is disposed.</summary>
+    private void Wake()
+    {
+        try
+        {
+            _wake.Set();
+        }
+        catch (ObjectDisposedException)
+        {
+            // A late completion of an attempt aborted by Stop.
+        }
+    }
+
+    /// <summary>Releases the wake-up event; call after <see cref="Stop"/>.</summary>
+    public void Dispose() => _wake.Dispose();
+
+    private void Run()
+    {
+        try
+        {
+            ClientThreadState state = ClientThreadState.For(_client);
+            while (!_stopRequested)
+            {
+                LoadPhase phase = _plan.Phase;
+                int waitMs;
+                using (state.Enter(phase))
+                {
+                    waitMs = AdvanceConnects(Stopwatch.GetTimestamp());
+                    if (phase != _lastPhase)
+                    {
+                        EnterPhase(phase, state);
+                    }
+                }
+
+                _wake.WaitOne(waitMs);
+            }
+        }
+#pragma warning disable CA1031 // the shard reports its failure to the runner instead of tearing the process down
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            _client.ReportFault(e);
+        }
+    }
+
+    private void EnterPhase(LoadPhase phase, ClientThreadState state)
+    {
+        if (LoadPlan.IsSending(phase))
+        {
+            for (int slot = 0; slot < _connections.Length; slot++)
+            {
+                if (Volatile.Read(ref _connections[slot].State) == (int)DotnetConnectionState.Connected)
+                {
+                    Kick(slot, state);
+                }
+            }
+        }
+
+        _lastPhase = phase;
+        Volatile.Write(ref _observedPhase, (int)phase);
+    }
+
+    /// <summary>
+    /// The one way State changes: a compare-and-swap from <paramref name="from"/>, asserted to be a
+    /// transition the state diagram in <see cref="DotnetConnectionState"/> allows.
+    /// </summary>
+    private static bool Transition(ref DotnetConnection c, DotnetConnectionState from, DotnetConnectionState to)
+    {
+        Debug.Assert(
+            (from, to) is (DotnetConnectionState.Idle, DotnetConnectionState.Connecting)
+                or (DotnetConnectionState.RetryWait, DotnetConnectionState.Connecting)
+                or (DotnetConnectionState.Connecting, DotnetConnectionState.Connected)
+                or (DotnetConnectionState.Connecting, DotnetConnectionState.TimingOut)
+                or (DotnetConnectionState.Connecting or DotnetConnectionState.TimingOut, DotnetConnectionState.RetryWait)
+                or (DotnetConnectionState.Connecting or DotnetConnectionState.TimingOut, DotnetConnectionState.Failed)
+                or (DotnetConnectionState.Connected, DotnetConnectionState.Closed),
+            $"{from} → {to} is not a transition of a client connection");
+        return Interlocked.CompareExchange(ref c.State, (int)to, (int)from) == (int)from;
+    }
+
+    /// <summary>Ends a connected connection; false when it was not connected. Whatever it had outstanding is lost.</summary>
+    private bool Close(int slot, int errno)
+    {
+        ref DotnetConnection c = ref _connections[slot];
+        if (!Transition(ref c, DotnetConnectionState.Connected, DotnetConnectionState.Closed))
+        {
+            return false;
+        }
+
+        // After State: a sender that adds to Outstanding afterwards sees Closed and clears it itself.
+        Interlocked.Exchange(ref c.Outstanding, 0);
+        Interlocked.Increment(ref _disconnected);
+        if (errno != 0 && !_stopRequested)
+        {
+            _client.CountError(errno);
+        }
+
+        c.Socket?.Dispose();
+        return true;
+    }
+}

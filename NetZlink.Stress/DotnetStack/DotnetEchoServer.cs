@@ -1,0 +1,219 @@
+// The dotnet stack's echo server: a listening System.Net.Sockets socket, accepts through one
+// reusable SocketAsyncEventArgs, and one EchoServerConnection per accepted socket. All of it runs
+// on the runtime's socket engine threads; the server has no thread of its own and no task per
+// connection. Same contract as the netzlink EchoServer: every byte back to its connection, in order.
+//
+// --backlog is the listen backlog (the kernel caps it at net.core.somaxconn); --sndbuf/--rcvbuf are
+// set on the listener, which accepted sockets inherit. --hwm and --io-threads do not apply.
+//
+// System.IO.Pipelines is not used: a socket-to-pipe loop per connection is a task (and a pipe with
+// its buffer segments) per connection, for 10,000 connections; echoing straight from one
+// per-thread buffer needs neither.
+using System.Net;
+using System.Net.Sockets;
+using NetZlink.Engine;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.DotnetStack;
+
+// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
+using Socket = System.Net.Sockets.Socket;
+using SocketType = System.Net.Sockets.SocketType;
+
+/// <summary>An echo server over plain .NET sockets.</summary>
+internal sealed class DotnetEchoServer : IEchoServer
+{
+    private readonly HashSet<EchoServerConnection> _open = [];
+    private readonly SocketAsyncEventArgs _accept = new(unsafeSuppressExecutionContextFlow: true);
+    private Socket? _listener;
+    private volatile bool _stopping;
+    private long _connections;
+    private long _accepted;
+    private long _closedBytes;
+    private Exception? _fault;
+
+    /// <summary>Creates the server; nothing is bound until <see cref="Start"/>.</summary>
+    public DotnetEchoServer(ScenarioSettings settings)
+    {
+        Settings = settings ?? throw new ArgumentNullException(nameof(settings));
+        _accept.Completed += (_, e) => OnAcceptCompleted(e);
+    }
+
+    public ScenarioSettings Settings { get; }
+
+    public int Port { get; private set; }
+
+    public long Connections => Interlocked.Read(ref _connections);
+
+    /// <summary>Connections accepted since the start.</summary>
+    public long Accepted => Interlocked.Read(ref _accepted);
+
+    /// <summary>Bytes echoed so far, over open and closed connections.</summary>
+    public long BytesEchoed
+    {
+        get
+        {
+            lock (_open)
+            {
+                return _closedBytes + _open.Sum(c => c.BytesEchoed);
+            }
+        }
+    }
+
+    public Exception? Fault => Volatile.Read(ref _fault);
+
+    /// <summary>Binds BindHost:Port and starts accepting; a SocketException names the failure (e.g. the port is in use).</summary>
+    public void Start()
+    {
+        if (_listener is not null)
+        {
+            throw new InvalidOperationException("The echo server is already started.");
+        }
+
+        DescriptorBudget.RaiseSoftLimitToHard();
+        IPEndPoint endpoint = EndpointResolver.ForServer(Settings.BindHost, Settings.Port);
+        var listener = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            if (endpoint.AddressFamily == AddressFamily.InterNetworkV6)
+            {
+                listener.DualMode = endpoint.Address.Equals(IPAddress.IPv6Any);
+            }
+
+            listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+            if (Settings.SendBuffer > 0)
+            {
+                listener.SendBufferSize = Settings.SendBuffer;
+            }
+
+            if (Settings.ReceiveBuffer > 0)
+            {
+                listener.ReceiveBufferSize = Settings.ReceiveBuffer;
+            }
+
+            listener.Bind(endpoint);
+            listener.Listen(Settings.Backlog);
+            Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
+        }
+        catch
+        {
+            listener.Dispose();
+            throw;
+        }
+
+        _listener = listener;
+        AcceptLoop();
+    }
+
+    /// <summary>Stops accepting and closes every connection.</summary>
+    public void Dispose()
+    {
+        _stopping = true;
+        _listener?.Dispose();
+        EchoServerConnection[] open;
+        lock (_open)
+        {
+            open = [.. _open];
+        }
+
+        foreach (EchoServerConnection connection in open)
+        {
+            connection.Close();
+        }
+    }
+
+    internal void OnClosed(EchoServerConnection connection)
+    {
+        lock (_open)
+        {
+            if (_open.Remove(connection))
+            {
+                _closedBytes += connection.BytesEchoed;
+                Interlocked.Decrement(ref _connections);
+            }
+        }
+    }
+
+    internal void ReportFault(Exception e) => Interlocked.CompareExchange(ref _fault, e, null);
+
+    private void OnAcceptCompleted(SocketAsyncEventArgs e)
+    {
+        try
+        {
+            if (TakeAccepted(e))
+            {
+                AcceptLoop();
+            }
+        }
+#pragma warning disable CA1031 // a callback on a runtime thread must not throw: the server records it instead
+        catch (Exception ex)
+#pragma warning restore CA1031
+        {
+            ReportFault(ex);
+        }
+    }
+
+    private void AcceptLoop()
+    {
+        while (!_stopping)
+        {
+            _accept.AcceptSocket = null;
+            try
+            {
+                if (_listener!.AcceptAsync(_accept))
+                {
+                    return;
+                }
+            }
+            catch (ObjectDisposedException)
+            {
+                return;
+            }
+
+            if (!TakeAccepted(_accept))
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>Takes the accepted socket into service; false when accepting should stop.</summary>
+    private bool TakeAccepted(SocketAsyncEventArgs e)
+    {
+        if (e.SocketError != SocketError.Success)
+        {
+            if (_stopping || e.SocketError == SocketError.OperationAborted)
+            {
+                return false;
+            }
+
+            if (e.SocketError == SocketError.TooManyOpenSockets)
+            {
+                // Out of descriptors: give closing connections a moment instead of spinning.
+                Thread.Sleep(10);
+            }
+
+            return true;
+        }
+
+        Socket socket = e.AcceptSocket!;
+        e.AcceptSocket = null;
+        socket.NoDelay = true;
+        var connection = new EchoServerConnection(this, socket);
+        lock (_open)
+        {
+            if (_stopping)
+            {
+                socket.Dispose();
+                return false;
+            }
+
+            _open.Add(connection);
+        }
+
+        Interlocked.Increment(ref _connections);
+        Interlocked.Increment(ref _accepted);
+        connection.Start();
+        return true;
+    }
+}

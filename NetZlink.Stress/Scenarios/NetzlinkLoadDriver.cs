@@ -1,0 +1,119 @@
+// The netzlink client stack behind ILoadDriver: NetZlink's sharded ClientEngine, one
+// EchoLoadHandler per shard thread. Sums the handlers' plain counters with Volatile.Read.
+using NetZlink.Diagnostics;
+using NetZlink.Engine;
+
+namespace NetZlink.Stress.Scenarios;
+
+/// <summary>Runs a <see cref="LoadPlan"/> on a <see cref="ClientEngine"/>.</summary>
+internal sealed class NetzlinkLoadDriver : ILoadDriver
+{
+    private readonly ClientEngine _engine;
+    private readonly EchoLoadHandler[] _handlers;
+
+    private NetzlinkLoadDriver(ClientEngine engine, EchoLoadHandler[] handlers)
+    {
+        _engine = engine;
+        _handlers = handlers;
+    }
+
+    public int ShardCount => _engine.ShardCount;
+
+    public Task ConnectsResolved => _engine.ConnectsResolved;
+
+    public Exception? Fault => _engine.Fault;
+
+    public bool Stopped => _engine.Stopped.IsCompleted;
+
+    /// <summary>Creates the engine for <paramref name="ccu"/> connections to Host:Port and starts connecting.</summary>
+    public static NetzlinkLoadDriver Start(ScenarioSettings settings, int ccu, LoadPlan plan)
+    {
+        var options = new EngineOptions
+        {
+            Endpoints = [$"tcp://{FormatHost(settings.Host)}:{settings.Port}"],
+            ShardCount = settings.Shards,
+            ConnectConcurrency = settings.ConnectConcurrency,
+            ConnectTimeout = TimeSpan.FromSeconds(settings.ConnectTimeoutSeconds),
+            ConnectRetries = settings.ConnectRetries,
+            ConnectRetryDelay = TimeSpan.FromMilliseconds(settings.ConnectRetryDelayMs),
+            HighWaterMark = settings.Hwm,
+            SendBufferSize = settings.SendBuffer,
+            ReceiveBufferSize = settings.ReceiveBuffer,
+            SendScratchSize = Math.Max(256 * 1024, settings.SendBatch * (settings.Size + 4)),
+            MaxPacketSize = settings.Size + 4,
+            Framer = new LengthPrefixFramer(maxBody: settings.Size, minBody: settings.Size),
+        };
+
+        var engine = new ClientEngine(ccu, options);
+        try
+        {
+            var handlers = new EchoLoadHandler[engine.ShardCount];
+            engine.Start(shard => handlers[shard.Index] = new EchoLoadHandler(shard, plan));
+            return new NetzlinkLoadDriver(engine, handlers);
+        }
+        catch
+        {
+            engine.Dispose();
+            throw;
+        }
+    }
+
+    public LoadTotals Totals()
+    {
+        long connected = 0, failed = 0, timedOut = 0, disconnected = 0, sentTotal = 0, receivedTotal = 0;
+        long sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0;
+        foreach (EchoLoadHandler h in _handlers)
+        {
+            connected += Volatile.Read(ref h.Connected);
+            failed += Volatile.Read(ref h.ConnectFailed);
+            timedOut += Volatile.Read(ref h.ConnectTimedOut);
+            disconnected += Volatile.Read(ref h.Disconnected);
+            sentTotal += Volatile.Read(ref h.SentTotal);
+            receivedTotal += Volatile.Read(ref h.ReceivedTotal);
+            sentMeasured += Volatile.Read(ref h.SentMeasured);
+            receivedMeasured += Volatile.Read(ref h.ReceivedMeasured);
+            inFlight += Volatile.Read(ref h.InFlight);
+            gating += Volatile.Read(ref h.GatingViolations);
+            bad += Volatile.Read(ref h.BadEchoes);
+        }
+
+        return new LoadTotals(connected, failed, timedOut, disconnected, sentTotal, receivedTotal,
+            sentMeasured, receivedMeasured, inFlight, gating, bad);
+    }
+
+    public bool HaveAllObserved(LoadPhase phase) => _handlers.All(h => Volatile.Read(ref h.ObservedPhase) == (int)phase);
+
+    public double P99UsEstimate()
+    {
+        double p99 = 0;
+        foreach (EchoLoadHandler handler in _handlers)
+        {
+            // Read while the shard records: an estimate for the progress line, never for the result.
+            p99 = Math.Max(p99, handler.Histogram.ValueAtPercentile(99) / 1000.0);
+        }
+
+        return p99;
+    }
+
+    public LatencyHistogram MergedLatency()
+    {
+        var merged = new LatencyHistogram();
+        foreach (EchoLoadHandler handler in _handlers)
+        {
+            merged.Add(handler.Histogram);
+        }
+
+        return merged;
+    }
+
+    public IReadOnlyDictionary<int, long> ErrorsByErrno() => _engine.ErrorsByErrno();
+
+    public long AllocatedDuringMeasure() => _handlers.Sum(h => Volatile.Read(ref h.AllocatedDuringMeasure));
+
+    public void Stop(TimeSpan timeout) => _engine.Stop(timeout);
+
+    public void Dispose() => _engine.Dispose();
+
+    private static string FormatHost(string host)
+        => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
+}
