@@ -200,12 +200,7 @@ public sealed unsafe class EchoServer : IDisposable, IEchoServer
             Interlocked.Increment(ref _slowConsumersClosed);
             _backlogs.Remove(routingId);
             _backlogOrder.Remove(routingId);
-            byte* id = stackalloc byte[4];
-            BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), routingId);
-            if (NativeMethods.zlink_send(socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) >= 0)
-            {
-                _ = NativeMethods.zlink_send(socket, null, 0, ZlinkConstants.ZLINK_DONTWAIT);
-            }
+            StreamFrames.RequestClose(socket, routingId);
 
             return;
         }
@@ -242,9 +237,7 @@ public sealed unsafe class EchoServer : IDisposable, IEchoServer
     /// <summary>0 when sent, EAGAIN when the socket refused the payload, another errno when the peer is gone.</summary>
     private static int TrySend(nint socket, uint routingId, ReadOnlySpan<byte> data)
     {
-        byte* id = stackalloc byte[4];
-        BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), routingId);
-        if (NativeMethods.zlink_send(socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) < 0)
+        if (!StreamFrames.SendRoutingId(socket, routingId))
         {
             return NativeMethods.zlink_errno();
         }

@@ -61,9 +61,7 @@ public sealed unsafe partial class EngineShard
     {
         if (_selectedSlot != slot)
         {
-            byte* id = stackalloc byte[4];
-            BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), _slots[slot].RoutingId);
-            if (NativeMethods.zlink_send(_socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) < 0)
+            if (!StreamFrames.SendRoutingId(_socket, _slots[slot].RoutingId))
             {
                 return SendFailure(NativeMethods.zlink_errno(), "routing id");
             }
@@ -186,13 +184,7 @@ public sealed unsafe partial class EngineShard
     /// <summary>Asks the socket to close a connection ([id] + empty payload); errors mean it is gone already.</summary>
     private void CloseNative(uint routingId)
     {
-        byte* id = stackalloc byte[4];
-        BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), routingId);
-        if (NativeMethods.zlink_send(_socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) >= 0)
-        {
-            _ = NativeMethods.zlink_send(_socket, null, 0, ZlinkConstants.ZLINK_DONTWAIT);
-        }
-
+        StreamFrames.RequestClose(_socket, routingId);
         _selectedSlot = -1;
     }
 }
