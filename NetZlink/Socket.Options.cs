@@ -214,7 +214,7 @@ public sealed unsafe partial class Socket
 
     private void SetOptionRaw(SocketOption option, void* value, nuint size)
     {
-        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        using var socket = SocketLease.Acquire(_handle);
         if (NativeMethods.zlink_setsockopt(socket.Value, (int)option, value, size) != 0)
         {
             Ensure.ThrowOption(NativeMethods.zlink_errno(), "SetOption", OptionName(option));
@@ -223,7 +223,7 @@ public sealed unsafe partial class Socket
 
     private void GetOptionRaw(SocketOption option, void* value, nuint* size)
     {
-        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        using var socket = SocketLease.Acquire(_handle);
         if (NativeMethods.zlink_getsockopt(socket.Value, (int)option, value, size) != 0)
         {
             Ensure.ThrowOption(NativeMethods.zlink_errno(), "GetOption", OptionName(option));

@@ -32,7 +32,7 @@ public sealed unsafe partial class Socket : IDisposable
     public SocketType Type { get; }
 
     /// <summary>True once the socket (or its context) was disposed.</summary>
-    public bool IsDisposed => _handle.IsClosed;
+    public bool IsDisposed => _handle.IsClosing;
 
     /// <summary>The native handle, for the engine that drives sockets directly.</summary>
     internal SocketHandle Handle => _handle;
@@ -83,7 +83,7 @@ public sealed unsafe partial class Socket : IDisposable
     {
         ArgumentNullException.ThrowIfNull(endpoint);
         Span<byte> text = Utf8Z.Encode(endpoint, stackalloc byte[Utf8Z.StackLimit]);
-        using var socket = HandleLease.Acquire(_handle, nameof(Socket));
+        using var socket = SocketLease.Acquire(_handle);
         fixed (byte* p = text)
         {
             if (call(socket.Value, p) != 0)

@@ -51,7 +51,11 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || true
   echo "Written by \`bash benchmarks/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'). Each side ran $runs times,"
   echo "alternately (C, .NET, C, .NET, ...), in one invocation; figures are medians of the $runs runs."
   echo "One op = one \`send\` + one \`recv\` (DONTWAIT) of SIZE bytes over inproc PAIR on one thread,"
-  echo "$iterations ops timed per size after a 0.5 s warm-up. Native: \`benchmarks/native/inproc_loop.c\` on"
+  echo "$iterations ops per size after a 0.5 s warm-up, timed in 20 blocks; a run's figure is its fastest"
+  echo "block (noise on this shared machine only adds time). In the .NET process the public API and raw"
+  echo "P/Invoke take turns block by block, so **managed / raw** (the wrapper's own share) is the steadiest"
+  echo "column; managed / native compares two processes and moves with the machine (raw / native, the same"
+  echo "native calls from .NET, shows how much). Native: \`benchmarks/native/inproc_loop.c\` on"
   echo "libzlink. Managed: \`Socket.TrySend\` + \`Socket.TryReceive\` (\`NetZlink.Benchmarks overhead\`);"
   echo "raw P/Invoke: the same program calling \`NativeMethods.zlink_send\`/\`zlink_recv\` directly."
   echo
