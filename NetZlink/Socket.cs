@@ -2,9 +2,10 @@
 // monitoring live in the other Socket.*.cs parts.
 //
 // A socket is meant for one thread at a time, as in libzmq; Dispose is the exception and may
-// race with anything: every native call holds a reference on the handle (HandleLease) for its
+// race with anything: every native call marks itself inside the handle (SocketLease) for its
 // duration, so a concurrent Dispose defers the close until the call returns and later calls
-// throw ObjectDisposedException. A thread blocked in a receive is released by disposing (or
+// throw ObjectDisposedException (the protocol, free of atomic operations on the calling side, is
+// in SocketHandle). A thread blocked in a receive is released by disposing (or
 // shutting down) the context, not by disposing the socket.
 using NetZlink.Interop;
 
