@@ -16,7 +16,8 @@
  * Latency samples are kept whole and sorted at the end (exact percentiles).
  *
  * The server prints "READY port=N" once listening and stops on SIGINT/SIGTERM
- * or, when stdin is a pipe, when the pipe reaches end-of-file (the parent went).
+ * or, when stdin is a pipe, when the pipe reaches end-of-file (the parent went);
+ * with NETZLINK_STRESS_SERVER_CHILD=1 it ignores SIGINT, as the .NET server child does.
  */
 #include <errno.h>
 #include <math.h>
@@ -164,6 +165,10 @@ static int parse(int argc, char **argv, opts_t *o, int server)
 
 static int run_server(const opts_t *o)
 {
+    /* as NetZlink.Stress's server child: the parent's Ctrl+C must not stop the echo mid-drain */
+    const char *child = getenv("NETZLINK_STRESS_SERVER_CHILD");
+    if (child && !strcmp(child, "1"))
+        signal(SIGINT, SIG_IGN);
     int port;
     int l = ec_listen(o->bind_host, o->port, o->backlog, &port);
     if (l < 0)
