@@ -19,7 +19,11 @@ internal static class Ratios
     public static double? P99(CompareReport report, string stack, string baseline, string scenario) =>
         Of(report.Summary(stack, scenario)?.P99, report.Summary(baseline, scenario)?.P99);
 
-    /// <summary>"1.23x", or "n/a".</summary>
-    public static string Format(double? ratio) =>
-        ratio is { } r ? r.ToString("0.00", CultureInfo.InvariantCulture) + "x" : "n/a";
+    /// <summary>"1.23x"; two significant digits below 0.1 ("0.00041x") so a small ratio never reads as zero; or "n/a".</summary>
+    public static string Format(double? ratio) => ratio switch
+    {
+        null => "n/a",
+        { } r when r is > 0 and < 0.1 => r.ToString("G2", CultureInfo.InvariantCulture) + "x",
+        { } r => r.ToString("0.00", CultureInfo.InvariantCulture) + "x",
+    };
 }
