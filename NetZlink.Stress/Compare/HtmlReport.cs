@@ -16,8 +16,9 @@ internal static class HtmlReport
         body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1240px; }
         h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; }
         table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }
-        th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; white-space: nowrap; }
-        th { background: #f0f0f0; } td:first-child, td:nth-child(2) { text-align: left; }
+        .wide { overflow-x: auto; }
+        th, td { border: 1px solid #ccc; padding: 3px 5px; text-align: right; white-space: nowrap; }
+        th { background: #f0f0f0; white-space: normal; vertical-align: bottom; max-width: 90px; } td:first-child, td:nth-child(2) { text-align: left; }
         td.PASS { color: #1d7a3a; font-weight: bold; } td.FAIL, td.NO { color: #b3261e; font-weight: bold; }
         code { background: #f4f4f4; padding: 1px 4px; font-size: 12px; }
         .note { color: #555; font-size: 13px; }
@@ -87,12 +88,12 @@ internal static class HtmlReport
             .Select(s => (s, (IReadOnlyList<(double, double)>)report.Find(s, ChartScenario)!.Series
                 .Select(p => (p.Elapsed, p.ReceivedPerSecond)).ToArray()))
             .ToArray();
-        html.Append(SvgChart.Lines("s2 echoes received per second over the run (connect, warm-up, measure, drain)", series, "seconds since the client started", "packets/s")).Append('\n');
+        html.Append(SvgChart.Lines("s2 echoes received per second over time", series, "seconds since the client started (connect, warm-up, measure, drain)", "packets/s")).Append('\n');
     }
 
     private static void Table(StringBuilder html, ReportTable table)
     {
-        html.Append("<table><tr>").Append(string.Concat(table.Header.Select(h => $"<th>{E(h)}</th>"))).Append("</tr>\n");
+        html.Append("<div class=\"wide\"><table><tr>").Append(string.Concat(table.Header.Select(h => $"<th>{E(h)}</th>"))).Append("</tr>\n");
         foreach (IReadOnlyList<string> row in table.Rows)
         {
             html.Append("<tr>");
@@ -106,7 +107,7 @@ internal static class HtmlReport
             html.Append("</tr>\n");
         }
 
-        html.Append("</table>\n");
+        html.Append("</table></div>\n");
     }
 
     private static string E(string text) => WebUtility.HtmlEncode(text);

@@ -443,9 +443,9 @@ typedef struct ticker {
     FILE *series;
 } ticker_t;
 
-static void tick(client_t *c, ticker_t *t, uint64_t now, int force)
+static void tick(client_t *c, ticker_t *t, uint64_t now)
 {
-    if (!force && now - t->last < 1000000000ull)
+    if (now - t->last < 1000000000ull)
         return;
     double dt = (double)(now - t->last) / NS;
     if (dt <= 0)
@@ -474,7 +474,7 @@ static int run_until(client_t *c, ticker_t *t, int (*done)(client_t *), uint64_t
         uint64_t now = ec_now_ns();
         if (c->phase == P_CONNECT)
             drive_connects(c, now);
-        tick(c, t, now, 0);
+        tick(c, t, now);
         if (done && done(c))
             return 1;
         if (g_stop) {
@@ -903,7 +903,6 @@ static int run_client(const opts_t *o)
     c.phase = P_CONNECT;
     run_phases(&c, &t);
     c.phase = P_DONE;
-    tick(&c, &t, ec_now_ns(), 1);
     if (t.series)
         fclose(t.series);
 
