@@ -13,12 +13,12 @@ internal static class HtmlReport
     private const string ChartScenario = "s2";
 
     private const string Style = """
-        body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1240px; }
+        body { font-family: sans-serif; margin: 16px; color: #222; }
         h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 28px; }
         table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }
         .wide { overflow-x: auto; }
-        th, td { border: 1px solid #ccc; padding: 3px 5px; text-align: right; white-space: nowrap; }
-        th { background: #f0f0f0; white-space: normal; vertical-align: bottom; max-width: 90px; } td:first-child, td:nth-child(2) { text-align: left; }
+        th, td { border: 1px solid #ccc; padding: 2px 4px; text-align: right; white-space: nowrap; }
+        th { background: #f0f0f0; white-space: normal; vertical-align: bottom; } td:first-child, td:nth-child(2) { text-align: left; }
         td.PASS { color: #1d7a3a; font-weight: bold; } td.FAIL, td.NO { color: #b3261e; font-weight: bold; }
         code { background: #f4f4f4; padding: 1px 4px; font-size: 12px; }
         .note { color: #555; font-size: 13px; }
@@ -83,7 +83,20 @@ internal static class HtmlReport
         }
 
         html.Append(SvgChart.GroupedBars("s2 throughput per stack", stacks, ["throughput"], throughput, "packets/s", colorByGroup: true)).Append('\n');
-        html.Append(SvgChart.GroupedBars("s2 round-trip latency percentiles per stack", stacks, percentiles, latency, "µs")).Append('\n');
+        // Milliseconds once the tail reaches 10 ms: "250K µs" reads worse than "250 ms".
+        bool inMs = latency.Cast<double>().Any(v => v >= 10_000);
+        if (inMs)
+        {
+            for (int i = 0; i < stacks.Length; i++)
+            {
+                for (int p = 0; p < percentiles.Length; p++)
+                {
+                    latency[i, p] /= 1000;
+                }
+            }
+        }
+
+        html.Append(SvgChart.GroupedBars("s2 round-trip latency percentiles per stack", stacks, percentiles, latency, inMs ? "ms" : "µs")).Append('\n');
         var series = stacks
             .Select(s => (s, (IReadOnlyList<(double, double)>)report.Find(s, ChartScenario)!.Series
                 .Select(p => (p.Elapsed, p.ReceivedPerSecond)).ToArray()))
@@ -93,7 +106,10 @@ internal static class HtmlReport
 
     private static void Table(StringBuilder html, ReportTable table)
     {
-        html.Append("<div class=\"wide\"><table><tr>").Append(string.Concat(table.Header.Select(h => $"<th>{E(h)}</th>"))).Append("</tr>\n");
+        // Long field names may break after '_' or '/', so that the table fits the page.
+        html.Append("<div class=\"wide\"><table><tr>")
+            .Append(string.Concat(table.Header.Select(h => $"<th>{E(h).Replace("_", "_<wbr>", StringComparison.Ordinal).Replace("/", "/<wbr>", StringComparison.Ordinal)}</th>")))
+            .Append("</tr>\n");
         foreach (IReadOnlyList<string> row in table.Rows)
         {
             html.Append("<tr>");
