@@ -2,6 +2,7 @@
 // every file written, every run PASS, and reports that carry the runs' own figures.
 using System.Text.Json;
 using NetZlink.Stress.Compare;
+using NetZlink.Stress.Output;
 using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
@@ -44,6 +45,13 @@ public sealed class CompareEndToEndTests
                 $"{stack} s2 wrote no per-second row");
         }
 
+        // limit_echo writes its CSV and JSON itself: they must name the fields exactly as the tool does.
+        RunPaths c = RunPaths.For(outDir, "c-epoll", "s2"), n = RunPaths.For(outDir, "netzlink", "s2");
+        Assert.That(File.ReadLines(c.MetricsCsv).First(), Is.EqualTo(MetricsCsvFile.Header));
+        Assert.That(PropertyNames(c.SummaryJson), Is.EqualTo(PropertyNames(n.SummaryJson)));
+        Assert.That(File.ReadAllText(c.Stdout).Split(' ').Select(f => f.Split('=')[0]),
+            Is.EqualTo(File.ReadAllText(n.Stdout).Split(' ').Select(f => f.Split('=')[0])), "RESULT/METRIC field names");
+
         string md = await File.ReadAllTextAsync(Path.Combine(outDir, "report.md"), cancellationToken);
         string html = await File.ReadAllTextAsync(Path.Combine(outDir, "report.html"), cancellationToken);
         Assert.Multiple(() =>
@@ -54,5 +62,11 @@ public sealed class CompareEndToEndTests
             Assert.That(log, Does.Contain("compare: run 6/6: c-epoll s2"));
             Assert.That(stdout.ToString(), Does.Contain("RATIOS scenario=s2 netzlink/dotnet_throughput="));
         });
+    }
+
+    private static string[] PropertyNames(string path)
+    {
+        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(path));
+        return json.RootElement.EnumerateObject().Select(p => p.Name).ToArray();
     }
 }

@@ -705,13 +705,9 @@ static void put_s(out_t *o, const char *name, const char *v)
     fputc('"', o->f);
 }
 
-static void seed_result(out_t *o, const client_t *c, const result_t *r)
+/* the fields both of the seeds' lists carry, in the same order */
+static void counts(out_t *o, const client_t *c, const result_t *r)
 {
-    put_s(o, "scenario", c->o->scenario);
-    put_s(o, "transport", "tcp");
-    put_i(o, "ccu", c->ccu);
-    put_i(o, "size", c->o->size);
-    put_i(o, "inflight", c->inflight);
     put_i(o, "connect_success", c->connected);
     put_i(o, "connect_fail", c->connect_fail);
     put_i(o, "connect_timeout", c->connect_timeout);
@@ -719,6 +715,16 @@ static void seed_result(out_t *o, const client_t *c, const result_t *r)
     put_i(o, "recv", c->recv_measured);
     put_d(o, "incomplete_ratio", r->incomplete, 6);
     put_d(o, "throughput", c->throughput, 2);
+}
+
+static void seed_result(out_t *o, const client_t *c, const result_t *r)
+{
+    put_s(o, "scenario", c->o->scenario);
+    put_s(o, "transport", "tcp");
+    put_i(o, "ccu", c->ccu);
+    put_i(o, "size", c->o->size);
+    put_i(o, "inflight", c->inflight);
+    counts(o, c, r);
     put_d(o, "p50_us", r->p50, 2);
     put_d(o, "p95_us", r->p95, 2);
     put_d(o, "p99_us", r->p99, 2);
@@ -734,13 +740,7 @@ static void seed_metric(out_t *o, const client_t *c, const result_t *r)
     put_i(o, "ccu", c->ccu);
     put_i(o, "inflight", c->inflight);
     put_i(o, "size", c->o->size);
-    put_i(o, "connect_success", c->connected);
-    put_i(o, "connect_fail", c->connect_fail);
-    put_i(o, "connect_timeout", c->connect_timeout);
-    put_i(o, "sent", c->sent_measured);
-    put_i(o, "recv", c->recv_measured);
-    put_d(o, "incomplete_ratio", r->incomplete, 6);
-    put_d(o, "throughput", c->throughput, 2);
+    counts(o, c, r);
     put_d(o, "p50", r->p50, 2);
     put_d(o, "p95", r->p95, 2);
     put_d(o, "p99", r->p99, 2);
