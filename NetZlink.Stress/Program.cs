@@ -1,7 +1,14 @@
 // NetZlink.Stress: the seeds' STREAM echo benchmark. The work is in Hosting/StressApp (wiring),
-// Cli/ (flags and plans), Output/ (formats) and Scenarios/ (the scenario logic).
+// Cli/ (flags and plans), Output/ (formats) and Scenarios/ (the scenario logic); the `compare`
+// verb is Compare/CompareCommand.
+using NetZlink.Stress.Compare;
 using NetZlink.Stress.Hosting;
 
 using var signals = new ShutdownSignals(Console.Error);
+if (args.Length > 0 && args[0] == CompareCommand.Verb)
+{
+    return await CompareCommand.RunAsync(args[1..], Console.Out, Console.Error, signals.Token).ConfigureAwait(false);
+}
+
 var app = new StressApp(Console.Out, Console.Error, watchStdin: true);
 return await app.RunAsync(args, signals.Token).ConfigureAwait(false);

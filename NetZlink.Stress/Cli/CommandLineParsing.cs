@@ -96,7 +96,7 @@ internal static class CommandLineParsing
             ServerStack = (o.ServerStack ?? o.Stack).ToLowerInvariant(),
         };
         StressRole role = Enum.Parse<StressRole>(o.Role, ignoreCase: true);
-        return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet);
+        return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet, o.TimeseriesCsv);
     }
 
     private static ParseOutcome FromErrors(NotParsed<StressOptions> notParsed, IReadOnlyList<string> args)

@@ -10,10 +10,12 @@ namespace NetZlink.Stress.Cli;
 /// <param name="MetricsCsvPath">--metrics-csv, or null.</param>
 /// <param name="SummaryJsonPath">--summary-json, or null.</param>
 /// <param name="Quiet">--quiet: no progress lines.</param>
+/// <param name="TimeseriesCsvPath">--timeseries-csv, or null.</param>
 internal sealed record StressInvocation(
     string Scenario,
     StressRole Role,
     ScenarioSettings Settings,
     string? MetricsCsvPath,
     string? SummaryJsonPath,
-    bool Quiet);
+    bool Quiet,
+    string? TimeseriesCsvPath = null);

@@ -100,6 +100,9 @@ internal sealed class StressOptions
     [Option("summary-json", HelpText = "Write the run (or, for s3/s4, an array of runs) as JSON to this file.")]
     public string? SummaryJson { get; set; }
 
+    [Option("timeseries-csv", HelpText = "Write the client's per-second progress to this CSV (elapsed,phase,sent_per_s,recv_per_s,inflight).")]
+    public string? TimeseriesCsv { get; set; }
+
     [Option("quiet", HelpText = "No progress lines on stderr.")]
     public bool Quiet { get; set; }
 

@@ -36,6 +36,11 @@ internal sealed class PlanRunner
             OutputFiles.EnsureWritable(json, "--summary-json");
         }
 
+        if (invocation.TimeseriesCsvPath is { } timeseries)
+        {
+            OutputFiles.EnsureWritable(timeseries, "--timeseries-csv");
+        }
+
         int exitCode = ExitCodes.Pass;
         for (int i = 0; i < runs.Count; i++)
         {
@@ -86,6 +91,8 @@ internal sealed class PlanRunner
         }
 
         IProgress<ProgressSnapshot>? progress = invocation.Quiet ? null : new ProgressPrinter(stderr);
+        using TimeseriesCsvFile? series = invocation.TimeseriesCsvPath is { } seriesPath ? new TimeseriesCsvFile(seriesPath, progress) : null;
+        progress = series ?? progress;
         if (invocation.Role == StressRole.Client)
         {
             return await runClient(run.Settings, progress, cancellationToken).ConfigureAwait(false);

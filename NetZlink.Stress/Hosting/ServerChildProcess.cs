@@ -51,10 +51,18 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     /// </summary>
     /// <exception cref="StressHostException">It could not start, exited first or stayed silent for <see cref="ReadyTimeout"/>.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
+    public static Task<ServerChildProcess> StartAsync(
+        ScenarioSettings settings, bool quiet, TextWriter stderr, CancellationToken cancellationToken) =>
+        StartAsync(ServerLaunch.StartInfo(settings, quiet), stderr, cancellationToken);
+
+    /// <summary>
+    /// Starts another echo server program that speaks the same protocol (prints "READY port=N",
+    /// stops when its stdin closes), e.g. limit_echo for `compare`; stdin, stdout and stderr must be redirected.
+    /// </summary>
     public static async Task<ServerChildProcess> StartAsync(
-        ScenarioSettings settings, bool quiet, TextWriter stderr, CancellationToken cancellationToken)
+        ProcessStartInfo startInfo, TextWriter stderr, CancellationToken cancellationToken)
     {
-        var child = new ServerChildProcess(ServerLaunch.StartInfo(settings, quiet), stderr);
+        var child = new ServerChildProcess(startInfo, stderr);
         try
         {
             child.Start();

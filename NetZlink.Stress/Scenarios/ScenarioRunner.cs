@@ -73,7 +73,9 @@ public static class ScenarioRunner
     {
         var started = Stopwatch.StartNew();
         run.Plan.Phase = LoadPhase.Measure;
-        await run.WaitUntilAsync("echo", () => run.Totals.ReceivedMeasured >= 1 || run.Totals.BadEchoes > 0,
+        // Wait for the outstanding count too: a stack may count the echo a moment before it lowers
+        // that count (the dotnet client does), and s0 judges drain_timeout from it right after.
+        await run.WaitUntilAsync("echo", () => (run.Totals.ReceivedMeasured >= 1 && run.Totals.InFlight == 0) || run.Totals.BadEchoes > 0,
             TimeSpan.FromSeconds(Math.Max(1, settings.DrainTimeoutSeconds)), cancellationToken).ConfigureAwait(false);
         run.Plan.Phase = LoadPhase.Drain;
         result.DrainTimeout = run.Totals.InFlight > 0 ? 1 : 0;

@@ -22,140 +22,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF 65536
+#include "epoll_common.h"
+
 #define BATCH 256
 
-/* per-connection pending output (only used when the kernel is full) */
+/* per-connection state of the client */
 typedef struct conn {
     int fd;
-    char *q;
-    size_t qlen, qcap;
+    ec_outq_t out;
     uint64_t rx;
     int connected;
 } conn_t;
 
 static int ep;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void raise_nofile(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
-static void ctl(int op, int fd, uint32_t events, uint32_t idx)
-{
-    struct epoll_event ev;
-    ev.events = events;
-    ev.data.u64 = idx;
-    if (epoll_ctl(ep, op, fd, &ev) != 0 && op != EPOLL_CTL_DEL) {
-        perror("epoll_ctl");
-        exit(1);
-    }
-}
-
-/* write what can be written now, queue the rest */
-static void conn_write(conn_t *c, uint32_t idx, const void *data, size_t len)
-{
-    if (!c->qlen) {
-        ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno != EAGAIN)
-                return;
-            n = 0;
-        }
-        if ((size_t)n == len)
-            return;
-        data = (const char *)data + n;
-        len -= (size_t)n;
-        ctl(EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLOUT, idx);
-    }
-    if (c->qlen + len > c->qcap) {
-        c->qcap = (c->qlen + len) * 2;
-        c->q = realloc(c->q, c->qcap);
-    }
-    memcpy(c->q + c->qlen, data, len);
-    c->qlen += len;
-}
-
-static void conn_flush(conn_t *c, uint32_t idx)
-{
-    ssize_t n = send(c->fd, c->q, c->qlen, MSG_NOSIGNAL);
-    if (n <= 0)
-        return;
-    memmove(c->q, c->q + n, c->qlen - (size_t)n);
-    c->qlen -= (size_t)n;
-    if (!c->qlen)
-        ctl(EPOLL_CTL_MOD, c->fd, EPOLLIN, idx);
-}
-
-static void tune(int fd)
-{
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
 static int server(int port)
 {
-    int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    int one = 1;
-    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
-    if (bind(l, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(l, 4096) != 0) {
-        perror("bind");
+    int bound;
+    int l = ec_listen("0.0.0.0", port, 4096, &bound);
+    if (l < 0)
         return 1;
-    }
-    ep = epoll_create1(0);
-    size_t cap = 1 << 16;
-    conn_t *conns = calloc(cap, sizeof *conns);
-    ctl(EPOLL_CTL_ADD, l, EPOLLIN, UINT32_MAX);
-    static char buf[BUF];
-    struct epoll_event evs[BATCH];
-    for (;;) {
-        int n = epoll_wait(ep, evs, BATCH, -1);
-        for (int i = 0; i < n; i++) {
-            uint32_t idx = (uint32_t)evs[i].data.u64;
-            if (idx == UINT32_MAX) {
-                int fd;
-                while ((fd = accept4(l, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
-                    if ((size_t)fd >= cap) {
-                        close(fd);
-                        continue;
-                    }
-                    tune(fd);
-                    conns[fd].fd = fd;
-                    conns[fd].qlen = 0;
-                    ctl(EPOLL_CTL_ADD, fd, EPOLLIN, (uint32_t)fd);
-                }
-                continue;
-            }
-            conn_t *c = &conns[idx];
-            if ((evs[i].events & EPOLLOUT) && c->qlen)
-                conn_flush(c, idx);
-            if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                ssize_t r = recv(c->fd, buf, sizeof buf, 0);
-                if (r == 0 || (r < 0 && errno != EAGAIN)) {
-                    close(c->fd);
-                    c->qlen = 0;
-                    continue;
-                }
-                if (r > 0)
-                    conn_write(c, idx, buf, (size_t)r);
-            }
-        }
-    }
+    return ec_echo_serve(l, -1, 0, 0, NULL);
 }
 
 static int client(const char *host, int port, int ccu, int inflight, int size,
@@ -185,21 +72,21 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
     conn_t *conns = calloc((size_t)ccu, sizeof *conns);
     for (int i = 0; i < ccu; i++) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        tune(fd);
+        ec_tune(fd, 0, 0);
         if (connect(fd, res->ai_addr, res->ai_addrlen) != 0 && errno != EINPROGRESS) {
             perror("connect");
             return 1;
         }
         conns[i].fd = fd;
-        ctl(EPOLL_CTL_ADD, fd, EPOLLOUT, (uint32_t)i);
+        ec_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLOUT, (uint32_t)i);
     }
-    static char buf[BUF];
+    static char buf[EC_RECV_BUF];
     struct epoll_event evs[BATCH];
     int connected = 0;
-    double t_start = now_s(), t_measure = 0, t_end = 0;
+    double t_start = (double)ec_now_ns() / 1e9, t_measure = 0, t_end = 0;
     uint64_t done = 0, base = 0;
     for (;;) {
-        double t = now_s();
+        double t = (double)ec_now_ns() / 1e9;
         if (connected == ccu && !t_measure && t - t_start >= 1.0) {
             t_measure = t;
             base = done;
@@ -220,14 +107,14 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
                     return 1;
                 }
                 c->connected = 1;
-                ctl(EPOLL_CTL_MOD, c->fd, EPOLLIN, idx);
+                ec_ctl(ep, EPOLL_CTL_MOD, c->fd, EPOLLIN, idx);
                 if (++connected == ccu)
-                    t_start = now_s();
-                conn_write(c, idx, packets, psize * (size_t)inflight);
+                    t_start = (double)ec_now_ns() / 1e9;
+                ec_write(ep, c->fd, idx, &c->out, packets, psize * (size_t)inflight);
                 continue;
             }
-            if ((evs[i].events & EPOLLOUT) && c->qlen)
-                conn_flush(c, idx);
+            if ((evs[i].events & EPOLLOUT) && c->out.len)
+                ec_flush(ep, c->fd, idx, &c->out);
             if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 ssize_t r = recv(c->fd, buf, sizeof buf, 0);
                 if (r == 0 || (r < 0 && errno != EAGAIN)) {
@@ -241,7 +128,7 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
                 uint64_t completed = c->rx / psize - before;
                 if (completed) {
                     done += completed;
-                    conn_write(c, idx, packets, psize * completed);
+                    ec_write(ep, c->fd, idx, &c->out, packets, psize * completed);
                 }
             }
         }
@@ -256,7 +143,7 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
 
 int main(int argc, char **argv)
 {
-    raise_nofile();
+    ec_raise_nofile();
     if (argc == 3 && strcmp(argv[1], "server") == 0)
         return server(atoi(argv[2]));
     if (argc == 8 && strcmp(argv[1], "client") == 0)

@@ -1,0 +1,68 @@
+// compare's command line: its own flags, the scenario flags passed through the ordinary parser,
+// and the flags compare sets per run refused with the reason.
+using NetZlink.Stress.Compare;
+
+namespace NetZlink.Stress.Tests.Compare;
+
+[TestFixture]
+public sealed class CompareCommandLineTests
+{
+    private static readonly DateTime Now = new(2026, 11, 22, 8, 30, 0, DateTimeKind.Utc);
+
+    [Test]
+    public void DefaultsAreEveryStackAndScenarioIntoATimestampedFolder()
+    {
+        CompareOptions options = CompareCommandLine.Parse([], Now).Options!;
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(options.Stacks, Is.EqualTo(new[] { "netzlink", "dotnet", "c-epoll" }));
+            Assert.That(options.Scenarios, Is.EqualTo(new[] { "s0", "s1", "s2" }));
+            Assert.That(options.OutDirectory, Is.EqualTo(Path.Combine("compare-results", "20261122-083000")));
+            Assert.That(options.Settings.Ccu, Is.EqualTo(10000), "the seeds' profile");
+        });
+    }
+
+    [Test]
+    public void ScenarioFlagsReachTheSettingsAndListsKeepReportOrder()
+    {
+        CompareOptions options = CompareCommandLine.Parse(
+            ["--out", "x", "--stacks", "c-epoll,netzlink", "--scenarios=s2", "--ccu", "20", "--measure", "1.5", "--quiet"], Now).Options!;
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(options.OutDirectory, Is.EqualTo("x"));
+            Assert.That(options.Stacks, Is.EqualTo(new[] { "netzlink", "c-epoll" }));
+            Assert.That(options.Scenarios, Is.EqualTo(new[] { "s2" }));
+            Assert.That(options.Settings.Ccu, Is.EqualTo(20));
+            Assert.That(options.Settings.MeasureSeconds, Is.EqualTo(1.5));
+            Assert.That(options.Quiet, Is.True);
+        });
+    }
+
+    [TestCase(new[] { "--stacks", "netzlink,zmq" }, "--stacks takes a comma-separated list of netzlink, dotnet, c-epoll (got 'netzlink,zmq')")]
+    [TestCase(new[] { "--scenarios", "s3" }, "--scenarios takes a comma-separated list of s0, s1, s2 (got 's3')")]
+    [TestCase(new[] { "--out" }, "--out needs a value")]
+    [TestCase(new[] { "--scenario", "s2" }, "--scenario cannot be given to compare: use --scenarios")]
+    [TestCase(new[] { "--metrics-csv", "m.csv" }, "--metrics-csv cannot be given to compare: each run writes DIR/<stack>/<scenario>/metrics.csv")]
+    [TestCase(new[] { "--port", "1" }, "--port cannot be given to compare: each server takes a free port")]
+    [TestCase(new[] { "--ccu", "0" }, "--ccu must be at least 1 (got 0)")]
+    [TestCase(new[] { "--no-such" }, "unknown flag --no-such (see --help)")]
+    public void BadInputIsRefusedWithTheReason(string[] args, string error)
+    {
+        CompareParseOutcome outcome = CompareCommandLine.Parse(args, Now);
+
+        Assert.That(outcome.Options, Is.Null);
+        Assert.That(outcome.ExitCode, Is.EqualTo(1));
+        Assert.That(outcome.Errors, Has.Some.StartsWith(error));
+    }
+
+    [Test]
+    public void HelpPrintsUsage()
+    {
+        CompareParseOutcome outcome = CompareCommandLine.Parse(["--ccu", "5", "--help"], Now);
+        Assert.That(outcome.Options, Is.Null);
+        Assert.That(outcome.ExitCode, Is.EqualTo(0));
+        Assert.That(outcome.Text, Does.StartWith("usage: NetZlink.Stress compare"));
+    }
+}

@@ -1,0 +1,83 @@
+// Runs one compare client to its end: its stdout (RESULT/METRIC) is kept, its stderr progress is
+// passed on with a prefix, and a client that outlives its deadline is killed rather than waited for.
+using System.ComponentModel;
+using System.Diagnostics;
+using NetZlink.Stress.Hosting;
+
+namespace NetZlink.Stress.Compare;
+
+/// <summary>A client process run to completion.</summary>
+internal static class ClientChildProcess
+{
+    private const int StderrTailLines = 10;
+
+    /// <summary>The exit code, stdout lines and the last stderr lines of a finished client.</summary>
+    public sealed record Outcome(int ExitCode, IReadOnlyList<string> Stdout, IReadOnlyList<string> StderrTail, bool Killed);
+
+    /// <summary>Starts <paramref name="info"/> and waits for it to exit (or kills it at <paramref name="deadline"/>).</summary>
+    public static async Task<Outcome> RunAsync(ProcessStartInfo info, string prefix, TextWriter stderr, TimeSpan deadline)
+    {
+        var stdout = new List<string>();
+        var tail = new Queue<string>();
+        using var process = new Process { StartInfo = info };
+        process.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data is { } line)
+            {
+                lock (stdout)
+                {
+                    stdout.Add(line);
+                }
+            }
+        };
+        process.ErrorDataReceived += (_, e) =>
+        {
+            if (e.Data is not { } line)
+            {
+                return;
+            }
+
+            stderr.WriteLine($"{prefix} {line}");
+            lock (tail)
+            {
+                tail.Enqueue(line);
+                if (tail.Count > StderrTailLines)
+                {
+                    tail.Dequeue();
+                }
+            }
+        };
+
+        try
+        {
+            process.Start();
+        }
+        catch (Exception e) when (e is Win32Exception or InvalidOperationException)
+        {
+            throw new StressHostException($"cannot start the client process ({ServerLaunch.Describe(info)}): {e.Message}", e);
+        }
+
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        bool killed = false;
+        try
+        {
+            await process.WaitForExitAsync().WaitAsync(deadline).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            killed = true;
+            process.Kill(entireProcessTree: true);
+        }
+
+        // Also drains both pipes.
+        await process.WaitForExitAsync().ConfigureAwait(false);
+        lock (stdout)
+        {
+            lock (tail)
+            {
+                return new Outcome(process.ExitCode, [.. stdout], [.. tail], killed);
+            }
+        }
+    }
+}

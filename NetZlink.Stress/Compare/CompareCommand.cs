@@ -1,0 +1,62 @@
+// `NetZlink.Stress compare …`: parse, find what the stacks need, run, write the reports, print
+// where they are. Every failure becomes one "error: …" line and an exit code, as for a single run.
+using NetZlink.Stress.Cli;
+using NetZlink.Stress.Hosting;
+
+namespace NetZlink.Stress.Compare;
+
+/// <summary>The compare verb, minus the process.</summary>
+internal static class CompareCommand
+{
+    /// <summary>The verb that selects this command as the first word.</summary>
+    public const string Verb = "compare";
+
+    /// <summary>Runs the words after `compare`; returns the exit code (see <see cref="ExitCodes"/>).</summary>
+    public static async Task<int> RunAsync(IReadOnlyList<string> args, TextWriter stdout, TextWriter stderr, CancellationToken cancellationToken)
+    {
+        stdout = TextWriter.Synchronized(stdout);
+        stderr = TextWriter.Synchronized(stderr);
+        DateTime started = DateTime.UtcNow;
+        CompareParseOutcome parsed = CompareCommandLine.Parse(args, started);
+        if (parsed.Options is not { } options)
+        {
+            if (parsed.Text is not null)
+            {
+                stdout.WriteLine(parsed.Text);
+            }
+
+            foreach (string error in parsed.Errors)
+            {
+                stderr.WriteLine($"error: {error}");
+            }
+
+            return parsed.ExitCode;
+        }
+
+        try
+        {
+            string? limitEcho = options.Stacks.Contains(CompareStacks.CEpoll) ? LimitEchoBinary.Locate() : null;
+            Directory.CreateDirectory(options.OutDirectory);
+            IReadOnlyList<CompareRun> runs = await new CompareRunner(options, limitEcho, stderr).RunAsync(cancellationToken).ConfigureAwait(false);
+            var report = new CompareReport(options.Settings, options.Stacks, options.Scenarios, runs,
+                string.Join(' ', args.Prepend(Verb).Prepend("NetZlink.Stress")), started);
+            string markdown = Path.Combine(options.OutDirectory, "report.md");
+            string html = Path.Combine(options.OutDirectory, "report.html");
+            await File.WriteAllTextAsync(markdown, MarkdownReport.Render(report), CancellationToken.None).ConfigureAwait(false);
+            await File.WriteAllTextAsync(html, HtmlReport.Render(report), CancellationToken.None).ConfigureAwait(false);
+            foreach (IReadOnlyList<string> row in ReportTables.RatioTable(report).Rows)
+            {
+                stdout.WriteLine("RATIOS " + string.Join(' ', ReportTables.RatioTable(report).Header.Zip(row, (h, v) => $"{h.Replace(' ', '_')}={v}")));
+            }
+
+            stdout.WriteLine($"compare: wrote {markdown} and {html}");
+            bool complete = runs.Count == options.Stacks.Count * options.Scenarios.Count;
+            return complete && runs.All(r => r.Passed) ? ExitCodes.Pass : ExitCodes.Failure;
+        }
+        catch (Exception e) when (e is StressHostException or IOException or UnauthorizedAccessException or InvalidDataException)
+        {
+            stderr.WriteLine($"error: {e.Message}");
+            return ExitCodes.Failure;
+        }
+    }
+}

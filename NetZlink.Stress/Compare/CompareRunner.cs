@@ -1,0 +1,96 @@
+// Runs every (scenario, stack) pair of a compare in turn, each with its own echo server child
+// (Hosting/ServerChildProcess: READY handshake, stopped on every way out) and its own client
+// child, so that no run shares a process, a port or a warm cache with another. A run that
+// cannot start or does not finish is recorded with why, and the compare goes on to the next.
+using System.Globalization;
+using NetZlink.Stress.Hosting;
+
+namespace NetZlink.Stress.Compare;
+
+/// <summary>Runs the runs of a compare and collects their files.</summary>
+internal sealed class CompareRunner
+{
+    private readonly CompareOptions options;
+    private readonly string? limitEcho;
+    private readonly TextWriter stderr;
+
+    /// <param name="options">What to run.</param>
+    /// <param name="limitEcho">limit_echo's path; needed only when c-epoll is among the stacks.</param>
+    /// <param name="stderr">Progress: which run, k of n, and the runs' own progress lines.</param>
+    public CompareRunner(CompareOptions options, string? limitEcho, TextWriter stderr)
+    {
+        this.options = options;
+        this.limitEcho = limitEcho;
+        this.stderr = stderr;
+    }
+
+    /// <summary>Runs everything; a cancellation stops before the next run and returns what is done.</summary>
+    public async Task<IReadOnlyList<CompareRun>> RunAsync(CancellationToken cancellationToken)
+    {
+        var pairs = options.Scenarios.SelectMany(scenario => options.Stacks.Select(stack => (stack, scenario))).ToArray();
+        var runs = new List<CompareRun>();
+        for (int k = 0; k < pairs.Length; k++)
+        {
+            (string stack, string scenario) = pairs[k];
+            if (cancellationToken.IsCancellationRequested)
+            {
+                stderr.WriteLine($"compare: interrupted; {pairs.Length - k} of {pairs.Length} runs not started");
+                break;
+            }
+
+            stderr.WriteLine($"compare: run {k + 1}/{pairs.Length}: {stack} {scenario}");
+            CompareRun run = await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
+            runs.Add(run);
+            string outcome = run.Summary is { } s
+                ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99={s.P99:F1}us")
+                : "no result";
+            stderr.WriteLine($"compare: run {k + 1}/{pairs.Length}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
+        }
+
+        return runs;
+    }
+
+    private async Task<CompareRun> RunOneAsync(string stack, string scenario, CancellationToken cancellationToken)
+    {
+        RunPaths paths = RunPaths.For(options.OutDirectory, stack, scenario);
+        Directory.CreateDirectory(paths.Directory);
+        foreach (string stale in new[] { paths.MetricsCsv, paths.SummaryJson, paths.TimeseriesCsv, paths.Stdout })
+        {
+            // --metrics-csv appends: a rerun into the same folder must not mix rows.
+            File.Delete(stale);
+        }
+
+        ClientChildProcess.Outcome outcome;
+        try
+        {
+            ServerChildProcess server = await ServerChildProcess
+                .StartAsync(StackLaunch.Server(stack, options.Settings, limitEcho), stderr, cancellationToken).ConfigureAwait(false);
+            await using (server.ConfigureAwait(false))
+            {
+                TimeSpan deadline = StackLaunch.ClientDeadline(options.Settings);
+                outcome = await ClientChildProcess.RunAsync(
+                    StackLaunch.Client(stack, scenario, options.Settings, server.Port, paths, options.Quiet, limitEcho),
+                    $"  [{stack} {scenario}]", stderr, deadline).ConfigureAwait(false);
+            }
+        }
+        catch (StressHostException e)
+        {
+            return new CompareRun(stack, scenario, null, [], e.Message);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            return new CompareRun(stack, scenario, null, [], "interrupted before the server was ready");
+        }
+
+        await File.WriteAllLinesAsync(paths.Stdout, outcome.Stdout, CancellationToken.None).ConfigureAwait(false);
+        RunSummary? summary = File.Exists(paths.SummaryJson) ? RunSummary.Read(paths.SummaryJson) : null;
+        string? error = outcome switch
+        {
+            { Killed: true } => $"the client did not finish within {StackLaunch.ClientDeadline(options.Settings).TotalSeconds:F0} s and was killed",
+            _ when summary is null => $"the client exited with code {outcome.ExitCode} without writing {paths.SummaryJson}"
+                + (outcome.StderrTail.Count > 0 ? "; its stderr: " + string.Join(" | ", outcome.StderrTail) : string.Empty),
+            _ => null,
+        };
+        return new CompareRun(stack, scenario, summary, TimeseriesPoint.ReadAll(paths.TimeseriesCsv), error);
+    }
+}

@@ -1,0 +1,102 @@
+// The report's tables as text cells, built once and rendered by both the Markdown and the HTML
+// report: the seeds' comparison (one row per stack and scenario) and the ratio tables.
+using System.Globalization;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Compare;
+
+/// <summary>Builds the report's tables from a <see cref="CompareReport"/>.</summary>
+internal static class ReportTables
+{
+    // The seeds' fields as summary.json names them, then pass_fail.
+    private static readonly string[] SeedFields =
+    [
+        "ccu", "size", "inflight", "connect_success", "connect_fail", "connect_timeout", "sent", "recv",
+        "incomplete_ratio", "throughput", "p50", "p95", "p99",
+    ];
+
+    /// <summary>Per stack and scenario: the seeds' fields, pass_fail, and the ratios to the baseline stack.</summary>
+    public static ReportTable Runs(CompareReport report)
+    {
+        string b = CompareStacks.Baseline;
+        string[] header =
+        [
+            "stack", "scenario", .. SeedFields, "p99.9", "pass_fail", $"throughput / {b}", $"p99 / {b}",
+        ];
+        var rows = new List<IReadOnlyList<string>>();
+        foreach (string scenario in report.Scenarios)
+        {
+            foreach (string stack in report.Stacks)
+            {
+                if (report.Find(stack, scenario) is not { } run)
+                {
+                    continue;
+                }
+
+                if (run.Summary is not { } s)
+                {
+                    rows.Add([stack, scenario, .. SeedFields.Select(_ => "-"), "-", "NO RESULT", "n/a", "n/a"]);
+                    continue;
+                }
+
+                rows.Add(
+                [
+                    stack, scenario, .. SeedFields.Select(s.Text),
+                    s.Text("p999_us"), s.PassFail,
+                    Ratios.Format(Ratios.Throughput(report, stack, b, scenario)),
+                    Ratios.Format(Ratios.P99(report, stack, b, scenario)),
+                ]);
+            }
+        }
+
+        return new ReportTable(header, rows);
+    }
+
+    /// <summary>Per scenario: netzlink over dotnet and netzlink over c-epoll, throughput and p99.</summary>
+    public static ReportTable RatioTable(CompareReport report)
+    {
+        string n = StackNames.Netzlink, d = StackNames.Dotnet, c = CompareStacks.CEpoll;
+        string[] header =
+        [
+            "scenario", $"{n}/{d} throughput", $"{n}/{d} p99", $"{n}/{c} throughput", $"{n}/{c} p99", $"{d}/{c} throughput",
+        ];
+        var rows = new List<IReadOnlyList<string>>();
+        foreach (string scenario in report.Scenarios.Where(s => s != "s1"))
+        {
+            rows.Add(
+            [
+                scenario,
+                Ratios.Format(Ratios.Throughput(report, n, d, scenario)),
+                Ratios.Format(Ratios.P99(report, n, d, scenario)),
+                Ratios.Format(Ratios.Throughput(report, n, c, scenario)),
+                Ratios.Format(Ratios.P99(report, n, c, scenario)),
+                Ratios.Format(Ratios.Throughput(report, d, c, scenario)),
+            ]);
+        }
+
+        return new ReportTable(header, rows);
+    }
+
+    /// <summary>The flags every run shared, as "name value" pairs.</summary>
+    public static IReadOnlyList<(string Name, string Value)> Settings(ScenarioSettings s) =>
+    [
+        ("ccu", I(s.Ccu)), ("size", I(s.Size)), ("inflight", I(s.Inflight)),
+        ("warmup", D(s.WarmupSeconds)), ("measure", D(s.MeasureSeconds)), ("drain-timeout", D(s.DrainTimeoutSeconds)),
+        ("connect-concurrency", I(s.ConnectConcurrency)), ("connect-timeout", D(s.ConnectTimeoutSeconds)),
+        ("connect-retries", I(s.ConnectRetries)), ("send-batch", I(s.SendBatch)),
+        ("latency-sample-rate", I(s.LatencySampleRate)), ("sndbuf", I(s.SendBuffer)), ("rcvbuf", I(s.ReceiveBuffer)),
+        ("backlog", I(s.Backlog)), ("hwm (.NET only)", I(s.Hwm)), ("shards (.NET only)", s.Shards == 0 ? "one per core" : I(s.Shards)),
+    ];
+
+    /// <summary>Runs that failed, with why (their reason, or what went wrong around them).</summary>
+    public static IReadOnlyList<string> Problems(CompareReport report) =>
+        report.Runs.Where(r => !r.Passed)
+            .Select(r => $"{r.Stack} {r.Scenario}: {r.Error ?? NonEmpty(r.Summary?.Text("reason")) ?? r.Summary?.PassFail ?? "no result"}")
+            .ToArray();
+
+    private static string? NonEmpty(string? text) => string.IsNullOrEmpty(text) ? null : text;
+
+    private static string I(int v) => v.ToString(CultureInfo.InvariantCulture);
+
+    private static string D(double v) => v.ToString("0.###", CultureInfo.InvariantCulture);
+}

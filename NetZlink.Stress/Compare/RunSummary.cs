@@ -1,0 +1,58 @@
+// One run's summary.json as the report reads it: every field as text (the file's own spelling,
+// so the report shows exactly what the run wrote), numbers parsed on demand.
+using System.Globalization;
+using System.Text.Json;
+
+namespace NetZlink.Stress.Compare;
+
+/// <summary>The fields of one summary.json object.</summary>
+internal sealed class RunSummary
+{
+    private readonly Dictionary<string, string?> fields;
+
+    public RunSummary(IReadOnlyDictionary<string, string?> fields) =>
+        this.fields = new Dictionary<string, string?>(fields, StringComparer.Ordinal);
+
+    /// <summary>Reads <paramref name="path"/>, a single-run --summary-json file.</summary>
+    /// <exception cref="InvalidDataException">The file is not one JSON object.</exception>
+    public static RunSummary Read(string path)
+    {
+        using JsonDocument document = JsonDocument.Parse(File.ReadAllBytes(path));
+        if (document.RootElement.ValueKind != JsonValueKind.Object)
+        {
+            throw new InvalidDataException($"{path} holds a JSON {document.RootElement.ValueKind}, not the object of one run");
+        }
+
+        var fields = new Dictionary<string, string?>(StringComparer.Ordinal);
+        foreach (JsonProperty p in document.RootElement.EnumerateObject())
+        {
+            fields[p.Name] = p.Value.ValueKind switch
+            {
+                JsonValueKind.Null => null,
+                JsonValueKind.String => p.Value.GetString(),
+                _ => p.Value.GetRawText(),
+            };
+        }
+
+        return new RunSummary(fields);
+    }
+
+    /// <summary>A field's text; empty when absent or null.</summary>
+    public string Text(string name) => fields.GetValueOrDefault(name) ?? string.Empty;
+
+    /// <summary>A numeric field; 0 when absent or not a number.</summary>
+    public double Number(string name) =>
+        double.TryParse(Text(name), NumberStyles.Float, CultureInfo.InvariantCulture, out double value) ? value : 0;
+
+    public double Throughput => Number("throughput");
+
+    public double P50 => Number("p50");
+
+    public double P95 => Number("p95");
+
+    public double P99 => Number("p99");
+
+    public double P999 => Number("p999_us");
+
+    public string PassFail => Text("pass_fail");
+}

@@ -1,0 +1,97 @@
+// The command lines of one compare run: the echo server and the client of a stack, both with
+// the same scenario settings. The .NET stacks are this program (--role server / --role client),
+// c-epoll is limit_echo; each gets only the flags it knows, from the same ScenarioSettings.
+using System.Diagnostics;
+using System.Globalization;
+using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Compare;
+
+/// <summary>Builds the server and client start infos of a stack.</summary>
+internal static class StackLaunch
+{
+    private const string Loopback = "127.0.0.1";
+
+    /// <summary>The server: any free port on the loopback, READY on stdout, stops when stdin closes.</summary>
+    public static ProcessStartInfo Server(string stack, ScenarioSettings settings, string? limitEcho)
+    {
+        if (CompareStacks.IsDotnetProcess(stack))
+        {
+            return ServerLaunch.StartInfo(ForStack(stack, settings) with { BindHost = Loopback, Port = 0 }, quiet: true);
+        }
+
+        ProcessStartInfo info = Redirected(LimitEcho(limitEcho), stdin: true);
+        Add(info, "server", "--bind-host", Loopback, "--port", "0", "--backlog", I(settings.Backlog),
+            "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer), "--quiet");
+        info.Environment[ShutdownSignals.ChildVariable] = "1";
+        return info;
+    }
+
+    /// <summary>The client of <paramref name="scenario"/> against the server on <paramref name="port"/>.</summary>
+    public static ProcessStartInfo Client(
+        string stack, string scenario, ScenarioSettings settings, int port, RunPaths paths, bool quiet, string? limitEcho)
+    {
+        ProcessStartInfo info;
+        if (CompareStacks.IsDotnetProcess(stack))
+        {
+            (string fileName, IReadOnlyList<string> prefix) = ServerLaunch.Program();
+            info = Redirected(fileName, stdin: false);
+            Add(info, [.. prefix]);
+            Add(info, "--role", "client", "--stack", stack, "--hwm", I(settings.Hwm), "--io-threads", I(settings.IoThreads),
+                "--shards", I(settings.Shards), "--backlog", I(settings.Backlog));
+        }
+        else
+        {
+            info = Redirected(LimitEcho(limitEcho), stdin: false);
+            Add(info, "client");
+        }
+
+        Add(info, "--scenario", scenario, "--host", Loopback, "--port", I(port),
+            "--ccu", I(settings.Ccu), "--size", I(settings.Size), "--inflight", I(settings.Inflight),
+            "--warmup", D(settings.WarmupSeconds), "--measure", D(settings.MeasureSeconds),
+            "--drain-timeout", D(settings.DrainTimeoutSeconds),
+            "--connect-concurrency", I(settings.ConnectConcurrency), "--connect-timeout", D(settings.ConnectTimeoutSeconds),
+            "--connect-retries", I(settings.ConnectRetries), "--connect-retry-delay-ms", I(settings.ConnectRetryDelayMs),
+            "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer), "--send-batch", I(settings.SendBatch),
+            "--latency-sample-rate", I(settings.LatencySampleRate),
+            "--metrics-csv", paths.MetricsCsv, "--summary-json", paths.SummaryJson, "--timeseries-csv", paths.TimeseriesCsv);
+        if (quiet)
+        {
+            Add(info, "--quiet");
+        }
+
+        return info;
+    }
+
+    /// <summary>How long a client may take at most before it is considered hung.</summary>
+    public static TimeSpan ClientDeadline(ScenarioSettings s) => TimeSpan.FromSeconds(
+        60 + s.WarmupSeconds + s.MeasureSeconds + (3 * s.DrainTimeoutSeconds)
+        + ((s.ConnectRetries + 1) * (s.ConnectTimeoutSeconds + (s.ConnectRetryDelayMs / 1000.0)) * Math.Max(1, s.Ccu / Math.Max(1, s.ConnectConcurrency))));
+
+    private static ScenarioSettings ForStack(string stack, ScenarioSettings settings) =>
+        settings with { ClientStack = stack, ServerStack = stack };
+
+    private static string LimitEcho(string? path) =>
+        path ?? throw new InvalidOperationException("the c-epoll stack needs limit_echo's path (LimitEchoBinary.Locate)");
+
+    private static ProcessStartInfo Redirected(string fileName, bool stdin) => new(fileName)
+    {
+        RedirectStandardInput = stdin,
+        RedirectStandardOutput = true,
+        RedirectStandardError = true,
+        UseShellExecute = false,
+    };
+
+    private static void Add(ProcessStartInfo info, params string[] args)
+    {
+        foreach (string arg in args)
+        {
+            info.ArgumentList.Add(arg);
+        }
+    }
+
+    private static string I(int value) => value.ToString(CultureInfo.InvariantCulture);
+
+    private static string D(double value) => value.ToString("R", CultureInfo.InvariantCulture);
+}

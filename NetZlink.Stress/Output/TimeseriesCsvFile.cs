@@ -1,0 +1,59 @@
+// --timeseries-csv: the client's once-a-second progress as CSV, so that `compare` can chart
+// throughput over time. Rows are flushed as they come: an interrupted run keeps what it had.
+using System.Diagnostics;
+using System.Globalization;
+using System.Text;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Output;
+
+/// <summary>Writes every progress report as a row, then passes it on to the next reporter (if any).</summary>
+internal sealed class TimeseriesCsvFile : IProgress<ProgressSnapshot>, IDisposable
+{
+    /// <summary>The header row; limit_echo (native/bench) writes the same.</summary>
+    public const string Header = "elapsed,phase,sent_per_s,recv_per_s,inflight";
+
+    private readonly StreamWriter writer;
+    private readonly IProgress<ProgressSnapshot>? next;
+    private readonly long started = Stopwatch.GetTimestamp();
+    private readonly Lock gate = new();
+
+    /// <summary>Creates (or replaces) <paramref name="path"/> and writes the header.</summary>
+    public TimeseriesCsvFile(string path, IProgress<ProgressSnapshot>? next)
+    {
+        OutputFiles.CreateParentDirectory(path);
+        writer = new StreamWriter(path, append: false, new UTF8Encoding(encoderShouldEmitUTF8Identifier: false));
+        writer.Write(Header);
+        writer.Write('\n');
+        writer.Flush();
+        this.next = next;
+    }
+
+    /// <inheritdoc />
+    public void Report(ProgressSnapshot value)
+    {
+        string row = Row(Stopwatch.GetElapsedTime(started), value);
+        lock (gate)
+        {
+            writer.Write(row);
+            writer.Write('\n');
+            writer.Flush();
+        }
+
+        next?.Report(value);
+    }
+
+    /// <summary>"3.012,measure,412345.00,412000.00,300000".</summary>
+    public static string Row(TimeSpan elapsed, ProgressSnapshot s) => string.Create(
+        CultureInfo.InvariantCulture,
+        $"{elapsed.TotalSeconds:F3},{s.Phase},{s.SentPerSecond:F2},{s.ReceivedPerSecond:F2},{s.InFlight}");
+
+    /// <inheritdoc />
+    public void Dispose()
+    {
+        lock (gate)
+        {
+            writer.Dispose();
+        }
+    }
+}
