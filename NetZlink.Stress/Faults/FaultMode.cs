@@ -11,7 +11,7 @@ internal enum FaultMode
     /// <summary>Accepts, reads and discards; never answers (the client's drain times out).</summary>
     Silent,
 
-    /// <summary>After the client's first bytes, sends a length header no packet can have (0xFFFFFFFF) and garbage, then only reads.</summary>
+    /// <summary>After the client's first bytes, sends a packet's worth of garbage under a length header no packet can have (0xFFFFFFFF), then only reads.</summary>
     Garbage,
 
     /// <summary>Echoes whole packets whose length header is one larger than the packet.</summary>

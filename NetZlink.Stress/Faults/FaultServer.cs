@@ -23,8 +23,6 @@ internal sealed class FaultServer : IEchoServer
     private const int SlowChunk = 4096;
     private static readonly TimeSpan SlowPause = TimeSpan.FromMilliseconds(1);
 
-    // Garbage mode's bytes: a header far above any --size, then noise.
-    private static readonly byte[] GarbageBytes = [0xFF, 0xFF, 0xFF, 0xFF, 0xDE, 0xAD, 0xBE, 0xEF];
 
     private readonly ScenarioSettings _settings;
     private readonly CancellationTokenSource _stop = new();
@@ -165,7 +163,7 @@ internal sealed class FaultServer : IEchoServer
                             break;
                         }
 
-                        await socket.SendAsync(GarbageBytes, _stop.Token).ConfigureAwait(false);
+                        await socket.SendAsync(Garbage(), _stop.Token).ConfigureAwait(false);
                         await DiscardAsync(socket).ConfigureAwait(false);
                         break;
                     case FaultMode.WrongLength:
@@ -191,6 +189,18 @@ internal sealed class FaultServer : IEchoServer
                 Interlocked.Decrement(ref _open);
             }
         }
+    }
+
+    /// <summary>
+    /// A whole packet's worth of garbage under a header far above any --size: a client that frames
+    /// by the header rejects it at once, one that reads whole packets when the last byte comes.
+    /// </summary>
+    private byte[] Garbage()
+    {
+        var garbage = new byte[4 + _settings.Size];
+        garbage.AsSpan().Fill(0xDE);
+        BinaryPrimitives.WriteUInt32BigEndian(garbage, uint.MaxValue);
+        return garbage;
     }
 
     private async Task DiscardAsync(Socket socket)
