@@ -65,6 +65,11 @@ internal static class OptionsValidator
         AtLeast(errors, "--send-batch", o.SendBatch, 1);
         AtLeast(errors, "--latency-sample-rate", o.LatencySampleRate, 0, " (0 = no latency)");
         OneOf(errors, "--fault", o.Fault, FaultModeNames.All);
+        if (string.Equals(o.Role, "client", StringComparison.OrdinalIgnoreCase) && !string.Equals(o.Fault, "none", StringComparison.OrdinalIgnoreCase))
+        {
+            errors.Add($"--fault {o.Fault} makes the built-in server misbehave, and --role client runs none (use --role both or server)");
+        }
+
         AtLeast(errors, "--fault-every", o.FaultEvery, 1, " (1 = every connection)");
         Seconds(errors, "--fault-after", o.FaultAfter);
 
