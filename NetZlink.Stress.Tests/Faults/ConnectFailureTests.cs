@@ -33,20 +33,12 @@ public sealed class ConnectFailureTests
             "--connect-timeout", "2", "--connect-retries", Invariant(retries), "--connect-retry-delay-ms", Invariant(retryDelayMs));
         elapsed.Stop();
 
-        string result = Line(run.Stdout, "RESULT ");
-        string metric = Line(run.Stdout, "METRIC ");
         // Every attempt of every connection was refused, and each is one errno count.
-        string expectedErrors = $"111:{Ccu * (retries + 1)}";
+        string result = AssertNoneConnected(run, timedOut: false, errors: $"111:{Ccu * (retries + 1)}");
         // Between attempts the client only waits: a retry loop that spun would burn about this much per shard.
         double waitedSeconds = retries * retryDelayMs / 1000.0;
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
-            Assert.That(Number(result, "connect_fail"), Is.EqualTo(Ccu));
-            Assert.That(Number(result, "connect_timeout"), Is.Zero);
-            Assert.That(Number(result, "connect_success"), Is.Zero);
-            Assert.That(Field(result, "fail_reason"), Is.EqualTo("connect_fail"));
-            Assert.That(Field(metric, "errors_by_errno"), Is.EqualTo(expectedErrors));
             Assert.That(elapsed.Elapsed, Is.LessThan(TimeSpan.FromSeconds(waitedSeconds + 20)), "no hang");
             Assert.That(Decimal(result, "cpu_s"), Is.LessThan(waitedSeconds / 2), "CPU while waiting to retry: a busy loop?");
         });
@@ -65,16 +57,8 @@ public sealed class ConnectFailureTests
             "--connect-timeout", "5", "--connect-retries", "1", "--connect-retry-delay-ms", "100");
         elapsed.Stop();
 
-        string result = Line(run.Stdout, "RESULT ");
-        Assert.Multiple(() =>
-        {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
-            Assert.That(Number(result, "connect_fail"), Is.EqualTo(Ccu));
-            Assert.That(Number(result, "connect_timeout"), Is.Zero);
-            Assert.That(Field(result, "fail_reason"), Is.EqualTo("connect_fail"));
-            Assert.That(Field(Line(run.Stdout, "METRIC "), "errors_by_errno"), Is.EqualTo($"101:{Ccu * 2}"));
-            Assert.That(elapsed.Elapsed, Is.LessThan(TimeSpan.FromSeconds(5 + 15)), "failed at once, not after the connect timeout");
-        });
+        AssertNoneConnected(run, timedOut: false, errors: $"101:{Ccu * 2}");
+        Assert.That(elapsed.Elapsed, Is.LessThan(TimeSpan.FromSeconds(5 + 15)), "failed at once, not after the connect timeout");
     }
 
     [TestCase("netzlink")]
@@ -110,16 +94,8 @@ public sealed class ConnectFailureTests
                 "--connect-timeout", "0.5", "--connect-retries", "1", "--connect-retry-delay-ms", "100");
             elapsed.Stop();
 
-            string result = Line(run.Stdout, "RESULT ");
-            Assert.Multiple(() =>
-            {
-                Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
-                Assert.That(Number(result, "connect_timeout"), Is.EqualTo(Ccu));
-                Assert.That(Number(result, "connect_fail"), Is.Zero);
-                Assert.That(Field(result, "fail_reason"), Is.EqualTo("connect_timeout"));
-                Assert.That(Field(Line(run.Stdout, "METRIC "), "errors_by_errno"), Is.EqualTo($"110:{Ccu * 2}"));
-                Assert.That(elapsed.Elapsed, Is.LessThan(TimeSpan.FromSeconds((2 * 0.5) + 0.1 + 15)), "no hang past the timeouts");
-            });
+            AssertNoneConnected(run, timedOut: true, errors: $"110:{Ccu * 2}");
+            Assert.That(elapsed.Elapsed, Is.LessThan(TimeSpan.FromSeconds((2 * 0.5) + 0.1 + 15)), "no hang past the timeouts");
         }
         finally
         {
@@ -134,6 +110,26 @@ public sealed class ConnectFailureTests
             "--role", "client", "--scenario", "s1", "--stack", stack, "--ccu", Invariant(Ccu), "--host", host,
             "--port", Invariant(port), "--quiet", .. more,
         ]);
+
+    /// <summary>
+    /// Checks that the run FAILed with no connection: all <see cref="Ccu"/> counted as timed out or
+    /// as failed, the matching fail_reason, and exactly <paramref name="errors"/> as errors_by_errno.
+    /// Returns the RESULT line.
+    /// </summary>
+    private static string AssertNoneConnected(StressProcess run, bool timedOut, string errors)
+    {
+        string result = Line(run.Stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(Number(result, "connect_success"), Is.Zero);
+            Assert.That(Number(result, "connect_fail"), Is.EqualTo(timedOut ? 0 : Ccu));
+            Assert.That(Number(result, "connect_timeout"), Is.EqualTo(timedOut ? Ccu : 0));
+            Assert.That(Field(result, "fail_reason"), Is.EqualTo(timedOut ? "connect_timeout" : "connect_fail"));
+            Assert.That(Field(Line(run.Stdout, "METRIC "), "errors_by_errno"), Is.EqualTo(errors));
+        });
+        return result;
+    }
 
     private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 

@@ -48,22 +48,11 @@ public sealed class FaultServerRunTests
         // Only the first of the four connections gets the fault.
         using StressProcess run = await RunFaultAsync(fault, clientStack, cancellationToken, "--fault-every", Invariant(Ccu));
 
-        string result = Line(run.Stdout, "RESULT ");
-        long sent = Number(result, "sent");
-        long recv = Number(result, "recv");
+        string result = AssertOneConnectionLostItsWindow(run, "protocol_error");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("FAIL"));
-            Assert.That(Field(result, "fail_reason"), Is.EqualTo("protocol_error"));
             Assert.That(Number(result, "protocol_errors"), Is.EqualTo(1));
             Assert.That(Number(result, "disconnects"), Is.Zero);
-            Assert.That(Number(result, "connect_success"), Is.EqualTo(Ccu));
-            Assert.That(Field(result, "drain_timeout"), Is.EqualTo("0"), "the other connections drained");
-            Assert.That(recv, Is.GreaterThan(Inflight * 10), "the other connections kept echoing");
-            // The faulty connection's first window never came back; nothing else was lost.
-            Assert.That(Number(result, "lost"), Is.EqualTo(Inflight));
-            Assert.That(sent - recv, Is.EqualTo(Inflight));
         });
     }
 
@@ -74,18 +63,12 @@ public sealed class FaultServerRunTests
     {
         using StressProcess run = await RunFaultAsync("close-mid-packet", clientStack, cancellationToken, "--fault-every", Invariant(Ccu));
 
-        string result = Line(run.Stdout, "RESULT ");
+        // Half of the first packet came back before the close: it is lost with the rest of the window.
+        string result = AssertOneConnectionLostItsWindow(run, "server_closed");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("FAIL"));
-            Assert.That(Field(result, "fail_reason"), Is.EqualTo("server_closed"));
             Assert.That(Number(result, "disconnects"), Is.EqualTo(1));
             Assert.That(Number(result, "protocol_errors"), Is.Zero);
-            Assert.That(Field(result, "drain_timeout"), Is.EqualTo("0"));
-            // Half of the first packet came back before the close: it is lost with the rest of the window.
-            Assert.That(Number(result, "lost"), Is.EqualTo(Inflight));
-            Assert.That(Number(result, "sent") - Number(result, "recv"), Is.EqualTo(Inflight));
         });
     }
 
@@ -149,6 +132,27 @@ public sealed class FaultServerRunTests
         }
 
         return StressProcess.RunAsync(cancellationToken, [.. args, .. more]);
+    }
+
+    /// <summary>
+    /// The faulty first connection's first window never came back and nothing else was lost: the
+    /// other connections connected, kept echoing and drained. Returns the RESULT line.
+    /// </summary>
+    private static string AssertOneConnectionLostItsWindow(StressProcess run, string failReason)
+    {
+        string result = Line(run.Stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("FAIL"));
+            Assert.That(Field(result, "fail_reason"), Is.EqualTo(failReason));
+            Assert.That(Number(result, "connect_success"), Is.EqualTo(Ccu));
+            Assert.That(Field(result, "drain_timeout"), Is.EqualTo("0"), "the other connections drained");
+            Assert.That(Number(result, "recv"), Is.GreaterThan(Inflight * 10), "the other connections kept echoing");
+            Assert.That(Number(result, "lost"), Is.EqualTo(Inflight));
+            Assert.That(Number(result, "sent") - Number(result, "recv"), Is.EqualTo(Inflight));
+        });
+        return result;
     }
 
     private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";

@@ -3,7 +3,6 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text.Json;
-using System.Text.RegularExpressions;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Tests.Support;
 

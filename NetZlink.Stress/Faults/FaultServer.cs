@@ -14,7 +14,6 @@ using NetZlink.Stress.Scenarios;
 namespace NetZlink.Stress.Faults;
 
 using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
 
 /// <summary>A TCP server that echoes, except on the connections <see cref="IsFaulty"/> picks.</summary>
 internal sealed class FaultServer : IEchoServer
@@ -67,30 +66,8 @@ internal sealed class FaultServer : IEchoServer
             throw new InvalidOperationException("The fault server is already started.");
         }
 
-        IPEndPoint endpoint = EndpointResolver.ForServer(_settings.BindHost, _settings.Port);
-        var listener = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-        try
-        {
-            // Accepted sockets inherit the listener's buffer sizes (slow mode's small buffers).
-            if (_settings.SendBuffer > 0)
-            {
-                listener.SendBufferSize = _settings.SendBuffer;
-            }
-
-            if (_settings.ReceiveBuffer > 0)
-            {
-                listener.ReceiveBufferSize = _settings.ReceiveBuffer;
-            }
-
-            listener.Bind(endpoint);
-            listener.Listen(_settings.Backlog);
-        }
-        catch
-        {
-            listener.Dispose();
-            throw;
-        }
-
+        // The dotnet echo server's listener: buffer sizes pass on to accepted sockets (slow mode's small buffers).
+        Socket listener = ServerListener.Open(_settings);
         _listener = listener;
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
         _ = AcceptLoopAsync(listener);
