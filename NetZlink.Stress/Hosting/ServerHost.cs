@@ -43,7 +43,7 @@ internal static class ServerHost
         if (!quiet)
         {
             string kind = settings.Fault == FaultMode.None ? $"{settings.ServerStack} echo server"
-                : $"fault server (--fault {FaultModeNames.Name(settings.Fault)} on every {settings.FaultEvery}. connection)";
+                : $"fault server (--fault {FaultModeNames.Name(settings.Fault)} --fault-every {settings.FaultEvery})";
             stderr.WriteLine($"{kind} on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM");
         }
 
