@@ -2,7 +2,6 @@
 // two stacks interoperate on the wire in both directions (netzlink client ↔ dotnet server and
 // dotnet client ↔ netzlink server).
 using System.Globalization;
-using System.Text.RegularExpressions;
 using NetZlink.Stress.Tests.Integration;
 using NetZlink.Stress.Tests.Support;
 
@@ -78,19 +77,9 @@ public sealed class DotnetStackEndToEndTests
 
     private static double Number(string line, string name) => double.Parse(Field(line, name), CultureInfo.InvariantCulture);
 
-    private static string Line(string output, string prefix)
-    {
-        string? line = output.Split('\n').FirstOrDefault(l => l.StartsWith(prefix, StringComparison.Ordinal));
-        Assert.That(line, Is.Not.Null, $"no {prefix.Trim()} line in: {output}");
-        return line!;
-    }
+    private static string Line(string output, string prefix) => OutputLines.Line(output, prefix);
 
-    private static string Field(string line, string name)
-    {
-        Match match = Regex.Match(line, $" {Regex.Escape(name)}=(\"(?:[^\"\\\\]|\\\\.)*\"|\\S*)");
-        Assert.That(match.Success, Is.True, $"no {name}= in: {line}");
-        return match.Groups[1].Value;
-    }
+    private static string Field(string line, string name) => OutputLines.Field(line, name);
 
     private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 }

@@ -3,7 +3,6 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Text.Json;
-using System.Text.RegularExpressions;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Tests.Support;
 
@@ -195,19 +194,9 @@ public sealed class EndToEndTests
         });
     }
 
-    private static string Line(string output, string prefix)
-    {
-        string? line = output.Split('\n').FirstOrDefault(l => l.StartsWith(prefix, StringComparison.Ordinal));
-        Assert.That(line, Is.Not.Null, $"no {prefix.Trim()} line in: {output}");
-        return line!;
-    }
+    private static string Line(string output, string prefix) => OutputLines.Line(output, prefix);
 
-    private static string Field(string line, string name)
-    {
-        Match match = Regex.Match(line, $" {Regex.Escape(name)}=(\"(?:[^\"\\\\]|\\\\.)*\"|\\S*)");
-        Assert.That(match.Success, Is.True, $"no {name}= in: {line}");
-        return match.Groups[1].Value;
-    }
+    private static string Field(string line, string name) => OutputLines.Field(line, name);
 
     private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 

@@ -12,15 +12,23 @@ internal sealed class StressProcess : IDisposable
     private readonly List<string> stderr = [];
     private readonly Lock gate = new();
 
-    private StressProcess(IEnumerable<string> args)
+    private StressProcess(IEnumerable<string> args, string? shellPrefix = null)
     {
-        var info = new ProcessStartInfo(DotnetHost)
+        var info = new ProcessStartInfo(shellPrefix is null ? DotnetHost : "bash")
         {
             RedirectStandardInput = true,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
         };
+        if (shellPrefix is not null)
+        {
+            // bash -c '<prefix>; exec "$0" "$@"' dotnet NetZlink.Stress.dll …: the prefix (ulimit) then the same process.
+            info.ArgumentList.Add("-c");
+            info.ArgumentList.Add(shellPrefix + "; exec \"$0\" \"$@\"");
+            info.ArgumentList.Add(DotnetHost);
+        }
+
         info.ArgumentList.Add(typeof(StressApp).Assembly.Location);
         foreach (string arg in args)
         {
@@ -50,6 +58,14 @@ internal sealed class StressProcess : IDisposable
         : "dotnet";
 
     public static StressProcess Start(params string[] args) => new(args);
+
+    /// <summary>Runs to the end after <paramref name="shellPrefix"/> (e.g. "ulimit -n 1024") in a bash that then execs the tool.</summary>
+    public static async Task<StressProcess> RunUnderShellAsync(string shellPrefix, CancellationToken cancellationToken, params string[] args)
+    {
+        var run = new StressProcess(args, shellPrefix);
+        await run.WaitForExitAsync(cancellationToken);
+        return run;
+    }
 
     /// <summary>Runs to the end and returns the finished process.</summary>
     public static async Task<StressProcess> RunAsync(CancellationToken cancellationToken, params string[] args)

@@ -44,6 +44,7 @@ internal static class SampleResults
             Settings = new ScenarioSettings { Scenario = "s1", Ccu = 5, ScenarioId = "my run" },
             ConnectFail = 5,
             PassFail = "FAIL",
+            FailReason = FailReasons.ConnectFail,
             Reason = reason,
         };
         result.ErrorsByErrno[111] = 5;

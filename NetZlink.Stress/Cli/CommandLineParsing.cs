@@ -4,6 +4,7 @@ using System.Globalization;
 using System.Reflection;
 using CommandLine;
 using CommandLine.Text;
+using NetZlink.Stress.Faults;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Cli;
@@ -94,6 +95,9 @@ internal static class CommandLineParsing
             LatencySampleRate = o.LatencySampleRate,
             ClientStack = (o.ClientStack ?? o.Stack).ToLowerInvariant(),
             ServerStack = (o.ServerStack ?? o.Stack).ToLowerInvariant(),
+            Fault = FaultModeNames.Parse(o.Fault),
+            FaultEvery = o.FaultEvery,
+            FaultAfterSeconds = o.FaultAfter,
         };
         StressRole role = Enum.Parse<StressRole>(o.Role, ignoreCase: true);
         return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet, o.TimeseriesCsv);

@@ -1,5 +1,6 @@
 // Range checks on the parsed flags, each failure one line naming its flag.
 using System.Globalization;
+using NetZlink.Stress.Faults;
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Scenarios;
 
@@ -63,6 +64,14 @@ internal static class OptionsValidator
         AtLeast(errors, "--shards", o.Shards, 0, " (0 = one per core)");
         AtLeast(errors, "--send-batch", o.SendBatch, 1);
         AtLeast(errors, "--latency-sample-rate", o.LatencySampleRate, 0, " (0 = no latency)");
+        OneOf(errors, "--fault", o.Fault, FaultModeNames.All);
+        if (string.Equals(o.Role, "client", StringComparison.OrdinalIgnoreCase) && !string.Equals(o.Fault, "none", StringComparison.OrdinalIgnoreCase))
+        {
+            errors.Add($"--fault {o.Fault} makes the built-in server misbehave, and --role client runs none (use --role both or server)");
+        }
+
+        AtLeast(errors, "--fault-every", o.FaultEvery, 1, " (1 = every connection)");
+        Seconds(errors, "--fault-after", o.FaultAfter);
 
         if (o.ScenarioId is not null && (o.ScenarioId.Length == 0 || o.ScenarioId.Any(char.IsControl)))
         {

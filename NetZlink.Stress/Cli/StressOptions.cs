@@ -103,6 +103,17 @@ internal sealed class StressOptions
     [Option("timeseries-csv", HelpText = "Write the client's per-second progress to this CSV (elapsed,phase,sent_per_s,recv_per_s,inflight).")]
     public string? TimeseriesCsv { get; set; }
 
+    [Option("fault", Default = "none",
+        HelpText = "Server misbehaviour (role server/both): none, silent (never answers), garbage (bad length header), wrong-length (header = size+1), close-mid-packet (half a packet, then FIN), slow (4 KB reads, 1 ms pauses), crash (SIGKILL itself --fault-after s after the first connection).")]
+    public string Fault { get; set; } = "none";
+
+    [Option("fault-every", Default = 1,
+        HelpText = "The fault hits accepted connections 0, K, 2K, … (1 = all); the others are echoed normally.")]
+    public int FaultEvery { get; set; } = 1;
+
+    [Option("fault-after", Default = 2.0, HelpText = "--fault crash: seconds from the first connection to the server's SIGKILL.")]
+    public double FaultAfter { get; set; } = 2;
+
     [Option("quiet", HelpText = "No progress lines on stderr.")]
     public bool Quiet { get; set; }
 

@@ -67,7 +67,7 @@ internal sealed partial class DotnetClientShard
             arm = true;
             if (args.SocketError != SocketError.Success)
             {
-                Close(slot, SocketErrno.Of(args.SocketError));
+                Close(slot, SocketErrno.Of(args.SocketError), byPeer: args.SocketError != SocketError.OperationAborted);
                 return;
             }
 
@@ -88,6 +88,7 @@ internal sealed partial class DotnetClientShard
         byte[] buffer = state.ReceiveBuffer;
         int echoes = 0;
         int endErrno = -1;
+        bool byPeer = false;
         while (true)
         {
             int read;
@@ -110,6 +111,7 @@ internal sealed partial class DotnetClientShard
             {
                 // 0 bytes: the server closed; OperationAborted: this side closed it. Neither is an error to count.
                 endErrno = error is SocketError.Success or SocketError.OperationAborted ? 0 : SocketErrno.Of(error);
+                byPeer = error != SocketError.OperationAborted;
                 break;
             }
 
@@ -142,7 +144,7 @@ internal sealed partial class DotnetClientShard
         bool open = endErrno < 0;
         if (!open)
         {
-            Close(slot, endErrno);
+            Close(slot, endErrno, byPeer);
         }
         else if (echoes > 0 && LoadPlan.IsSending(phase))
         {
@@ -204,8 +206,14 @@ internal sealed partial class DotnetClientShard
 
     private bool OnEcho(ref DotnetConnection c, ReadOnlySpan<byte> packet, LoadPhase phase, ClientThreadState state)
     {
-        if (BinaryPrimitives.ReadUInt32BigEndian(packet) != (uint)_plan.Size
-            || (_plan.VerifyPayload && !packet[(4 + 9)..].SequenceEqual(_expectedBody.AsSpan(9))))
+        if (BinaryPrimitives.ReadUInt32BigEndian(packet) != (uint)_plan.Size)
+        {
+            // Counted as the netzlink engine's framer counts it: a protocol error, not a bad echo.
+            c.ProtocolErrors++;
+            return false;
+        }
+
+        if (_plan.VerifyPayload && !packet[(4 + 9)..].SequenceEqual(_expectedBody.AsSpan(9)))
         {
             c.BadEchoes++;
             return false;

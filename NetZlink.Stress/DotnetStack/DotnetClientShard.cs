@@ -47,6 +47,8 @@ internal sealed partial class DotnetClientShard : IDisposable
     private long _connectFailed;
     private long _connectTimedOut;
     private long _disconnected;
+    private long _peerClosed;
+    private long _lost;
     private int _observedPhase;
 
     public DotnetClientShard(DotnetClient client, int index, int connectionCount, ScenarioSettings settings, LoadPlan plan, IPEndPoint endpoint, int attemptLimit)
@@ -89,7 +91,7 @@ internal sealed partial class DotnetClientShard : IDisposable
     /// <summary>Adds this shard's counters to <paramref name="sum"/>.</summary>
     public LoadTotals AddTotals(LoadTotals sum)
     {
-        long sentTotal = 0, receivedTotal = 0, sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0;
+        long sentTotal = 0, receivedTotal = 0, sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, protocol = 0;
         for (int slot = 0; slot < _connections.Length; slot++)
         {
             ref DotnetConnection c = ref _connections[slot];
@@ -100,6 +102,7 @@ internal sealed partial class DotnetClientShard : IDisposable
             inFlight += Volatile.Read(ref c.Outstanding);
             gating += Volatile.Read(ref c.GatingViolations);
             bad += Volatile.Read(ref c.BadEchoes);
+            protocol += Volatile.Read(ref c.ProtocolErrors);
         }
 
         return new LoadTotals(
@@ -113,7 +116,10 @@ internal sealed partial class DotnetClientShard : IDisposable
             sum.ReceivedMeasured + receivedMeasured,
             sum.InFlight + inFlight,
             sum.GatingViolations + gating,
-            sum.BadEchoes + bad);
+            sum.BadEchoes + bad,
+            sum.PeerClosed + Interlocked.Read(ref _peerClosed),
+            sum.ProtocolErrors + protocol,
+            sum.Lost + Interlocked.Read(ref _lost));
     }
 
     /// <summary>Stops the thread (waiting up to <paramref name="timeout"/>) and closes every socket.</summary>
@@ -215,8 +221,11 @@ internal sealed partial class DotnetClientShard : IDisposable
         return Interlocked.CompareExchange(ref c.State, (int)to, (int)from) == (int)from;
     }
 
-    /// <summary>Ends a connected connection; false when it was not connected. Whatever it had outstanding is lost.</summary>
-    private bool Close(int slot, int errno)
+    /// <summary>
+    /// Ends a connected connection; false when it was not connected. Whatever it had outstanding is
+    /// lost; <paramref name="byPeer"/>: the server closed or reset it.
+    /// </summary>
+    private bool Close(int slot, int errno, bool byPeer = false)
     {
         ref DotnetConnection c = ref _connections[slot];
         if (!Transition(ref c, DotnetConnectionState.Connected, DotnetConnectionState.Closed))
@@ -225,8 +234,17 @@ internal sealed partial class DotnetClientShard : IDisposable
         }
 
         // After State: a sender that adds to Outstanding afterwards sees Closed and clears it itself.
-        Interlocked.Exchange(ref c.Outstanding, 0);
+        int outstanding = Interlocked.Exchange(ref c.Outstanding, 0);
         Interlocked.Increment(ref _disconnected);
+        if (!_stopRequested)
+        {
+            Interlocked.Add(ref _lost, outstanding);
+            if (byPeer)
+            {
+                Interlocked.Increment(ref _peerClosed);
+            }
+        }
+
         if (errno != 0 && !_stopRequested)
         {
             _client.CountError(errno);

@@ -31,6 +31,8 @@ internal struct DotnetConnection
     public long ReceivedMeasured;
     public long GatingViolations;
     public long BadEchoes;
+    /// <summary>Echoes whose length header was not the packet's (the connection is then closed).</summary>
+    public long ProtocolErrors;
 
     // Send path (held by whoever owns SendBusy).
     public int SendBusy;

@@ -71,36 +71,8 @@ internal sealed class DotnetEchoServer : IEchoServer
         }
 
         DescriptorBudget.RaiseSoftLimitToHard();
-        IPEndPoint endpoint = EndpointResolver.ForServer(Settings.BindHost, Settings.Port);
-        var listener = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-        try
-        {
-            if (endpoint.AddressFamily == AddressFamily.InterNetworkV6)
-            {
-                listener.DualMode = endpoint.Address.Equals(IPAddress.IPv6Any);
-            }
-
-            listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
-            if (Settings.SendBuffer > 0)
-            {
-                listener.SendBufferSize = Settings.SendBuffer;
-            }
-
-            if (Settings.ReceiveBuffer > 0)
-            {
-                listener.ReceiveBufferSize = Settings.ReceiveBuffer;
-            }
-
-            listener.Bind(endpoint);
-            listener.Listen(Settings.Backlog);
-            Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
-        }
-        catch
-        {
-            listener.Dispose();
-            throw;
-        }
-
+        Socket listener = ServerListener.Open(Settings);
+        Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
         _listener = listener;
         AcceptLoop();
     }

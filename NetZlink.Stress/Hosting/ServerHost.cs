@@ -3,11 +3,12 @@
 // "READY port=<port>" on stdout is the contract with a parent (ServerChildProcess) or a script.
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.DotnetStack;
+using NetZlink.Stress.Faults;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Hosting;
 
-/// <summary>Runs an echo server (<see cref="EchoServer"/> or <see cref="DotnetEchoServer"/>) until asked to stop.</summary>
+/// <summary>Runs an echo server (<see cref="EchoServer"/>, <see cref="DotnetEchoServer"/> or, with --fault, <see cref="FaultServer"/>) until asked to stop.</summary>
 internal static class ServerHost
 {
     /// <summary>Starts the server, prints READY, waits for <paramref name="stop"/> or the end of stdin, stops.</summary>
@@ -21,7 +22,13 @@ internal static class ServerHost
             throw new StressHostException($"cannot serve {settings.Transport}: {missing}");
         }
 
-        using IEchoServer server = settings.ServerStack == StackNames.Dotnet ? new DotnetEchoServer(settings) : new EchoServer(settings);
+        if (settings.Fault != FaultMode.None && settings.Transport != "tcp")
+        {
+            throw new StressHostException($"cannot serve {settings.Transport} with --fault {FaultModeNames.Name(settings.Fault)}: the fault server speaks tcp only");
+        }
+
+        using IEchoServer server = settings.Fault != FaultMode.None ? new FaultServer(settings)
+            : settings.ServerStack == StackNames.Dotnet ? new DotnetEchoServer(settings) : new EchoServer(settings);
         try
         {
             server.Start();
@@ -35,7 +42,9 @@ internal static class ServerHost
         stdout.Flush();
         if (!quiet)
         {
-            stderr.WriteLine($"{settings.ServerStack} echo server on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM");
+            string kind = settings.Fault == FaultMode.None ? $"{settings.ServerStack} echo server"
+                : $"fault server (--fault {FaultModeNames.Name(settings.Fault)} --fault-every {settings.FaultEvery})";
+            stderr.WriteLine($"{kind} on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM");
         }
 
         CancellationToken stdinEnded = watchStdin ? StdinEnd.Watch() : CancellationToken.None;

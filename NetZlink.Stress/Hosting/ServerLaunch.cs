@@ -4,6 +4,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Reflection;
+using NetZlink.Stress.Faults;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Hosting;
@@ -27,6 +28,13 @@ internal static class ServerLaunch
             "--io-threads", Invariant(settings.IoThreads),
             "--server-stack", settings.ServerStack,
         };
+        if (settings.Fault != FaultMode.None)
+        {
+            // The fault server cuts and rewrites whole packets, so it needs their size too.
+            args.AddRange(["--fault", FaultModeNames.Name(settings.Fault), "--fault-every", Invariant(settings.FaultEvery),
+                "--fault-after", settings.FaultAfterSeconds.ToString("R", CultureInfo.InvariantCulture), "--size", Invariant(settings.Size)]);
+        }
+
         if (quiet)
         {
             args.Add("--quiet");

@@ -65,6 +65,10 @@ internal static class ResultFields
         new("peak_rss_mb", r => FieldValue.Of(r.PeakRssBytes / (1024.0 * 1024.0), 1)),
         new("alloc_bytes_per_packet", r => FieldValue.Of(r.AllocatedBytesPerPacket, 6)),
         new("interrupted", r => FieldValue.Of(r.Interrupted)),
+        new("protocol_errors", r => FieldValue.Of(r.ProtocolErrors)),
+        new("disconnects", r => FieldValue.Of(r.Disconnects)),
+        new("lost", r => FieldValue.Of(r.Lost)),
+        new("fail_reason", r => FieldValue.Of(r.FailReason)),
     ];
 
     /// <summary>Pass-rule fields the RESULT line has and the METRIC row lacks.</summary>

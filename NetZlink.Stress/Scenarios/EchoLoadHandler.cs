@@ -38,6 +38,9 @@ internal sealed class EchoLoadHandler : IConnectionHandler
     public long GatingViolations;
     public long BadEchoes;
     public long LostPartialBytes;
+    public long PeerClosed;
+    public long ProtocolErrors;
+    public long Lost;
     public long AllocatedDuringMeasure;
     public int ObservedPhase;
 
@@ -138,7 +141,22 @@ internal sealed class EchoLoadHandler : IConnectionHandler
     {
         Disconnected++;
         LostPartialBytes += lostBytes;
-        // Whatever was outstanding on it will never come back: it stays counted as sent, not received.
+        if (reason == ConnectionEndReason.Remote)
+        {
+            PeerClosed++;
+        }
+        else if (reason == ConnectionEndReason.ProtocolError)
+        {
+            ProtocolErrors++;
+        }
+
+        // Whatever was outstanding on it will never come back: it stays counted as sent, not received,
+        // and is lost (the partial packet dropped with it is one of these).
+        if (reason != ConnectionEndReason.EngineStopped)
+        {
+            Lost += _inflight[connection.Slot];
+        }
+
         InFlight -= _inflight[connection.Slot];
         _inflight[connection.Slot] = 0;
     }

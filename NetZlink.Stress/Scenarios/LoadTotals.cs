@@ -2,6 +2,9 @@
 namespace NetZlink.Stress.Scenarios;
 
 /// <summary>What the pass rules and the progress line read from a client stack.</summary>
+/// <param name="PeerClosed">Established connections the server ended (closed or reset).</param>
+/// <param name="ProtocolErrors">Connections closed because the server sent a length header other than the packet's.</param>
+/// <param name="Lost">Packets outstanding on connections when they ended (a partial echo included): sent, never echoed.</param>
 internal readonly record struct LoadTotals(
     long Connected,
     long ConnectFailed,
@@ -13,4 +16,7 @@ internal readonly record struct LoadTotals(
     long ReceivedMeasured,
     long InFlight,
     long GatingViolations,
-    long BadEchoes);
+    long BadEchoes,
+    long PeerClosed = 0,
+    long ProtocolErrors = 0,
+    long Lost = 0);

@@ -61,7 +61,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
     public LoadTotals Totals()
     {
         long connected = 0, failed = 0, timedOut = 0, disconnected = 0, sentTotal = 0, receivedTotal = 0;
-        long sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0;
+        long sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, peerClosed = 0, protocol = 0, lost = 0;
         foreach (EchoLoadHandler h in _handlers)
         {
             connected += Volatile.Read(ref h.Connected);
@@ -75,10 +75,13 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
             inFlight += Volatile.Read(ref h.InFlight);
             gating += Volatile.Read(ref h.GatingViolations);
             bad += Volatile.Read(ref h.BadEchoes);
+            peerClosed += Volatile.Read(ref h.PeerClosed);
+            protocol += Volatile.Read(ref h.ProtocolErrors);
+            lost += Volatile.Read(ref h.Lost);
         }
 
         return new LoadTotals(connected, failed, timedOut, disconnected, sentTotal, receivedTotal,
-            sentMeasured, receivedMeasured, inFlight, gating, bad);
+            sentMeasured, receivedMeasured, inFlight, gating, bad, peerClosed, protocol, lost);
     }
 
     public bool HaveAllObserved(LoadPhase phase) => _handlers.All(h => Volatile.Read(ref h.ObservedPhase) == (int)phase);

@@ -40,8 +40,14 @@ public sealed class ScenarioResult
     public int ShardCount { get; set; }
     /// <summary>Echoes whose length or bytes differed from what was sent (each closes its connection).</summary>
     public long BadEchoes { get; set; }
-    /// <summary>Established connections that ended before the run did.</summary>
+    /// <summary>disconnects=: established connections the server closed or reset before the run ended.</summary>
     public long Disconnects { get; set; }
+    /// <summary>protocol_errors=: connections closed because an echo's length header was not the packet's.</summary>
+    public long ProtocolErrors { get; set; }
+    /// <summary>lost=: packets sent (any phase) and never echoed whole: outstanding on a connection when it ended, or at the end of the run.</summary>
+    public long Lost { get; set; }
+    /// <summary>fail_reason=: the first cause of a FAIL, one of <see cref="FailReasons"/>.</summary>
+    public string FailReason { get; set; } = FailReasons.None;
     /// <summary>The merged latency histogram (ns) of the sampled measured packets.</summary>
     public NetZlink.Diagnostics.LatencyHistogram? Latency { get; set; }
 }

@@ -120,7 +120,10 @@ public static class ScenarioRunner
         result.Recv = totals.ReceivedMeasured;
         result.GatingViolation = totals.GatingViolations;
         result.BadEchoes = totals.BadEchoes;
-        result.Disconnects = totals.Disconnected;
+        result.Disconnects = totals.PeerClosed;
+        result.ProtocolErrors = totals.ProtocolErrors;
+        // Dropped with their connections, plus still outstanding now that the run is over.
+        result.Lost = totals.Lost + totals.InFlight;
         foreach ((int errno, long count) in driver.ErrorsByErrno())
         {
             result.ErrorsByErrno[errno] = count;
@@ -140,50 +143,82 @@ public static class ScenarioRunner
         result.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)driver.AllocatedDuringMeasure() / packets;
     }
 
+    /// <summary>fail_reason= picks the first of these that applies: the cause that explains the others.</summary>
+    private static readonly string[] FailReasonPriority =
+    [
+        FailReasons.Interrupted, FailReasons.ConnectFail, FailReasons.ConnectTimeout, FailReasons.ProtocolError,
+        FailReasons.ServerClosed, FailReasons.DrainTimeout, FailReasons.BadEcho, FailReasons.GatingViolation,
+        FailReasons.NoEcho, FailReasons.Lost, FailReasons.Incomplete,
+    ];
+
     private static void Judge(ScenarioResult result, int ccu)
     {
         ScenarioSettings s = result.Settings;
         var reasons = new List<string>();
+        var causes = new HashSet<string>(StringComparer.Ordinal);
+        void Fail(string cause, string text)
+        {
+            causes.Add(cause);
+            reasons.Add(text);
+        }
+
         if (result.Interrupted)
         {
-            reasons.Add("interrupted");
+            Fail(FailReasons.Interrupted, "interrupted");
         }
 
         if (result.ConnectSuccess != ccu)
         {
-            reasons.Add($"connected {result.ConnectSuccess} of {ccu} (failed {result.ConnectFail}, timed out {result.ConnectTimeout})");
+            Fail(result.ConnectFail > 0 || result.ConnectTimeout == 0 ? FailReasons.ConnectFail : FailReasons.ConnectTimeout,
+                $"connected {result.ConnectSuccess} of {ccu} (failed {result.ConnectFail}, timed out {result.ConnectTimeout})");
         }
 
         if (s.Scenario != "s1")
         {
+            if (result.ProtocolErrors != 0)
+            {
+                Fail(FailReasons.ProtocolError, $"{result.ProtocolErrors} connections closed on a protocol error (an echo's length header was not {s.Size})");
+            }
+
+            if (result.Disconnects != 0)
+            {
+                Fail(FailReasons.ServerClosed, $"the server closed {result.Disconnects} connections during the run");
+            }
+
             if (result.Recv <= 0)
             {
-                reasons.Add("no echo received");
+                Fail(FailReasons.NoEcho, "no echo received");
             }
 
             if (result.IncompleteRatio > 0.01)
             {
-                reasons.Add($"incomplete_ratio {result.IncompleteRatio:0.######} above 0.01");
+                Fail(FailReasons.Incomplete, $"incomplete_ratio {result.IncompleteRatio:0.######} above 0.01");
             }
 
             if (result.DrainTimeout != 0)
             {
-                reasons.Add(result.Reason ?? "drain timed out");
+                Fail(FailReasons.DrainTimeout, result.Reason ?? "drain timed out");
             }
 
             if (result.GatingViolation != 0)
             {
-                reasons.Add($"{result.GatingViolation} echoes arrived with nothing outstanding");
+                Fail(FailReasons.GatingViolation, $"{result.GatingViolation} echoes arrived with nothing outstanding");
             }
 
             if (result.BadEchoes != 0)
             {
-                reasons.Add($"{result.BadEchoes} echoes differed from what was sent");
+                Fail(FailReasons.BadEcho, $"{result.BadEchoes} echoes differed from what was sent");
+            }
+
+            if (result.Lost != 0)
+            {
+                Fail(FailReasons.Lost, $"{result.Lost} packets sent and never echoed");
             }
         }
 
         result.PassFail = reasons.Count == 0 ? "PASS" : "FAIL";
         result.Reason = reasons.Count == 0 ? null : string.Join("; ", reasons.Distinct());
+        result.FailReason = Array.Find(FailReasonPriority, causes.Contains) ?? FailReasons.None;
     }
 
     private static void Validate(ScenarioSettings s)

@@ -38,4 +38,10 @@ public sealed record ScenarioSettings
     public string ServerStack { get; init; } = StackNames.Netzlink;
     /// <summary>The stack= value: the stack when both ends run it, else "client+server".</summary>
     public string StackLabel => StackNames.Label(ClientStack, ServerStack);
+    /// <summary>The server's fault (--fault); None runs the normal echo server.</summary>
+    internal Faults.FaultMode Fault { get; init; }
+    /// <summary>Every K-th accepted connection (0-based index % K == 0) gets the fault (--fault-every).</summary>
+    public int FaultEvery { get; init; } = 1;
+    /// <summary>--fault crash: seconds from the first connection to the server's SIGKILL (--fault-after).</summary>
+    public double FaultAfterSeconds { get; init; } = 2;
 }

@@ -112,6 +112,9 @@ public sealed unsafe partial class EngineShard
         ref ConnectionSlot s = ref _slots[slot];
         Debug.Assert(s.State == ConnectionState.Connecting, "only an attempt in flight can fail");
         _attemptsInFlight--;
+        // An attempt the native layer gave up on with ETIMEDOUT timed out as surely as one that hit
+        // our own deadline: both are connect_timeout, not connect_fail.
+        timedOut |= errno == EngineErrors.ETIMEDOUT;
         s.LastTimedOut = timedOut;
         s.LastErrno = errno;
         _engine.CountError(errno);
