@@ -198,6 +198,7 @@ typedef struct client {
     enum phase phase;
     int next_new, connecting, resolved;
     int64_t connected, connect_fail, connect_timeout, disconnected;
+    int64_t protocol_errors, server_closed, lost; /* as NetZlink.Stress counts them */
     int64_t sent_total, recv_total, sent_measured, recv_measured, inflight_now;
     int64_t gating, bad_echoes;
     int64_t errors[MAX_ERRNO + 1];
@@ -217,7 +218,8 @@ static void count_error(client_t *c, int err)
     c->errors[err > 0 && err <= MAX_ERRNO ? err : 0]++;
 }
 
-static void disconnect(client_t *c, conn_t *k, int err)
+/* by_peer: the server closed or reset it (disconnects=), not the client on a bad echo */
+static void disconnect(client_t *c, conn_t *k, int err, int by_peer)
 {
     if (k->state != C_CONNECTED)
         return;
@@ -227,7 +229,10 @@ static void disconnect(client_t *c, conn_t *k, int err)
     k->state = C_CLOSED;
     k->out.len = 0;
     c->disconnected++;
-    /* whatever it had outstanding stays counted as sent, never received */
+    if (by_peer)
+        c->server_closed++;
+    /* whatever it had outstanding (a partial echo included) stays counted as sent, never received */
+    c->lost += k->inflight;
     c->inflight_now -= k->inflight;
     k->inflight = 0;
 }
@@ -307,7 +312,7 @@ static void top_up(client_t *c, int idx)
         }
         int err = ec_write(c->ep, k->fd, (uint64_t)idx, &k->out, c->scratch, (size_t)n * c->plen);
         if (err) {
-            disconnect(c, k, err);
+            disconnect(c, k, err, 1);
             return;
         }
         k->inflight += n;
@@ -337,7 +342,11 @@ static void record_sample(client_t *c, uint64_t ns)
 static int on_packet(client_t *c, conn_t *k, const unsigned char *p)
 {
     uint32_t len = ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-    int bad = len != (uint32_t)c->o->size;
+    if (len != (uint32_t)c->o->size) {
+        c->protocol_errors++;
+        return 0;
+    }
+    int bad = 0;
     for (size_t i = 9; c->verify && !bad && i < (size_t)c->o->size; i++)
         bad = p[4 + i] != filler(i);
     if (bad) {
@@ -368,7 +377,7 @@ static void on_readable(client_t *c, int idx)
     conn_t *k = &c->conns[idx];
     ssize_t r = recv(k->fd, buf, sizeof buf, 0);
     if (r == 0 || (r < 0 && errno != EAGAIN)) {
-        disconnect(c, k, r == 0 ? 0 : errno);
+        disconnect(c, k, r == 0 ? 0 : errno, 1);
         return;
     }
     size_t at = 0, n = r > 0 ? (size_t)r : 0;
@@ -388,7 +397,7 @@ static void on_readable(client_t *c, int idx)
             p = k->rx;
         }
         if (!on_packet(c, k, p)) {
-            disconnect(c, k, 0);
+            disconnect(c, k, 0, 0);
             return;
         }
     }
@@ -420,7 +429,7 @@ static void on_event(client_t *c, int idx, uint32_t events, uint64_t now)
     if ((events & EPOLLOUT) && k->out.len) {
         int err = ec_flush(c->ep, k->fd, (uint64_t)idx, &k->out);
         if (err) {
-            disconnect(c, k, err);
+            disconnect(c, k, err, 1);
             return;
         }
     }
@@ -542,6 +551,8 @@ static void run_phases(client_t *c, ticker_t *t)
 typedef struct result {
     double p50, p95, p99, p999, max, stdev, incomplete, cpu_s, rss_mb;
     const char *pass_fail;
+    const char *fail_reason; /* the first cause, in NetZlink.Stress's order (FailReasons) */
+    int64_t lost;
     char reason[1024];
     char errors[1024];
     char id[256];
@@ -574,35 +585,65 @@ static void add_reason(result_t *r, const char *text)
     snprintf(r->reason + len, sizeof r->reason - len, "%s%s", len ? "; " : "", text);
 }
 
+/* fail_reason= is the first of these that applies, as in NetZlink.Stress's ScenarioRunner */
+enum cause { K_INTERRUPTED, K_CONNECT_FAIL, K_CONNECT_TIMEOUT, K_PROTOCOL_ERROR, K_SERVER_CLOSED, K_DRAIN_TIMEOUT,
+             K_BAD_ECHO, K_GATING_VIOLATION, K_NO_ECHO, K_LOST, K_INCOMPLETE, K_COUNT };
+static const char *const cause_names[K_COUNT] = {
+    "interrupted", "connect_fail", "connect_timeout", "protocol_error", "server_closed", "drain_timeout",
+    "bad_echo", "gating_violation", "no_echo", "lost", "incomplete"};
+
 static void judge(client_t *c, result_t *r)
 {
     char buf[512];
+    int causes[K_COUNT] = {0};
+#define FAIL(k, text) (causes[k] = 1, add_reason(r, text))
     if (c->interrupted)
-        add_reason(r, "interrupted");
+        FAIL(K_INTERRUPTED, "interrupted");
     if (c->connected != c->ccu) {
         snprintf(buf, sizeof buf, "connected %lld of %d (failed %lld, timed out %lld)", (long long)c->connected,
                  c->ccu, (long long)c->connect_fail, (long long)c->connect_timeout);
-        add_reason(r, buf);
+        FAIL(c->connect_fail > 0 || c->connect_timeout == 0 ? K_CONNECT_FAIL : K_CONNECT_TIMEOUT, buf);
     }
     if (!c->s1) {
+        if (c->protocol_errors) {
+            snprintf(buf, sizeof buf, "%lld connections closed on a protocol error (an echo's length header was not %d)",
+                     (long long)c->protocol_errors, c->o->size);
+            FAIL(K_PROTOCOL_ERROR, buf);
+        }
+        if (c->server_closed) {
+            snprintf(buf, sizeof buf, "the server closed %lld connections during the run", (long long)c->server_closed);
+            FAIL(K_SERVER_CLOSED, buf);
+        }
         if (c->recv_measured <= 0)
-            add_reason(r, "no echo received");
+            FAIL(K_NO_ECHO, "no echo received");
         if (r->incomplete > 0.01) {
             snprintf(buf, sizeof buf, "incomplete_ratio %.6f above 0.01", r->incomplete);
-            add_reason(r, buf);
+            FAIL(K_INCOMPLETE, buf);
         }
         if (c->drain_timeout)
-            add_reason(r, c->reason[0] ? c->reason : "drain timed out");
+            FAIL(K_DRAIN_TIMEOUT, c->reason[0] ? c->reason : "drain timed out");
         if (c->gating) {
             snprintf(buf, sizeof buf, "%lld echoes arrived with nothing outstanding", (long long)c->gating);
-            add_reason(r, buf);
+            FAIL(K_GATING_VIOLATION, buf);
         }
         if (c->bad_echoes) {
             snprintf(buf, sizeof buf, "%lld echoes differed from what was sent", (long long)c->bad_echoes);
-            add_reason(r, buf);
+            FAIL(K_BAD_ECHO, buf);
+        }
+        if (r->lost) {
+            snprintf(buf, sizeof buf, "%lld packets sent and never echoed", (long long)r->lost);
+            FAIL(K_LOST, buf);
         }
     }
+#undef FAIL
     r->pass_fail = r->reason[0] ? "FAIL" : "PASS";
+    r->fail_reason = "none";
+    for (int k = 0; k < K_COUNT; k++) {
+        if (causes[k]) {
+            r->fail_reason = cause_names[k];
+            break;
+        }
+    }
 }
 
 static void summarize(client_t *c, result_t *r)
@@ -623,6 +664,7 @@ static void summarize(client_t *c, result_t *r)
         sq += d * d;
     }
     r->stdev = c->nsamples ? sqrt(sq / (double)c->nsamples) : 0;
+    r->lost = c->s1 ? 0 : c->lost + c->inflight_now; /* ended with their connection, or never came back */
     r->incomplete = c->sent_measured ? (double)(c->sent_measured - c->recv_measured) / (double)c->sent_measured : 0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -762,6 +804,10 @@ static void extra(out_t *o, const client_t *c, const result_t *r)
     put_d(o, "peak_rss_mb", r->rss_mb, 1);
     put_d(o, "alloc_bytes_per_packet", 0, 6);
     put_flag(o, "interrupted", c->interrupted);
+    put_i(o, "protocol_errors", c->protocol_errors);
+    put_i(o, "disconnects", c->server_closed);
+    put_i(o, "lost", r->lost);
+    put_s(o, "fail_reason", r->fail_reason);
 }
 
 static void print_lines(const client_t *c, const result_t *r)
@@ -784,7 +830,8 @@ static void print_lines(const client_t *c, const result_t *r)
 static const char *const csv_header =
     "scenario_id,transport,ccu,inflight,size,connect_success,connect_fail,connect_timeout,sent,recv,"
     "incomplete_ratio,throughput,p50,p95,p99,errors_by_errno,pass_fail,drain_timeout,gating_violation,"
-    "p999_us,max_us,stdev_us,stack,shards,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,reason";
+    "p999_us,max_us,stdev_us,stack,shards,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,"
+    "protocol_errors,disconnects,lost,fail_reason,reason";
 
 static int write_csv(const char *path, const client_t *c, const result_t *r)
 {
