@@ -18,7 +18,7 @@ public sealed class TimeseriesTests
         var seen = new List<ProgressSnapshot>();
         using (var file = new TimeseriesCsvFile(path, new Collect(seen)))
         {
-            file.Report(new ProgressSnapshot("warmup", 20, 1000.5, 990.25, 600, 12));
+            file.Report(new ProgressSnapshot("warmup", 20, 1000.5, 990.25, 600, 12, 52.44, 1.26));
             file.Report(new ProgressSnapshot("measure", 20, 2000, 1999, 599, 13));
         }
 
@@ -27,8 +27,8 @@ public sealed class TimeseriesTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(lines[0], Is.EqualTo("elapsed,phase,sent_per_s,recv_per_s,inflight"));
-            Assert.That(lines[1], Does.Match(@"^\d+\.\d{3},warmup,1000\.50,990\.25,600$"));
+            Assert.That(lines[0], Is.EqualTo("elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb"));
+            Assert.That(lines[1], Does.Match(@"^\d+\.\d{3},warmup,1000\.50,990\.25,600,52\.4,1\.3$"));
             Assert.That(points.Select(p => p.Phase), Is.EqualTo(new[] { "warmup", "measure" }));
             Assert.That(points[1].ReceivedPerSecond, Is.EqualTo(1999));
             Assert.That(points[1].InFlight, Is.EqualTo(599));

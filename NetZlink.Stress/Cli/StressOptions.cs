@@ -100,7 +100,7 @@ internal sealed class StressOptions
     [Option("summary-json", HelpText = "Write the run (or, for s3/s4, an array of runs) as JSON to this file.")]
     public string? SummaryJson { get; set; }
 
-    [Option("timeseries-csv", HelpText = "Write the client's per-second progress to this CSV (elapsed,phase,sent_per_s,recv_per_s,inflight).")]
+    [Option("timeseries-csv", HelpText = "Write the client's per-second progress to this CSV (elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb).")]
     public string? TimeseriesCsv { get; set; }
 
     [Option("fault", Default = "none",

@@ -7,7 +7,7 @@ namespace NetZlink.Stress.Compare;
 internal readonly record struct TimeseriesPoint(double Elapsed, string Phase, double SentPerSecond, double ReceivedPerSecond, long InFlight)
 {
     /// <summary>Reads every row of <paramref name="path"/> (after its header); an absent file reads as no rows.</summary>
-    /// <exception cref="InvalidDataException">A row does not have the five columns of the header.</exception>
+    /// <exception cref="InvalidDataException">A row does not start with the five columns compare charts.</exception>
     public static IReadOnlyList<TimeseriesPoint> ReadAll(string path)
     {
         if (!File.Exists(path))
@@ -26,7 +26,8 @@ internal readonly record struct TimeseriesPoint(double Elapsed, string Phase, do
             }
 
             string[] c = line.Split(',');
-            if (c.Length != 5
+            // rss_mb and gc_heap_mb may follow (files of older runs lack them): compare charts the first five
+            if (c.Length is not (5 or 7)
                 || !double.TryParse(c[0], NumberStyles.Float, CultureInfo.InvariantCulture, out double elapsed)
                 || !double.TryParse(c[2], NumberStyles.Float, CultureInfo.InvariantCulture, out double sent)
                 || !double.TryParse(c[3], NumberStyles.Float, CultureInfo.InvariantCulture, out double received)

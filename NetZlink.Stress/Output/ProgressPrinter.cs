@@ -28,8 +28,8 @@ internal sealed class ProgressPrinter : IProgress<ProgressSnapshot>
         }
     }
 
-    /// <summary>"[  3.0s] phase=measure conns=10000 sent/s=412345 recv/s=412000 inflight=300000 p99_us=812.3".</summary>
+    /// <summary>"[  3.0s] phase=measure conns=10000 sent/s=412345 recv/s=412000 inflight=300000 p99_us=812.3 rss_mb=52.4 gc_heap_mb=1.3".</summary>
     public static string Format(TimeSpan elapsed, ProgressSnapshot s) => string.Create(
         CultureInfo.InvariantCulture,
-        $"[{elapsed.TotalSeconds,5:F1}s] phase={s.Phase} conns={s.Connections} sent/s={s.SentPerSecond:F0} recv/s={s.ReceivedPerSecond:F0} inflight={s.InFlight} p99_us={s.P99UsSoFar:F1}");
+        $"[{elapsed.TotalSeconds,5:F1}s] phase={s.Phase} conns={s.Connections} sent/s={s.SentPerSecond:F0} recv/s={s.ReceivedPerSecond:F0} inflight={s.InFlight} p99_us={s.P99UsSoFar:F1} rss_mb={s.RssMb:F1} gc_heap_mb={s.GcHeapMb:F1}");
 }

@@ -11,7 +11,9 @@ namespace NetZlink.Stress.Output;
 internal sealed class TimeseriesCsvFile : IProgress<ProgressSnapshot>, IDisposable
 {
     /// <summary>The header row; limit_echo (native/bench) writes the same.</summary>
-    public const string Header = "elapsed,phase,sent_per_s,recv_per_s,inflight";
+    /// rss_mb is the client process's resident set, gc_heap_mb its managed heap (GC.GetTotalMemory):
+    /// what a soak run watches for growth (limit_echo, which has no managed heap, leaves it empty).
+    public const string Header = "elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb";
 
     private readonly StreamWriter writer;
     private readonly IProgress<ProgressSnapshot>? next;
@@ -43,10 +45,10 @@ internal sealed class TimeseriesCsvFile : IProgress<ProgressSnapshot>, IDisposab
         next?.Report(value);
     }
 
-    /// <summary>"3.012,measure,412345.00,412000.00,300000".</summary>
+    /// <summary>"3.012,measure,412345.00,412000.00,300000,52.4,1.3".</summary>
     public static string Row(TimeSpan elapsed, ProgressSnapshot s) => string.Create(
         CultureInfo.InvariantCulture,
-        $"{elapsed.TotalSeconds:F3},{s.Phase},{s.SentPerSecond:F2},{s.ReceivedPerSecond:F2},{s.InFlight}");
+        $"{elapsed.TotalSeconds:F3},{s.Phase},{s.SentPerSecond:F2},{s.ReceivedPerSecond:F2},{s.InFlight},{s.RssMb:F1},{s.GcHeapMb:F1}");
 
     /// <inheritdoc />
     public void Dispose()

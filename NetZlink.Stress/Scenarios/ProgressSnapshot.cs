@@ -8,4 +8,6 @@ public readonly record struct ProgressSnapshot(
     double SentPerSecond,
     double ReceivedPerSecond,
     long InFlight,
-    double P99UsSoFar);
+    double P99UsSoFar,
+    double RssMb = 0,
+    double GcHeapMb = 0);

@@ -332,7 +332,9 @@ public static class ScenarioRunner
                 (totals.SentTotal - _lastSent) / seconds,
                 (totals.ReceivedTotal - _lastReceived) / seconds,
                 totals.InFlight,
-                driver.P99UsEstimate()));
+                driver.P99UsEstimate(),
+                ProcessStats.ResidentBytes() / (1024.0 * 1024.0),
+                GC.GetTotalMemory(forceFullCollection: false) / (1024.0 * 1024.0)));
             _lastSent = totals.SentTotal;
             _lastReceived = totals.ReceivedTotal;
         }

@@ -445,6 +445,19 @@ static void set_phase(client_t *c, enum phase p)
             top_up(c, i);
 }
 
+/* VmRSS in MB from /proc/self/statm (resident pages), 0 when it cannot be read */
+static double resident_mb(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
+}
+
 /* the progress line and the time series, once a second */
 typedef struct ticker {
     uint64_t start, last;
@@ -467,7 +480,8 @@ static void tick(client_t *c, ticker_t *t, uint64_t now)
         fprintf(stderr, "[%5.1fs] phase=%s conns=%lld sent/s=%.0f recv/s=%.0f inflight=%lld\n", elapsed, ph,
                 (long long)(c->connected - c->disconnected), sps, rps, (long long)c->inflight_now);
     if (t->series) {
-        fprintf(t->series, "%.3f,%s,%.2f,%.2f,%lld\n", elapsed, ph, sps, rps, (long long)c->inflight_now);
+        fprintf(t->series, "%.3f,%s,%.2f,%.2f,%lld,%.1f,\n", elapsed, ph, sps, rps, (long long)c->inflight_now,
+                resident_mb());
         fflush(t->series);
     }
     t->last = now;
@@ -922,7 +936,8 @@ static int run_client(const opts_t *o)
                     strerror(errno));
             return 2;
         }
-        fputs("elapsed,phase,sent_per_s,recv_per_s,inflight\n", t.series);
+        /* the .NET stacks' header; gc_heap_mb stays empty: there is no managed heap here */
+        fputs("elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb\n", t.series);
     }
 
     c.ep = epoll_create1(0);

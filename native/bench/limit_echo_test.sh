@@ -33,7 +33,7 @@ for s in s0 s1 s2; do
   echo "$line" | grep -q ' stack=c-epoll ' || fail "$s: stack field"
   [ $rc -eq 0 ] || fail "$s: exit code $rc"
   grep -q '"pass_fail": "PASS"' "$dir/$s.json" || fail "$s: JSON lacks pass_fail"
-  head -1 "$dir/$s.ts.csv" | grep -q '^elapsed,phase,sent_per_s,recv_per_s,inflight$' || fail "$s: time series header"
+  head -1 "$dir/$s.ts.csv" | grep -q '^elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb$' || fail "$s: time series header"
 done
 echo "$out" | grep '^RESULT ' | grep -q ' connect_success=20 ' || fail "s2: not all 20 connected"
 echo "$out" | grep '^RESULT ' | grep -Eq ' recv=[1-9]' || fail "s2: nothing received"
