@@ -15,7 +15,7 @@ public sealed class MetricsCsvFileTests
     public void HeaderIsTheSeedsOneThenTheExtraColumns()
     {
         Assert.That(MetricsCsvFile.Header, Is.EqualTo(SeedsHeader +
-            ",drain_timeout,gating_violation,p999_us,max_us,stdev_us,stack,shards,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,protocol_errors,disconnects,lost,fail_reason,reason"));
+            ",drain_timeout,gating_violation,p999_us,max_us,stdev_us,stack,shards,hosts,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,protocol_errors,disconnects,lost,fail_reason,reason"));
     }
 
     [Test]
