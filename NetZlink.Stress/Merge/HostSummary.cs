@@ -114,7 +114,7 @@ internal sealed class HostSummary
             ConnectTimeout = run.Integer("connect_timeout"),
             Sent = run.Integer("sent"),
             Recv = run.Integer("recv"),
-            Throughput = run.Number("throughput"),
+            Throughput = input.Number(MergeInputJson.ThroughputName),
             DrainTimeout = run.Int32("drain_timeout"),
             GatingViolation = run.Integer("gating_violation"),
             PassFail = run.RequiredText("pass_fail"),

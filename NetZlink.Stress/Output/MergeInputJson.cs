@@ -25,6 +25,7 @@ internal static class MergeInputJson
     public const string MeasureName = "measure_s";
     public const string SampleRateName = "latency_sample_rate";
     public const string BadEchoesName = "bad_echoes";
+    public const string ThroughputName = "throughput";
     public const string StartAtName = "start_at";
     public const string MeasureStartedAtName = "measure_started_at";
 
@@ -39,6 +40,8 @@ internal static class MergeInputJson
         writer.WriteNumber(MeasureName, s.MeasureSeconds);
         writer.WriteNumber(SampleRateName, s.LatencySampleRate);
         writer.WriteNumber(BadEchoesName, result.BadEchoes);
+        // Unrounded (the column has 2 decimals), so that a sum of hosts rounds only once.
+        writer.WriteNumber(ThroughputName, result.Throughput);
         WriteOptional(writer, StartAtName, s.StartAt);
         WriteOptional(writer, MeasureStartedAtName, result.MeasureStartedAt);
         writer.WriteEndObject();
