@@ -67,20 +67,7 @@ internal sealed class StressApp
             : new PlanRunner(invocation, runClient, stdout, stderr)
                 .RunAsync(SweepPlan.For(invocation, transportAvailable), cancellationToken);
 
-    private int Print(ParseOutcome parsed)
-    {
-        if (parsed.Text is not null)
-        {
-            stdout.WriteLine(parsed.Text);
-        }
-
-        foreach (string error in parsed.Errors)
-        {
-            stderr.WriteLine($"error: {error}");
-        }
-
-        return parsed.ExitCode;
-    }
+    private int Print(ParseOutcome parsed) => ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, stdout, stderr);
 
     private static string Describe(Exception e) => e switch
     {

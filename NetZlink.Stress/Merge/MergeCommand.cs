@@ -20,17 +20,7 @@ internal static class MergeCommand
         MergeParseOutcome parsed = MergeCommandLine.Parse(args);
         if (parsed.Options is not { } options)
         {
-            if (parsed.Text is not null)
-            {
-                stdout.WriteLine(parsed.Text);
-            }
-
-            foreach (string error in parsed.Errors)
-            {
-                stderr.WriteLine($"error: {error}");
-            }
-
-            return parsed.ExitCode;
+            return ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, stdout, stderr);
         }
 
         ScenarioResult merged;
