@@ -66,17 +66,7 @@ public sealed class SeveralHostsEndToEndTests
             direct.Add(LatencyHistogram.ReadJson(host.GetProperty(MergeInputJson.HistogramName)));
         }
 
-        // One host alone merges into its own run's figures.
-        using (var alone = new StringWriter())
-        {
-            Assert.That(MergeCommand.Run([temp.File("a.json")], alone, TextWriter.Null), Is.Zero);
-            string own = Line(a.Stdout, "RESULT ");
-            string merged = Line(alone.ToString(), "RESULT ");
-            foreach (string field in new[] { "sent", "recv", "throughput", "p50_us", "p95_us", "p99_us", "p999_us", "max_us", "stdev_us", "pass_fail" })
-            {
-                Assert.That(Field(merged, field), Is.EqualTo(Field(own, field)), field);
-            }
-        }
+        AssertAloneMergesIntoItsOwnFigures(temp.File("a.json"), a);
 
         using var stdout = new StringWriter();
         using var stderr = new StringWriter();
@@ -118,6 +108,39 @@ public sealed class SeveralHostsEndToEndTests
             Assert.That(run.ExitCode, Is.Zero, run.Stdout + "\n" + run.Stderr);
             Assert.That(Field(Line(run.Stdout, "RESULT "), "pass_fail"), Is.EqualTo("PASS"));
             Assert.That(run.Stderr, Does.Contain($"warning: --start-at {past} had passed ").And.Contain(" s before this client was connected; starting now"));
+        });
+    }
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task TheDotnetStacksSummaryCarriesTheSameHistogram(CancellationToken cancellationToken)
+    {
+        using var temp = new TempDirectory();
+        string json = temp.File("dotnet.json");
+
+        using StressProcess run = await StressProcess.RunAsync(
+            cancellationToken, "--stack", "dotnet", "--ccu", "6", "--shards", "1", "--inflight", "4", "--warmup", "0", "--measure", "1",
+            "--port", Invariant(FreePort.Next()), "--json-histogram", "--summary-json", json, "--quiet");
+
+        Assert.That(run.ExitCode, Is.Zero, run.Stdout + "\n" + run.Stderr);
+        Assert.That(Field(Line(run.Stdout, "RESULT "), "stack"), Is.EqualTo("dotnet"));
+        AssertAloneMergesIntoItsOwnFigures(json, run);
+    }
+
+    /// <summary>One host's file merged alone gives back its own run's counts and latency figures.</summary>
+    private static void AssertAloneMergesIntoItsOwnFigures(string json, StressProcess host)
+    {
+        using var alone = new StringWriter();
+        Assert.That(MergeCommand.Run([json], alone, TextWriter.Null), Is.Zero);
+        string own = Line(host.Stdout, "RESULT ");
+        string merged = Line(alone.ToString(), "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(Number(own, "recv"), Is.Positive);
+            foreach (string field in new[] { "ccu", "sent", "recv", "throughput", "p50_us", "p95_us", "p99_us", "p999_us", "max_us", "stdev_us", "stack", "pass_fail" })
+            {
+                Assert.That(Field(merged, field), Is.EqualTo(Field(own, field)), field);
+            }
         });
     }
 
