@@ -1,13 +1,19 @@
 // NetZlink.Stress: the seeds' STREAM echo benchmark. The work is in Hosting/StressApp (wiring),
 // Cli/ (flags and plans), Output/ (formats) and Scenarios/ (the scenario logic); the `compare`
-// verb is Compare/CompareCommand.
+// verb is Compare/CompareCommand, the `merge` verb Merge/MergeCommand.
 using NetZlink.Stress.Compare;
 using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Merge;
 
 using var signals = new ShutdownSignals(Console.Error);
 if (args.Length > 0 && args[0] == CompareCommand.Verb)
 {
     return await CompareCommand.RunAsync(args[1..], Console.Out, Console.Error, signals.Token).ConfigureAwait(false);
+}
+
+if (args.Length > 0 && args[0] == MergeCommand.Verb)
+{
+    return MergeCommand.Run(args[1..], Console.Out, Console.Error);
 }
 
 var app = new StressApp(Console.Out, Console.Error, watchStdin: true);

@@ -23,6 +23,16 @@ public sealed class ProgressPrinterTests
 
     [Test]
     [CancelAfter(10_000)]
+    public void AWaitForStartAtShowsTheSecondsLeft()
+    {
+        var waiting = new ProgressSnapshot("wait", 200, 0, 0, 0, 0, StartsInSeconds: 12.34);
+
+        Assert.That(ProgressPrinter.Format(TimeSpan.FromSeconds(1), waiting),
+            Is.EqualTo("[  1.0s] phase=wait conns=200 sent/s=0 recv/s=0 inflight=0 p99_us=0.0 rss_mb=0.0 gc_heap_mb=0.0 starts_in=12.3s"));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
     public void ReportWritesOneLineAtOnce()
     {
         using var writer = new StringWriter();

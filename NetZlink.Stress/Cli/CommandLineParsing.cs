@@ -81,6 +81,7 @@ internal static class CommandLineParsing
             WarmupSeconds = o.Warmup,
             MeasureSeconds = o.Measure,
             DrainTimeoutSeconds = o.DrainTimeout,
+            StartAt = o.StartAt,
             ConnectConcurrency = o.ConnectConcurrency,
             ConnectTimeoutSeconds = o.ConnectTimeout,
             ConnectRetries = o.ConnectRetries,
@@ -100,7 +101,10 @@ internal static class CommandLineParsing
             FaultAfterSeconds = o.FaultAfter,
         };
         StressRole role = Enum.Parse<StressRole>(o.Role, ignoreCase: true);
-        return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet, o.TimeseriesCsv);
+        return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet, o.TimeseriesCsv)
+        {
+            JsonHistogram = o.JsonHistogram,
+        };
     }
 
     private static ParseOutcome FromErrors(NotParsed<StressOptions> notParsed, IReadOnlyList<string> args)
@@ -184,6 +188,7 @@ internal static class CommandLineParsing
             h.AddPreOptionsLine("usage: NetZlink.Stress [--scenario s2] [--stack netzlink|dotnet] [--role both] [--ccu 10000] … [--metrics-csv PATH]");
             h.AddPreOptionsLine("stacks: both speak [u32 BE length][body]; mix them with --client-stack/--server-stack (e.g. a dotnet client against the netzlink server)");
             h.AddPreOptionsLine("exit codes: 0 PASS or SKIP, 1 bad usage, 2 FAIL, interrupted or an operational error");
+            h.AddPreOptionsLine("verbs: `compare` runs every stack alike, `merge` combines client hosts' --json-histogram summaries (each has --help)");
             return h;
         }, e => e, verbsIndex: false);
         return help.ToString();
@@ -205,7 +210,7 @@ internal static class CommandLineParsing
         string expected = ValueFlags.GetValueOrDefault(name) switch
         {
             Type t when t == typeof(int) => "a whole number",
-            Type t when t == typeof(double) => "a number",
+            Type t when t == typeof(double) || t == typeof(double?) => "a number",
             _ => "a valid value",
         };
         return GivenValue(args, name) is { } given

@@ -15,6 +15,12 @@ internal static class OptionsValidator
     /// <summary>The --role values.</summary>
     public static readonly IReadOnlyList<string> Roles = ["both", "server", "client"];
 
+    /// <summary>A --start-at further in the past than this (seconds) is a mistake, not a late host.</summary>
+    public const double StartAtMostPastSeconds = 600;
+
+    /// <summary>A --start-at further ahead than this (seconds) is a mistake (milliseconds, a typo).</summary>
+    public const double StartAtMostAheadSeconds = 86400;
+
     /// <summary>Returns every problem found, empty when the options can run.</summary>
     public static IReadOnlyList<string> Validate(StressOptions o)
     {
@@ -80,6 +86,11 @@ internal static class OptionsValidator
 
         NotBlankPath(errors, "--metrics-csv", o.MetricsCsv);
         NotBlankPath(errors, "--summary-json", o.SummaryJson);
+        StartAt(errors, o, UnixTime.Now);
+        if (o.JsonHistogram && o.SummaryJson is null)
+        {
+            errors.Add("--json-histogram adds the latency histogram to the --summary-json file: give --summary-json PATH too");
+        }
 
         foreach (string word in o.Extra)
         {
@@ -118,6 +129,42 @@ internal static class OptionsValidator
         if (string.IsNullOrWhiteSpace(value))
         {
             errors.Add($"{flag} must not be empty");
+        }
+    }
+
+    private static void StartAt(List<string> errors, StressOptions o, double now)
+    {
+        if (o.StartAt is not { } startAt)
+        {
+            return;
+        }
+
+        string scenario = o.Scenario.ToLowerInvariant();
+        if (string.Equals(o.Role, "server", StringComparison.OrdinalIgnoreCase))
+        {
+            errors.Add("--start-at times a client's start and --role server runs none (give it to every --role client)");
+        }
+        else if (scenario == "s1")
+        {
+            errors.Add("--start-at lines up the measured phases of s0/s2 runs and s1 has none (it only connects)");
+        }
+        else if (scenario is "s3" or "s4")
+        {
+            errors.Add($"--start-at holds back one run and {scenario} is a sweep of several (use s0 or s2)");
+        }
+        else if (!double.IsFinite(startAt) || startAt <= 0)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture, $"--start-at must be a time in Unix seconds such as $(( $(date +%s) + 30 )) (got {startAt})"));
+        }
+        else if (startAt > now + StartAtMostAheadSeconds)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture,
+                $"--start-at {startAt} is {(startAt - now) / 3600:0.#} hours ahead (more than {StartAtMostAheadSeconds / 3600:0} allowed): it takes Unix seconds as `date +%s` prints them, not milliseconds"));
+        }
+        else if (startAt < now - StartAtMostPastSeconds)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture,
+                $"--start-at {startAt} passed {now - startAt:0} s ago (more than {StartAtMostPastSeconds:0} s): give a time ahead such as $(( $(date +%s) + 30 ))"));
         }
     }
 

@@ -18,4 +18,8 @@ internal sealed record StressInvocation(
     string? MetricsCsvPath,
     string? SummaryJsonPath,
     bool Quiet,
-    string? TimeseriesCsvPath = null);
+    string? TimeseriesCsvPath = null)
+{
+    /// <summary>--json-histogram: --summary-json also carries the latency histogram and the fields `merge` needs.</summary>
+    public bool JsonHistogram { get; init; }
+}

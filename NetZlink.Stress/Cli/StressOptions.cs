@@ -55,6 +55,10 @@ internal sealed class StressOptions
     [Option("drain-timeout", Default = 10.0, HelpText = "Seconds to wait for outstanding packets after sending stops.")]
     public double DrainTimeout { get; set; } = 10;
 
+    [Option("start-at",
+        HelpText = "Client roles, s0/s2: connect, then wait until this wall-clock time (Unix seconds, e.g. $(( $(date +%s) + 30 ))) to begin the warm-up, so several client hosts measure together. Already past: start at once with a warning; more than 10 minutes past or 24 hours ahead: an error.")]
+    public double? StartAt { get; set; }
+
     [Option("connect-concurrency", Default = 256, HelpText = "Connection attempts in flight at once.")]
     public int ConnectConcurrency { get; set; } = 256;
 
@@ -99,6 +103,10 @@ internal sealed class StressOptions
 
     [Option("summary-json", HelpText = "Write the run (or, for s3/s4, an array of runs) as JSON to this file.")]
     public string? SummaryJson { get; set; }
+
+    [Option("json-histogram",
+        HelpText = "Also write the raw latency histogram and what `merge` needs into --summary-json, so the results of several client hosts can be merged exactly.")]
+    public bool JsonHistogram { get; set; }
 
     [Option("timeseries-csv", HelpText = "Write the client's per-second progress to this CSV (elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb).")]
     public string? TimeseriesCsv { get; set; }

@@ -28,6 +28,8 @@ internal static class CompareCommandLine
         ["--summary-json"] = "each run writes DIR/<stack>/<scenario>/summary.json",
         ["--timeseries-csv"] = "each run writes DIR/<stack>/<scenario>/timeseries.csv",
         ["--scenario-id"] = "each run's id is <stack>-<scenario>",
+        ["--start-at"] = "compare starts each run as soon as the one before has finished",
+        ["--json-histogram"] = "each run's summary.json is one host's whole run; merge is for several client hosts of one run",
     };
 
     /// <summary>The help text of `compare --help`.</summary>

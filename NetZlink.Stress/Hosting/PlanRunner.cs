@@ -122,7 +122,7 @@ internal sealed class PlanRunner
         results.Add(result);
         if (invocation.SummaryJsonPath is { } json)
         {
-            SummaryJsonFile.Write(json, results, asArray);
+            SummaryJsonFile.Write(json, results, asArray, invocation.JsonHistogram);
         }
     }
 }

@@ -16,7 +16,7 @@ internal sealed class StressApp
 
     /// <param name="stdout">RESULT/METRIC lines, READY, help and version.</param>
     /// <param name="stderr">Progress, notices and errors; written from several threads, so it is synchronized here.</param>
-    /// <param name="runClient">The scenario logic; <see cref="ScenarioRunner.RunClientAsync"/> unless a test stands in.</param>
+    /// <param name="runClient">The scenario logic; ScenarioRunner.RunClientAsync (warnings to <paramref name="stderr"/>) unless a test stands in.</param>
     /// <param name="transportAvailable">Which transports can run; <see cref="TransportCatalog.IsAvailable"/> unless a test stands in.</param>
     /// <param name="watchStdin">Whether --role server stops when stdin reaches end-of-file (the real process only).</param>
     public StressApp(
@@ -28,7 +28,7 @@ internal sealed class StressApp
     {
         this.stdout = TextWriter.Synchronized(stdout);
         this.stderr = TextWriter.Synchronized(stderr);
-        this.runClient = runClient ?? ScenarioRunner.RunClientAsync;
+        this.runClient = runClient ?? ((settings, progress, token) => ScenarioRunner.RunClientAsync(settings, progress, this.stderr, token));
         this.transportAvailable = transportAvailable ?? TransportCatalog.IsAvailable;
         this.watchStdin = watchStdin;
     }
@@ -67,20 +67,7 @@ internal sealed class StressApp
             : new PlanRunner(invocation, runClient, stdout, stderr)
                 .RunAsync(SweepPlan.For(invocation, transportAvailable), cancellationToken);
 
-    private int Print(ParseOutcome parsed)
-    {
-        if (parsed.Text is not null)
-        {
-            stdout.WriteLine(parsed.Text);
-        }
-
-        foreach (string error in parsed.Errors)
-        {
-            stderr.WriteLine($"error: {error}");
-        }
-
-        return parsed.ExitCode;
-    }
+    private int Print(ParseOutcome parsed) => ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, stdout, stderr);
 
     private static string Describe(Exception e) => e switch
     {

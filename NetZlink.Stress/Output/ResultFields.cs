@@ -61,6 +61,7 @@ internal static class ResultFields
         new("stdev_us", r => FieldValue.Of(r.StdevUs, 2)),
         new("stack", r => FieldValue.Of(r.Stack)),
         new("shards", r => FieldValue.Of(r.ShardCount)),
+        new("hosts", r => FieldValue.Of(r.Hosts)),
         new("cpu_s", r => FieldValue.Of(r.CpuSeconds, 2)),
         new("peak_rss_mb", r => FieldValue.Of(r.PeakRssBytes / (1024.0 * 1024.0), 1)),
         new("alloc_bytes_per_packet", r => FieldValue.Of(r.AllocatedBytesPerPacket, 6)),

@@ -1,5 +1,5 @@
 // --summary-json: the run as one JSON object, or the runs of a sweep (s3, s4) as an array,
-// with the same names as the CSV columns.
+// with the same names as the CSV columns (and, with --json-histogram, MergeInputJson's after them).
 using System.Text.Json;
 using NetZlink.Stress.Scenarios;
 
@@ -13,9 +13,10 @@ internal static class SummaryJsonFile
     /// <summary>
     /// Replaces <paramref name="path"/> with <paramref name="results"/>: an array when
     /// <paramref name="asArray"/>, else the single result as an object. The file is written
-    /// beside and moved into place, so a reader never sees half of it.
+    /// beside and moved into place, so a reader never sees half of it. <paramref name="withHistogram"/>
+    /// adds each run's latency histogram and merge_input (<see cref="MergeInputJson"/>).
     /// </summary>
-    public static void Write(string path, IReadOnlyList<ScenarioResult> results, bool asArray)
+    public static void Write(string path, IReadOnlyList<ScenarioResult> results, bool asArray, bool withHistogram = false)
     {
         if (!asArray && results.Count != 1)
         {
@@ -26,14 +27,14 @@ internal static class SummaryJsonFile
         string temporary = path + ".tmp";
         using (var stream = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None))
         {
-            WriteTo(stream, results, asArray);
+            WriteTo(stream, results, asArray, withHistogram);
         }
 
         File.Move(temporary, path, overwrite: true);
     }
 
     /// <summary>Writes the JSON to <paramref name="stream"/>, ending with a newline.</summary>
-    public static void WriteTo(Stream stream, IReadOnlyList<ScenarioResult> results, bool asArray)
+    public static void WriteTo(Stream stream, IReadOnlyList<ScenarioResult> results, bool asArray, bool withHistogram = false)
     {
         using (var writer = new Utf8JsonWriter(stream, Options))
         {
@@ -42,26 +43,31 @@ internal static class SummaryJsonFile
                 writer.WriteStartArray();
                 foreach (ScenarioResult result in results)
                 {
-                    WriteObject(writer, result);
+                    WriteObject(writer, result, withHistogram);
                 }
 
                 writer.WriteEndArray();
             }
             else
             {
-                WriteObject(writer, results[0]);
+                WriteObject(writer, results[0], withHistogram);
             }
         }
 
         stream.WriteByte((byte)'\n');
     }
 
-    private static void WriteObject(Utf8JsonWriter writer, ScenarioResult result)
+    private static void WriteObject(Utf8JsonWriter writer, ScenarioResult result, bool withHistogram)
     {
         writer.WriteStartObject();
         foreach (ResultColumn column in ResultFields.Table)
         {
             column.Read(result).WriteJson(writer, column.Name);
+        }
+
+        if (withHistogram)
+        {
+            MergeInputJson.Write(writer, result);
         }
 
         writer.WriteEndObject();

@@ -38,6 +38,10 @@ public sealed class ScenarioResult
     /// <summary>Managed bytes allocated during the measured phase divided by packets moved (sent + recv).</summary>
     public double AllocatedBytesPerPacket { get; set; }
     public int ShardCount { get; set; }
+    /// <summary>hosts=: client processes whose counts this result holds (1 for a run, the sum for a merge).</summary>
+    public int Hosts { get; set; } = 1;
+    /// <summary>When the measured phase began (Unix seconds, wall clock), so a merge can tell whether the hosts' phases overlapped; null when none began.</summary>
+    public double? MeasureStartedAt { get; set; }
     /// <summary>Echoes whose length or bytes differed from what was sent (each closes its connection).</summary>
     public long BadEchoes { get; set; }
     /// <summary>disconnects=: established connections the server closed or reset before the run ended.</summary>
@@ -50,4 +54,19 @@ public sealed class ScenarioResult
     public string FailReason { get; set; } = FailReasons.None;
     /// <summary>The merged latency histogram (ns) of the sampled measured packets.</summary>
     public NetZlink.Diagnostics.LatencyHistogram? Latency { get; set; }
+
+    /// <summary>Sets <see cref="Latency"/> and every latency field from it (a run's merged shards, or a merge's hosts).</summary>
+    public void SetLatency(NetZlink.Diagnostics.LatencyHistogram histogram)
+    {
+        ArgumentNullException.ThrowIfNull(histogram);
+        Latency = histogram;
+        LatencySamples = histogram.TotalCount;
+        P50Us = histogram.ValueAtPercentile(50) / 1000.0;
+        P95Us = histogram.ValueAtPercentile(95) / 1000.0;
+        P99Us = histogram.ValueAtPercentile(99) / 1000.0;
+        P999Us = histogram.ValueAtPercentile(99.9) / 1000.0;
+        MaxUs = histogram.Max / 1000.0;
+        MeanUs = histogram.Mean / 1000.0;
+        StdevUs = histogram.StandardDeviation / 1000.0;
+    }
 }

@@ -1,9 +1,9 @@
 // Runs s0, s1 and s2 as a client on either stack (netzlink's sharded engine or plain .NET sockets,
 // both behind ILoadDriver) and turns what the stack counted into a ScenarioResult with the seeds'
-// pass rules, the same for both. Phases: connect; (s2) warm-up, settle, measure, drain; each stack
-// follows the plan's phase on its own threads.
+// pass rules, the same for both. Phases: connect; (s0, s2 with --start-at) wait for the start
+// time; (s2) warm-up, settle, measure, drain; each stack follows the plan's phase on its own threads.
 using System.Diagnostics;
-using NetZlink.Diagnostics;
+using System.Globalization;
 using NetZlink.Stress.DotnetStack;
 
 namespace NetZlink.Stress.Scenarios;
@@ -19,8 +19,16 @@ public static class ScenarioRunner
     /// Bad settings or an unusable environment (descriptor limit) throw <see cref="ArgumentException"/>
     /// or <see cref="InvalidOperationException"/> with a message naming the problem.
     /// </summary>
-    public static async Task<ScenarioResult> RunClientAsync(
+    public static Task<ScenarioResult> RunClientAsync(
         ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, CancellationToken cancellationToken)
+        => RunClientAsync(settings, progress, notices: null, cancellationToken);
+
+    /// <summary>
+    /// <see cref="RunClientAsync(ScenarioSettings, IProgress{ProgressSnapshot}?, CancellationToken)"/>,
+    /// with warnings (a --start-at that had passed) written to <paramref name="notices"/>.
+    /// </summary>
+    public static async Task<ScenarioResult> RunClientAsync(
+        ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, TextWriter? notices, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(settings);
         Validate(settings);
@@ -44,6 +52,11 @@ public static class ScenarioRunner
             await run.WaitAsync("connect", driver.ConnectsResolved, Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
             if (!s1 && driver.Totals().Connected > 0)
             {
+                if (settings.StartAt is { } startAt)
+                {
+                    await WaitForStartAsync(run, startAt, notices, cancellationToken).ConfigureAwait(false);
+                }
+
                 if (s0)
                 {
                     await RunSingleEchoAsync(run, settings, result, cancellationToken).ConfigureAwait(false);
@@ -72,6 +85,7 @@ public static class ScenarioRunner
     private static async Task RunSingleEchoAsync(RunState run, ScenarioSettings settings, ScenarioResult result, CancellationToken cancellationToken)
     {
         var started = Stopwatch.StartNew();
+        result.MeasureStartedAt = UnixTime.Now;
         run.Plan.Phase = LoadPhase.Measure;
         // Wait for the outstanding count too: a stack may count the echo a moment before it lowers
         // that count (the dotnet client does), and s0 judges drain_timeout from it right after.
@@ -98,6 +112,7 @@ public static class ScenarioRunner
             }
         }
 
+        result.MeasureStartedAt = UnixTime.Now;
         run.Plan.Phase = LoadPhase.Measure;
         await run.DelayAsync("measure", TimeSpan.FromSeconds(settings.MeasureSeconds), cancellationToken).ConfigureAwait(false);
         run.Plan.Phase = LoadPhase.Drain;
@@ -129,16 +144,7 @@ public static class ScenarioRunner
             result.ErrorsByErrno[errno] = count;
         }
 
-        LatencyHistogram merged = driver.MergedLatency();
-        result.Latency = merged;
-        result.LatencySamples = merged.TotalCount;
-        result.P50Us = merged.ValueAtPercentile(50) / 1000.0;
-        result.P95Us = merged.ValueAtPercentile(95) / 1000.0;
-        result.P99Us = merged.ValueAtPercentile(99) / 1000.0;
-        result.P999Us = merged.ValueAtPercentile(99.9) / 1000.0;
-        result.MaxUs = merged.Max / 1000.0;
-        result.MeanUs = merged.Mean / 1000.0;
-        result.StdevUs = merged.StandardDeviation / 1000.0;
+        result.SetLatency(driver.MergedLatency());
         long packets = result.Sent + result.Recv;
         result.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)driver.AllocatedDuringMeasure() / packets;
     }
@@ -151,7 +157,11 @@ public static class ScenarioRunner
         FailReasons.NoEcho, FailReasons.Lost, FailReasons.Incomplete,
     ];
 
-    private static void Judge(ScenarioResult result, int ccu)
+    /// <summary>
+    /// Sets PASS/FAIL, reason and fail_reason from the counts by the seeds' rules; a merge of
+    /// several hosts' results is judged here too, with <paramref name="ccu"/> their sum.
+    /// </summary>
+    internal static void Judge(ScenarioResult result, int ccu)
     {
         ScenarioSettings s = result.Settings;
         var reasons = new List<string>();
@@ -221,6 +231,26 @@ public static class ScenarioRunner
         result.FailReason = Array.Find(FailReasonPriority, causes.Contains) ?? FailReasons.None;
     }
 
+    /// <summary>
+    /// Holds the connected, idle client until <paramref name="startAt"/> so that several client
+    /// hosts begin their warm-up (and so their measured phase) together. A time already past
+    /// starts at once: the host is late, and says so, but its run is still worth having.
+    /// </summary>
+    private static async Task WaitForStartAsync(RunState run, double startAt, TextWriter? notices, CancellationToken cancellationToken)
+    {
+        double late = UnixTime.Now - startAt;
+        if (late > 0)
+        {
+            notices?.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"warning: --start-at {startAt:0.###} had passed {late:0.0} s before this client was connected; starting now, so its measured phase begins later than that of hosts which were on time"));
+            return;
+        }
+
+        run.StartAt = startAt;
+        await run.WaitUntilAsync("wait", () => UnixTime.Now >= startAt, Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
+        run.StartAt = null;
+    }
+
     private static void Validate(ScenarioSettings s)
     {
         if (s.Scenario is not ("s0" or "s1" or "s2"))
@@ -267,6 +297,9 @@ public static class ScenarioRunner
         private long _lastReceived;
 
         public LoadPlan Plan => plan;
+
+        /// <summary>The --start-at time being waited for, shown on the progress line as starts_in.</summary>
+        public double? StartAt { get; set; }
 
         /// <summary>The stack's counters now.</summary>
         public LoadTotals Totals => driver.Totals();
@@ -334,7 +367,8 @@ public static class ScenarioRunner
                 totals.InFlight,
                 driver.P99UsEstimate(),
                 ProcessStats.ResidentBytes() / (1024.0 * 1024.0),
-                GC.GetTotalMemory(forceFullCollection: false) / (1024.0 * 1024.0)));
+                GC.GetTotalMemory(forceFullCollection: false) / (1024.0 * 1024.0),
+                StartAt - UnixTime.Now));
             _lastSent = totals.SentTotal;
             _lastReceived = totals.ReceivedTotal;
         }

@@ -18,6 +18,8 @@ public sealed record ScenarioSettings
     public double WarmupSeconds { get; init; } = 3;
     public double MeasureSeconds { get; init; } = 10;
     public double DrainTimeoutSeconds { get; init; } = 10;
+    /// <summary>--start-at: the wall-clock time (Unix seconds) the client waits for after connecting, before the warm-up; null starts at once.</summary>
+    public double? StartAt { get; init; }
     public int ConnectConcurrency { get; init; } = 256;
     public double ConnectTimeoutSeconds { get; init; } = 10;
     public int ConnectRetries { get; init; } = 3;

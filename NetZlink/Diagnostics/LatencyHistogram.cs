@@ -1,6 +1,7 @@
 // A log-bucketed latency histogram with bounded relative error, recorded without locks or
 // allocation. One instance per shard; the shards' histograms are merged with Add at the end.
-// (HdrHistogram is not served by the package mirror here, so this is NetZlink's own.)
+// (HdrHistogram is not served by the package mirror here, so this is NetZlink's own.) The exact
+// JSON form, for merging the histograms of several processes, is in LatencyHistogram.Json.cs.
 using System.Numerics;
 using System.Runtime.CompilerServices;
 
@@ -12,7 +13,7 @@ namespace NetZlink.Diagnostics;
 /// itself. Values from 0 to 2^40 (about 18 minutes in ns) are kept; larger ones are clamped.
 /// Not thread-safe: record from one thread, merge afterwards.
 /// </summary>
-public sealed class LatencyHistogram
+public sealed partial class LatencyHistogram
 {
     private const int SubBucketBits = 7;
     private const int SubBucketCount = 1 << SubBucketBits;

@@ -814,6 +814,7 @@ static void extra(out_t *o, const client_t *c, const result_t *r)
     put_d(o, "stdev_us", r->stdev, 2);
     put_s(o, "stack", "c-epoll");
     put_i(o, "shards", 1);
+    put_i(o, "hosts", 1);
     put_d(o, "cpu_s", r->cpu_s, 2);
     put_d(o, "peak_rss_mb", r->rss_mb, 1);
     put_d(o, "alloc_bytes_per_packet", 0, 6);
@@ -844,7 +845,7 @@ static void print_lines(const client_t *c, const result_t *r)
 static const char *const csv_header =
     "scenario_id,transport,ccu,inflight,size,connect_success,connect_fail,connect_timeout,sent,recv,"
     "incomplete_ratio,throughput,p50,p95,p99,errors_by_errno,pass_fail,drain_timeout,gating_violation,"
-    "p999_us,max_us,stdev_us,stack,shards,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,"
+    "p999_us,max_us,stdev_us,stack,shards,hosts,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,"
     "protocol_errors,disconnects,lost,fail_reason,reason";
 
 static int write_csv(const char *path, const client_t *c, const result_t *r)
