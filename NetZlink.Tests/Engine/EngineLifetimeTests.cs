@@ -168,6 +168,35 @@ public sealed class EngineLifetimeTests
     }
 
     [Test, CancelAfter(30_000)]
+    public void DisposingTheContext_WhileConnectsAreStillRetrying_FaultsConnectsResolvedWithContextTerminated()
+    {
+        int closedPort;
+        using (var probe = new RawTcpServer())
+        {
+            closedPort = probe.Port;
+        }
+
+        var context = new Context();
+        EngineOptions options = Options($"tcp://127.0.0.1:{closedPort}");
+        options.ConnectRetries = 1000;
+        options.ConnectRetryDelay = TimeSpan.FromSeconds(1);
+        using var engine = new ClientEngine(10, options, context);
+        var handlers = new EchoPumpHandler[engine.ShardCount];
+        engine.Start(shard => handlers[shard.Index] = new EchoPumpHandler(shard));
+        Wait.Until(() => engine.ErrorsByErrno().GetValueOrDefault(111) >= 10, "every connection's first refused attempt");
+
+        var clock = Stopwatch.StartNew();
+        context.Dispose();
+        bool stopped = AllShardsExited(engine, handlers, clock);
+        TestContext.Out.WriteLine($"context disposed while connects retried: shards exited {stopped} after {clock.Elapsed.TotalMilliseconds:0} ms");
+
+        Assert.That(stopped, Is.True, $"the shard threads did not all exit within {ShardExitBound}");
+        var ex = Assert.Throws<AggregateException>(() => engine.ConnectsResolved.Wait(Wait.Long));
+        Assert.That(ex!.InnerException, Is.InstanceOf<ContextTerminatedException>());
+        Assert.That(handlers.Sum(h => h.Connected + h.ConnectFailed + h.EndedTotal), Is.Zero, "nothing connected, failed for good or ended");
+    }
+
+    [Test, CancelAfter(30_000)]
     public void Start_AfterTheContextWasDisposed_FailsNamingTheContext()
     {
         var context = new Context();
