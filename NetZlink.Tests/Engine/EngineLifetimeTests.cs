@@ -170,14 +170,8 @@ public sealed class EngineLifetimeTests
     [Test, CancelAfter(30_000)]
     public void DisposingTheContext_WhileConnectsAreStillRetrying_FaultsConnectsResolvedWithContextTerminated()
     {
-        int closedPort;
-        using (var probe = new RawTcpServer())
-        {
-            closedPort = probe.Port;
-        }
-
         var context = new Context();
-        EngineOptions options = Options($"tcp://127.0.0.1:{closedPort}");
+        EngineOptions options = Options($"tcp://127.0.0.1:{RawTcpServer.ClosedPort()}");
         options.ConnectRetries = 1000;
         options.ConnectRetryDelay = TimeSpan.FromSeconds(1);
         using var engine = new ClientEngine(10, options, context);
