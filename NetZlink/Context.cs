@@ -82,11 +82,28 @@ public sealed class Context : IDisposable
     internal ContextHandle Handle => _handle;
 
     /// <summary>
-    /// The raw context pointer, for the engine, which creates and closes its own STREAM sockets
-    /// on it. Sockets made that way are not tracked: their owner must close them before the
-    /// context is disposed, or the final zlink_ctx_term waits for them.
+    /// Takes a reference on the native context for an owner that creates untracked objects on it
+    /// (the engine, which opens and closes its own STREAM sockets and monitors). The context is
+    /// terminated only after the owner gives the reference back (<c>DangerousRelease</c>), so a
+    /// Dispose from another thread shuts the context down (the owner's calls fail with ETERM)
+    /// but never waits on, nor frees memory under, objects the owner has yet to close.
     /// </summary>
-    internal nint NativeHandle => _handle.DangerousGetHandle();
+    /// <param name="operation">Named in the exception when the context was already disposed.</param>
+    /// <exception cref="ObjectDisposedException">The context was disposed.</exception>
+    internal ContextHandle AddReference(string operation)
+    {
+        lock (_gate)
+        {
+            if (_disposed)
+            {
+                throw new ObjectDisposedException(nameof(Context), $"{operation}: the Context was disposed.");
+            }
+
+            bool added = false;
+            _handle.DangerousAddRef(ref added);
+            return _handle;
+        }
+    }
 
     /// <summary>Reads an integer context option.</summary>
     /// <param name="option">The option.</param>

@@ -12,6 +12,9 @@ public static class FailReasons
     /// <summary>Ctrl+C or SIGTERM ended the run early.</summary>
     public const string Interrupted = "interrupted";
 
+    /// <summary>The client stack itself stopped mid-run (its context was terminated, or a shard failed).</summary>
+    public const string ClientStopped = "client_stopped";
+
     /// <summary>Connections failed for good (refused, unreachable; errno in errors_by_errno).</summary>
     public const string ConnectFail = "connect_fail";
 

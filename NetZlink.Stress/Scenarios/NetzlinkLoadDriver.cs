@@ -26,7 +26,8 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
     public bool Stopped => _engine.Stopped.IsCompleted;
 
     /// <summary>Creates the engine for <paramref name="ccu"/> connections to Host:Port and starts connecting.</summary>
-    public static NetzlinkLoadDriver Start(ScenarioSettings settings, int ccu, LoadPlan plan)
+    /// <param name="context">The context the engine runs on (the caller keeps and disposes it); null: the engine's own.</param>
+    public static NetzlinkLoadDriver Start(ScenarioSettings settings, int ccu, LoadPlan plan, Context? context = null)
     {
         var options = new EngineOptions
         {
@@ -44,7 +45,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
             Framer = new LengthPrefixFramer(maxBody: settings.Size, minBody: settings.Size),
         };
 
-        var engine = new ClientEngine(ccu, options);
+        var engine = new ClientEngine(ccu, options, context);
         try
         {
             var handlers = new EchoLoadHandler[engine.ShardCount];

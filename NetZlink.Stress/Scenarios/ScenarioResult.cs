@@ -33,6 +33,8 @@ public sealed class ScenarioResult
     /// <summary>Why it failed or was skipped; null on PASS.</summary>
     public string? Reason { get; set; }
     public bool Interrupted { get; set; }
+    /// <summary>Why the client stack stopped before the run ended (its context was terminated, a shard failed); null when it did not.</summary>
+    public string? ClientFault { get; set; }
     public double CpuSeconds { get; set; }
     public long PeakRssBytes { get; set; }
     /// <summary>Managed bytes allocated during the measured phase divided by packets moved (sent + recv).</summary>

@@ -21,14 +21,24 @@ public static class ScenarioRunner
     /// </summary>
     public static Task<ScenarioResult> RunClientAsync(
         ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, CancellationToken cancellationToken)
-        => RunClientAsync(settings, progress, notices: null, cancellationToken);
+        => RunClientAsync(settings, progress, notices: null, clientContext: null, cancellationToken);
 
     /// <summary>
     /// <see cref="RunClientAsync(ScenarioSettings, IProgress{ProgressSnapshot}?, CancellationToken)"/>,
     /// with warnings (a --start-at that had passed) written to <paramref name="notices"/>.
     /// </summary>
-    public static async Task<ScenarioResult> RunClientAsync(
+    public static Task<ScenarioResult> RunClientAsync(
         ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, TextWriter? notices, CancellationToken cancellationToken)
+        => RunClientAsync(settings, progress, notices, clientContext: null, cancellationToken);
+
+    /// <summary>
+    /// The same, with the netzlink client's engine on <paramref name="clientContext"/> (null: its
+    /// own). A client stack that stops mid-run (that context terminated, a shard failed) ends the
+    /// run at once with a FAIL result (fail_reason client_stopped), never an exception.
+    /// </summary>
+    internal static async Task<ScenarioResult> RunClientAsync(
+        ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, TextWriter? notices, NetZlink.Context? clientContext,
+        CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(settings);
         Validate(settings);
@@ -43,7 +53,7 @@ public static class ScenarioRunner
         TimeSpan cpuAtStart = Process.GetCurrentProcess().TotalProcessorTime;
         using ILoadDriver driver = settings.ClientStack == StackNames.Dotnet
             ? DotnetClient.Start(settings, ccu, plan)
-            : NetzlinkLoadDriver.Start(settings, ccu, plan);
+            : NetzlinkLoadDriver.Start(settings, ccu, plan, clientContext);
         result.ShardCount = driver.ShardCount;
         var run = new RunState(driver, plan, progress);
 
@@ -70,6 +80,12 @@ public static class ScenarioRunner
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
             result.Interrupted = true;
+        }
+        catch (InvalidOperationException) when (driver.Fault is { } fault)
+        {
+            // The stack stopped under the run: what it counted up to then is still the result,
+            // and whatever was outstanding on its connections is lost.
+            result.ClientFault = fault.Message;
         }
 
         plan.Phase = LoadPhase.Done;
@@ -114,7 +130,18 @@ public static class ScenarioRunner
 
         result.MeasureStartedAt = UnixTime.Now;
         run.Plan.Phase = LoadPhase.Measure;
-        await run.DelayAsync("measure", TimeSpan.FromSeconds(settings.MeasureSeconds), cancellationToken).ConfigureAwait(false);
+        var measuring = Stopwatch.StartNew();
+        try
+        {
+            await run.DelayAsync("measure", TimeSpan.FromSeconds(settings.MeasureSeconds), cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            // Cut short (interrupted, or the client stopped): the rate over the part that ran.
+            result.Throughput = run.Totals.ReceivedMeasured / Math.Max(measuring.Elapsed.TotalSeconds, 1e-6);
+            throw;
+        }
+
         run.Plan.Phase = LoadPhase.Drain;
         if (!await run.WaitUntilAsync("drain", () => run.Totals.InFlight == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
         {
@@ -152,7 +179,7 @@ public static class ScenarioRunner
     /// <summary>fail_reason= picks the first of these that applies: the cause that explains the others.</summary>
     private static readonly string[] FailReasonPriority =
     [
-        FailReasons.Interrupted, FailReasons.ConnectFail, FailReasons.ConnectTimeout, FailReasons.ProtocolError,
+        FailReasons.Interrupted, FailReasons.ClientStopped, FailReasons.ConnectFail, FailReasons.ConnectTimeout, FailReasons.ProtocolError,
         FailReasons.ServerClosed, FailReasons.DrainTimeout, FailReasons.BadEcho, FailReasons.GatingViolation,
         FailReasons.NoEcho, FailReasons.Lost, FailReasons.Incomplete,
     ];
@@ -175,6 +202,11 @@ public static class ScenarioRunner
         if (result.Interrupted)
         {
             Fail(FailReasons.Interrupted, "interrupted");
+        }
+
+        if (result.ClientFault is { } clientFault)
+        {
+            Fail(FailReasons.ClientStopped, $"the client stopped mid-run: {clientFault}");
         }
 
         if (result.ConnectSuccess != ccu)

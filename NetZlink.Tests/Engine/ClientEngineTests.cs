@@ -175,14 +175,8 @@ public sealed class ClientEngineTests
     [Test, CancelAfter(60_000)]
     public void ConnectingToAClosedPort_FailsEveryConnection_AfterTheRetries_WithTheErrno()
     {
-        int closedPort;
-        using (var probe = new RawTcpServer())
-        {
-            closedPort = probe.Port;
-        }
-
         var handler = new RecordingHandler();
-        EngineOptions options = Options($"tcp://127.0.0.1:{closedPort}");
+        EngineOptions options = Options($"tcp://127.0.0.1:{RawTcpServer.ClosedPort()}");
         options.ConnectRetries = 2;
         options.ConnectRetryDelay = TimeSpan.FromMilliseconds(20);
         using var engine = new ClientEngine(5, options);

@@ -19,6 +19,13 @@ internal sealed class RawTcpServer : IDisposable
 
     public string Endpoint => $"tcp://127.0.0.1:{Port}";
 
+    /// <summary>A loopback port nothing listens on now (one the OS gave a listener that is closed again).</summary>
+    public static int ClosedPort()
+    {
+        using var probe = new RawTcpServer();
+        return probe.Port;
+    }
+
     /// <summary>Accepts the next connection (blocking, with a timeout).</summary>
     public System.Net.Sockets.Socket Accept(TimeSpan timeout)
     {

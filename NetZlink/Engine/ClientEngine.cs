@@ -1,6 +1,13 @@
 // The sharded client engine: a fixed set of shard threads, each owning one STREAM socket and the
 // connections assigned to it round-robin (connection i -> shard i % shards, slot i / shards).
 // No task, thread or timer per connection: 10,000 connections are 10,000 structs in a few arrays.
+//
+// Lifetime: from Start until the last shard thread has exited, the engine holds a reference on its
+// context's native handle. Each shard closes its own socket and monitor on the way out, whatever
+// stopped it (Stop/Dispose, a fault, or ETERM when the context is disposed or shut down under a
+// running engine), and the last one gives the reference back; so disposing the context from any
+// thread neither waits on the engine nor frees the context under it, and the final termination
+// runs once nothing of the engine is left open.
 using System.Text;
 using NetZlink.Interop;
 
@@ -22,7 +29,7 @@ public sealed unsafe class ClientEngine : IDisposable
     private readonly TaskCompletionSource _connectsResolved = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Dictionary<int, long> _errors = new();
-    private readonly ConnectErrnoMonitor?[] _monitors;
+    private ContextHandle? _contextReference;
     private int _shardsUnresolved;
     private int _shardsRunning;
     private long _droppedPosts;
@@ -50,11 +57,28 @@ public sealed unsafe class ClientEngine : IDisposable
         _ownsContext = context is null;
         _context = context ?? new Context();
         _shards = new EngineShard[shards];
-        _monitors = new ConnectErrnoMonitor?[shards];
-        for (int i = 0; i < shards; i++)
+        try
         {
-            int slots = (connectionCount - i + shards - 1) / shards;
-            _shards[i] = new EngineShard(this, options, i, shards, slots);
+            for (int i = 0; i < shards; i++)
+            {
+                int slots = (connectionCount - i + shards - 1) / shards;
+                _shards[i] = new EngineShard(this, options, i, shards, slots);
+            }
+        }
+        catch
+        {
+            // The shards made so far own an eventfd each.
+            foreach (EngineShard? made in _shards)
+            {
+                made?.ReleaseUnstarted();
+            }
+
+            if (_ownsContext)
+            {
+                _context.Dispose();
+            }
+
+            throw;
         }
     }
 
@@ -64,13 +88,25 @@ public sealed unsafe class ClientEngine : IDisposable
     /// <summary>Number of shard threads.</summary>
     public int ShardCount => _shards.Length;
 
-    /// <summary>Completes when every connection is established or has finally failed.</summary>
+    /// <summary>
+    /// Completes when every connection is established or has finally failed; faults with
+    /// <see cref="Fault"/> when a shard stopped first (a <see cref="ContextTerminatedException"/>
+    /// when the context was terminated under the engine).
+    /// </summary>
     public Task ConnectsResolved => _connectsResolved.Task;
 
-    /// <summary>Completes when every shard thread has exited (after <see cref="Dispose"/> or a shard fault).</summary>
+    /// <summary>
+    /// Completes when every shard thread has exited and closed its socket: after <see cref="Stop"/>,
+    /// <see cref="Dispose"/>, a shard fault, or the termination of the engine's context.
+    /// </summary>
     public Task Stopped => _stopped.Task;
 
-    /// <summary>The first exception a shard died of, if any.</summary>
+    /// <summary>
+    /// The first exception a shard died of, if any. When the engine's context is disposed or shut
+    /// down while the shards run, every shard stops by itself, its live connections end with
+    /// <see cref="ConnectionEndReason.ContextTerminated"/>, and this is a
+    /// <see cref="ContextTerminatedException"/>; nothing is thrown on any thread.
+    /// </summary>
     public Exception? Fault => Volatile.Read(ref _fault);
 
     /// <summary>Frames given to <see cref="Post"/> that could not be sent (connection closed or its queue full).</summary>
@@ -78,6 +114,8 @@ public sealed unsafe class ClientEngine : IDisposable
 
     /// <summary>Creates each shard's socket and handler and starts the shard threads, which begin connecting at once.</summary>
     /// <param name="handlerFactory">Called once per shard, on the calling thread, before that shard starts.</param>
+    /// <exception cref="ObjectDisposedException">The engine, or the context it was given, was disposed.</exception>
+    /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
     public void Start(Func<EngineShard, IConnectionHandler> handlerFactory)
     {
         ArgumentNullException.ThrowIfNull(handlerFactory);
@@ -90,33 +128,39 @@ public sealed unsafe class ClientEngine : IDisposable
         _shardsUnresolved = _shards.Length;
         _shardsRunning = _shards.Length;
         var sockets = new nint[_shards.Length];
+        var monitors = new ConnectErrnoMonitor?[_shards.Length];
         var handlers = new IConnectionHandler[_shards.Length];
         try
         {
+            _contextReference = _context.AddReference("ClientEngine.Start");
             for (int i = 0; i < _shards.Length; i++)
             {
                 sockets[i] = CreateShardSocket(i);
-                _monitors[i] = ConnectErrnoMonitor.TryOpen(sockets[i]);
+                monitors[i] = ConnectErrnoMonitor.TryOpen(sockets[i]);
                 handlers[i] = handlerFactory(_shards[i]) ?? throw new InvalidOperationException($"The handler factory returned null for shard {i}.");
             }
         }
         catch
         {
-            foreach (nint s in sockets)
+            for (int i = 0; i < _shards.Length; i++)
             {
-                if (s != 0)
+                monitors[i]?.Dispose();
+                if (sockets[i] != 0)
                 {
-                    _ = NativeMethods.zlink_close(s);
+                    CloseShardSocket(sockets[i]);
                 }
             }
 
+            ReleaseContextReference();
+            Volatile.Write(ref _shardsRunning, 0);
+            _stopped.TrySetResult();
             throw;
         }
 
         EngineMetrics.Register(this);
         for (int i = 0; i < _shards.Length; i++)
         {
-            _shards[i].Start(handlers[i], sockets[i]);
+            _shards[i].Start(handlers[i], sockets[i], monitors[i]);
         }
     }
 
@@ -193,7 +237,12 @@ public sealed unsafe class ClientEngine : IDisposable
         return all;
     }
 
-    /// <summary>Stops the shards (bounded: 10 s) and releases the context if the engine created it.</summary>
+    /// <summary>
+    /// Stops the shards, waiting up to <see cref="DisposeTimeout"/> for their threads, and disposes
+    /// the context if the engine created it. Idempotent; safe from any thread, also after the
+    /// context was terminated under the engine. A shard still busy in a handler callback when the
+    /// wait ends finishes on its own and the context is terminated once it has.
+    /// </summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
@@ -201,15 +250,17 @@ public sealed unsafe class ClientEngine : IDisposable
             return;
         }
 
-        bool stopped = Stop(TimeSpan.FromSeconds(10));
-        foreach (ConnectErrnoMonitor? monitor in _monitors)
+        _ = Stop(DisposeTimeout);
+        foreach (EngineShard shard in _shards)
         {
-            monitor?.Dispose();
+            shard.ReleaseUnstarted();
         }
 
         EngineMetrics.Unregister(this);
-        if (_ownsContext && stopped)
+        if (_ownsContext)
         {
+            // Never waits on a shard that is still running: it holds a reference on the handle,
+            // and the context's shutdown makes it leave at its next native call.
             _context.Dispose();
         }
 
@@ -218,6 +269,9 @@ public sealed unsafe class ClientEngine : IDisposable
             _stopped.TrySetResult();
         }
     }
+
+    /// <summary>How long <see cref="Dispose"/> waits for the shard threads (10 s).</summary>
+    public static TimeSpan DisposeTimeout { get; } = TimeSpan.FromSeconds(10);
 
     internal byte[] EndpointUtf8(int connectionIndex) => _endpoints[connectionIndex % _endpoints.Length];
 
@@ -231,8 +285,12 @@ public sealed unsafe class ClientEngine : IDisposable
         }
     }
 
-    internal int ConnectErrnoHint(EngineShard shard, uint routingId)
-        => _monitors[shard.Index]?.ErrnoFor(routingId) ?? 0;
+    /// <summary>Closes a shard's STREAM socket (once its owner is done with it) and stops counting it.</summary>
+    internal static void CloseShardSocket(nint socket)
+    {
+        _ = NativeMethods.zlink_close(socket);
+        HandleTracker.Closed(NativeHandleKind.Socket);
+    }
 
     internal void OnShardConnectsResolved()
     {
@@ -242,28 +300,58 @@ public sealed unsafe class ClientEngine : IDisposable
         }
     }
 
-    internal void OnShardExited(EngineShard shard, Exception? fault)
+    /// <summary>The shard's last call, after it closed its socket and monitor.</summary>
+    internal void OnShardExited(EngineShard shard, Exception? fault, bool contextTerminated)
     {
-        if (fault is not null)
+        if (contextTerminated)
+        {
+            Interlocked.CompareExchange(ref _fault, ContextTerminatedFault(shard.Index), null);
+        }
+        else if (fault is not null)
         {
             Interlocked.CompareExchange(ref _fault, new InvalidOperationException($"Engine shard {shard.Index} failed: {fault.Message}", fault), null);
-            _connectsResolved.TrySetException(_fault!);
+        }
+
+        if (_fault is not null)
+        {
+            _connectsResolved.TrySetException(_fault);
         }
 
         if (Interlocked.Decrement(ref _shardsRunning) == 0)
         {
+            // Every shard has closed what it opened on the context: a context disposed meanwhile
+            // is terminated here, on this thread, before Stopped completes.
+            ReleaseContextReference();
             _connectsResolved.TrySetResult();
             _stopped.TrySetResult();
         }
     }
 
+    private static ContextTerminatedException ContextTerminatedFault(int shard)
+        => (ContextTerminatedException)Ensure.Create(
+            ZlinkConstants.ETERM,
+            ErrorScope.General,
+            $"ClientEngine shard {shard}",
+            target: null,
+            hint: "the engine's context was disposed or shut down while the engine ran; every shard stopped and ended its connections with ContextTerminated");
+
+    private void ReleaseContextReference()
+    {
+        if (Interlocked.Exchange(ref _contextReference, null) is { } reference)
+        {
+            reference.DangerousRelease();
+        }
+    }
+
     private nint CreateShardSocket(int shard)
     {
-        nint socket = NativeMethods.zlink_socket(_context.NativeHandle, ZlinkConstants.ZLINK_STREAM);
+        nint socket = NativeMethods.zlink_socket(_contextReference!.DangerousGetHandle(), ZlinkConstants.ZLINK_STREAM);
         if (socket == 0)
         {
             EngineErrors.Throw($"zlink_socket(STREAM) for shard {shard}", NativeMethods.zlink_errno());
         }
+
+        HandleTracker.Opened(NativeHandleKind.Socket);
 
         try
         {
@@ -287,7 +375,7 @@ public sealed unsafe class ClientEngine : IDisposable
         }
         catch
         {
-            _ = NativeMethods.zlink_close(socket);
+            CloseShardSocket(socket);
             throw;
         }
     }

@@ -15,7 +15,11 @@ internal sealed unsafe class ConnectErrnoMonitor : IDisposable
     private readonly Dictionary<uint, int> _errnoById = new();
     private nint _monitor;
 
-    private ConnectErrnoMonitor(nint monitor) => _monitor = monitor;
+    private ConnectErrnoMonitor(nint monitor)
+    {
+        _monitor = monitor;
+        HandleTracker.Opened(NativeHandleKind.Monitor);
+    }
 
     /// <summary>A monitor on the socket, or null when the native library cannot give one.</summary>
     internal static ConnectErrnoMonitor? TryOpen(nint socket)
@@ -37,6 +41,7 @@ internal sealed unsafe class ConnectErrnoMonitor : IDisposable
         {
             _ = NativeMethods.zlink_close(_monitor);
             _monitor = 0;
+            HandleTracker.Closed(NativeHandleKind.Monitor);
         }
     }
 

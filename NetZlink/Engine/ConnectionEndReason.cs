@@ -15,4 +15,10 @@ public enum ConnectionEndReason
 
     /// <summary>The engine is shutting down.</summary>
     EngineStopped,
+
+    /// <summary>
+    /// The engine's context was disposed or shut down while the engine ran: every shard stopped by
+    /// itself (see <see cref="ClientEngine.Fault"/>).
+    /// </summary>
+    ContextTerminated,
 }

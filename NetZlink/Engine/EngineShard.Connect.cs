@@ -168,5 +168,5 @@ public sealed unsafe partial class EngineShard
     }
 
     /// <summary>The errno the native library gave for a failed attempt, when its monitor told; else ECONNREFUSED-unknown 0.</summary>
-    private int LastConnectErrno(uint routingId) => _engine.ConnectErrnoHint(this, routingId);
+    private int LastConnectErrno(uint routingId) => _connectMonitor?.ErrnoFor(routingId) ?? 0;
 }

@@ -7,6 +7,12 @@
 // refused. Every native call is one DONTWAIT try; what would block is resumed on a later pass.
 // A pass with nothing to do sleeps in zlink_poll on the socket and an eventfd that other threads
 // write to wake it, so an idle engine uses no CPU.
+//
+// Ending: the loop stops when the engine asks (RequestStop) or when a native call answers ETERM
+// (the context was shut down or disposed under the engine). Either way the shard itself ends its
+// live connections (OnDisconnected with EngineStopped or ContextTerminated), closes its socket
+// and its monitor, and reports to the engine, so that nothing of the context is left open by a
+// shard that has exited.
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using NetZlink.Interop;
@@ -32,12 +38,17 @@ public sealed unsafe partial class EngineShard
     private readonly byte[] _sendScratch;
     private readonly System.Buffers.ArrayPool<byte> _pool;
     private readonly ConcurrentQueue<PostedFrame> _posted = new();
-    private readonly int _wakeFd;
+    private readonly Lock _wakeFdGate = new();
+    private int _wakeFd;
     private IConnectionHandler _handler = null!;
+    private ConnectErrnoMonitor? _connectMonitor;
     private nint _socket;
     private Thread? _thread;
     private int _sleeping;
     private volatile bool _stopRequested;
+
+    // Set only by RequestStop: a stop without it came from ETERM, i.e. the context was terminated.
+    private volatile bool _stopAsked;
     internal ShardCounters Counters;
 
     internal EngineShard(ClientEngine engine, EngineOptions options, int index, int shardCount, int slotCount)
@@ -78,10 +89,12 @@ public sealed unsafe partial class EngineShard
 
     internal bool IsRunning => _thread is { IsAlive: true };
 
-    internal void Start(IConnectionHandler handler, nint socket)
+    /// <summary>Takes over <paramref name="socket"/> and <paramref name="connectMonitor"/>: the shard closes both when it exits.</summary>
+    internal void Start(IConnectionHandler handler, nint socket, ConnectErrnoMonitor? connectMonitor)
     {
         _handler = handler;
         _socket = socket;
+        _connectMonitor = connectMonitor;
         _thread = new Thread(Run)
         {
             IsBackground = true,
@@ -92,11 +105,21 @@ public sealed unsafe partial class EngineShard
 
     internal void RequestStop()
     {
+        _stopAsked = true;
         _stopRequested = true;
         Wake();
     }
 
     internal bool Join(TimeSpan timeout) => _thread is null || _thread.Join(timeout);
+
+    /// <summary>Closes the eventfd of a shard whose thread never started (a running shard closes its own on exit).</summary>
+    internal void ReleaseUnstarted()
+    {
+        if (_thread is null)
+        {
+            ReleaseNative();
+        }
+    }
 
     internal void Post(int slot, byte[] rented, int length)
     {
@@ -111,8 +134,17 @@ public sealed unsafe partial class EngineShard
         // shard is busy keeps posting to one syscall per sleep at most.
         if (Volatile.Read(ref _sleeping) == 1)
         {
-            ulong one = 1;
-            _ = LibcMethods.write(_wakeFd, &one, sizeof(ulong));
+            // The lock (taken only when the shard sleeps, next to a syscall) keeps the shard from
+            // closing the eventfd between our check and the write: a shard stopped by its context
+            // may exit while other threads still post, and its descriptor number may be reused.
+            lock (_wakeFdGate)
+            {
+                if (_wakeFd >= 0)
+                {
+                    ulong one = 1;
+                    _ = LibcMethods.write(_wakeFd, &one, sizeof(ulong));
+                }
+            }
         }
     }
 
@@ -144,8 +176,10 @@ public sealed unsafe partial class EngineShard
         }
         finally
         {
-            ReleaseAll();
-            _engine.OnShardExited(this, fault);
+            bool contextTerminated = fault is ContextTerminatedException || (fault is null && _stopRequested && !_stopAsked);
+            fault ??= EndConnections(contextTerminated ? ConnectionEndReason.ContextTerminated : ConnectionEndReason.EngineStopped);
+            ReleaseNative();
+            _engine.OnShardExited(this, fault, contextTerminated);
         }
     }
 
@@ -204,16 +238,31 @@ public sealed unsafe partial class EngineShard
         return any;
     }
 
-    private void ReleaseAll()
+    /// <summary>Ends every live connection with <paramref name="reason"/>; returns what a handler threw, if anything.</summary>
+    private Exception? EndConnections(ConnectionEndReason reason)
     {
+        Exception? thrown = null;
         for (int slot = 0; slot < _slots.Length; slot++)
         {
             ref ConnectionSlot s = ref _slots[slot];
+            int lost = s.PartialLength;
             ReturnBuffers(ref s);
-            if (s.State == ConnectionState.Connected)
+            if (s.State != ConnectionState.Connected)
             {
-                s.State = ConnectionState.Closed;
-                _handler?.OnDisconnected(this, ConnectionAt(slot), ConnectionEndReason.EngineStopped, 0);
+                continue;
+            }
+
+            s.State = ConnectionState.Closed;
+            Counters.LostPartialBytes += lost;
+            try
+            {
+                _handler?.OnDisconnected(this, ConnectionAt(slot), reason, lost);
+            }
+#pragma warning disable CA1031 // the other connections must still hear of it, and nothing may escape the shard thread
+            catch (Exception ex)
+#pragma warning restore CA1031
+            {
+                thrown ??= ex;
             }
         }
 
@@ -222,13 +271,29 @@ public sealed unsafe partial class EngineShard
             System.Buffers.ArrayPool<byte>.Shared.Return(frame.Buffer);
         }
 
+        return thrown;
+    }
+
+    private void ReleaseNative()
+    {
+        // The monitor first: it is registered with the context like the socket, and a context
+        // being disposed waits for both (this thread is the only one that reads the monitor).
+        _connectMonitor?.Dispose();
+        _connectMonitor = null;
         if (_socket != 0)
         {
-            _ = NativeMethods.zlink_close(_socket);
+            ClientEngine.CloseShardSocket(_socket);
             _socket = 0;
         }
 
-        _ = LibcMethods.close(_wakeFd);
+        lock (_wakeFdGate)
+        {
+            if (_wakeFd >= 0)
+            {
+                _ = LibcMethods.close(_wakeFd);
+                _wakeFd = -1;
+            }
+        }
     }
 
     private void ReturnBuffers(ref ConnectionSlot s)
