@@ -362,16 +362,21 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
                 return;
             }
 
-            _inflight[slot] += packets;
             _sentPerConnection[slot] += packets;
-            InFlight += packets;
-            SentTotal += packets;
-            if (measured)
-            {
-                SentMeasured += packets;
-            }
-
+            CountSent(slot, packets, measured);
             want -= packets;
+        }
+    }
+
+    /// <summary>Counts <paramref name="packets"/> just handed to the engine for <paramref name="slot"/> as outstanding and sent.</summary>
+    private void CountSent(int slot, int packets, bool measured)
+    {
+        _inflight[slot] += packets;
+        InFlight += packets;
+        SentTotal += packets;
+        if (measured)
+        {
+            SentMeasured += packets;
         }
     }
 
@@ -418,15 +423,8 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
                 return;
             }
 
-            _inflight[slot] += packets;
             _scheduledSent[slot] += packets;
-            InFlight += packets;
-            SentTotal += packets;
-            if (measured)
-            {
-                SentMeasured += packets;
-            }
-
+            CountSent(slot, packets, measured);
             if (late)
             {
                 Late += packets;
