@@ -136,8 +136,6 @@ internal sealed partial class DotnetClientShard
 
             if (SendFrame(slot, ref c, frame))
             {
-                // The rest waits on an overflow send: packets falling due meanwhile are held back.
-                c.Blocked = schedule is not null;
                 return;
             }
         }
@@ -207,6 +205,9 @@ internal sealed partial class DotnetClientShard
         }
 
         // The kernel took part (or none) of it: the rest leaves from the connection's own buffer.
+        // Open model: packets falling due meanwhile are held back by it (set before the send is
+        // issued: its completion may run on another thread at once).
+        c.Blocked = true;
         byte[] overflow = c.SendOverflow ??= new byte[Math.Max(1, _plan.SendBatch) * _plan.PacketLength];
         frame[sent..].CopyTo(overflow);
         ClientSocketEventArgs args = _sendArgs[slot] ??= new ClientSocketEventArgs(this, slot, sends: true);
