@@ -130,7 +130,7 @@ internal sealed partial class DotnetClientShard
             }
         }
 
-        if (_plan.IsOpen && phase == LoadPhase.Drain && c.ReceivedMeasured != measuredBefore)
+        if (_plan.IsOpen && c.ReceivedMeasured != measuredBefore)
         {
             Volatile.Write(ref c.LastMeasuredEchoNs, LoadPlan.NowNanoseconds());
         }

@@ -33,7 +33,7 @@ internal struct DotnetConnection
     public long BadEchoes;
     /// <summary>Echoes whose length header was not the packet's (the connection is then closed).</summary>
     public long ProtocolErrors;
-    /// <summary>Open model: when the drain's last measured echo arrived (ns).</summary>
+    /// <summary>Open model: when the last measured echo arrived (ns).</summary>
     public long LastMeasuredEchoNs;
 
     // Send path (held by whoever owns SendBusy).

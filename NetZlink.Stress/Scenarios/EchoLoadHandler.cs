@@ -144,16 +144,19 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
         if (packet[4] == 1)
         {
             long measured = ++ReceivedMeasured;
-            if (_pacer is not null && _lastPhase == LoadPhase.Drain)
+            int rate = _plan.LatencySampleRate;
+            bool sampled = rate > 0 && measured % rate == 0;
+            // Open model: throughput counts until the last measured echo (see ScenarioRunner).
+            long now = sampled || _pacer is not null ? LoadPlan.NowNanoseconds() : 0;
+            if (_pacer is not null)
             {
-                LastMeasuredEchoNs = LoadPlan.NowNanoseconds();
+                LastMeasuredEchoNs = now;
             }
 
-            int rate = _plan.LatencySampleRate;
-            if (rate > 0 && measured % rate == 0)
+            if (sampled)
             {
                 long sentAt = BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                Histogram.Record(LoadPlan.NowNanoseconds() - sentAt);
+                Histogram.Record(now - sentAt);
             }
         }
 

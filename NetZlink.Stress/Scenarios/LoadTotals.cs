@@ -7,7 +7,7 @@ namespace NetZlink.Stress.Scenarios;
 /// <param name="Lost">Packets outstanding on connections when they ended (a partial echo included): sent, never echoed.</param>
 /// <param name="Late">Open model: measured packets sent after the inflight cap or a full send queue held them past their due time.</param>
 /// <param name="Unsent">Open model, during the drain: measured packets due before the measured phase ended and not sent yet (open connections only).</param>
-/// <param name="LastMeasuredEchoNs">Open model: when the last measured echo arrived during the drain (0: none did).</param>
+/// <param name="LastMeasuredEchoNs">Open model: when the last measured echo arrived (0: none did).</param>
 internal readonly record struct LoadTotals(
     long Connected,
     long ConnectFailed,

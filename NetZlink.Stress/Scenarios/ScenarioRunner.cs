@@ -133,10 +133,10 @@ public static class ScenarioRunner
     }
 
     /// <summary>
-    /// The seconds throughput divides by: the measured phase; in an open-model run, until the last
-    /// measured echo if that came later. The drain sends the measured packets held back, so a run
-    /// that fell behind its --rate gets all of them echoed in the end: dividing by the measured phase
-    /// alone would report the target rate whatever the pair sustained.
+    /// The seconds throughput divides by: the measured phase; in an open-model run, from its start to
+    /// the last measured echo if that is longer. The drain sends the measured packets held back, so a
+    /// run that fell behind its --rate gets all of them echoed in the end: dividing by the measured
+    /// phase alone would report the target rate whatever the pair sustained.
     /// </summary>
     private static double ThroughputSeconds(RunState run, ScenarioSettings settings)
     {
