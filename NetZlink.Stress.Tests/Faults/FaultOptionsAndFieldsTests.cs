@@ -30,7 +30,7 @@ public sealed class FaultOptionsAndFieldsTests
         });
     }
 
-    [TestCase(new[] { "--fault", "explode" }, "--fault must be one of none, silent, garbage, wrong-length, close-mid-packet, slow, crash (got 'explode')")]
+    [TestCase(new[] { "--fault", "explode" }, "--fault must be one of none, silent, garbage, wrong-length, close-mid-packet, slow, crash, stall (got 'explode')")]
     [TestCase(new[] { "--role", "client", "--fault", "silent" }, "--fault silent makes the built-in server misbehave, and --role client runs none (use --role both or server)")]
     [TestCase(new[] { "--fault-every", "0" }, "--fault-every must be at least 1 (1 = every connection) (got 0)")]
     [TestCase(new[] { "--fault-after", "-1" }, "--fault-after must be a non-negative number of seconds (got -1)")]
@@ -88,13 +88,13 @@ public sealed class FaultOptionsAndFieldsTests
         string json = temp.File("summary.json");
         SummaryJsonFile.Write(json, [result], asArray: false);
         using JsonDocument summary = JsonDocument.Parse(File.ReadAllText(json));
-        const string fields = " protocol_errors=2 disconnects=3 lost=17 fail_reason=protocol_error reason=";
+        const string fields = " protocol_errors=2 disconnects=3 lost=17 fail_reason=protocol_error rate=0.00 late=0 reason=";
 
         Assert.Multiple(() =>
         {
             Assert.That(ResultLines.Result(result), Does.Contain(" interrupted=0" + fields));
             Assert.That(ResultLines.Metric(result), Does.Contain(" interrupted=0" + fields));
-            Assert.That(MetricsCsvFile.Header, Does.EndWith(",interrupted,protocol_errors,disconnects,lost,fail_reason,reason"));
+            Assert.That(MetricsCsvFile.Header, Does.EndWith(",interrupted,protocol_errors,disconnects,lost,fail_reason,rate,late,reason"));
             Assert.That(MetricsCsvFile.Row(result), Does.Contain(",2,3,17,protocol_error,"));
             Assert.That(summary.RootElement.GetProperty("protocol_errors").GetInt64(), Is.EqualTo(2));
             Assert.That(summary.RootElement.GetProperty("disconnects").GetInt64(), Is.EqualTo(3));

@@ -175,7 +175,7 @@ public sealed class MergeCommandTests
             Assert.That(code, Is.EqualTo(1));
             Assert.That(stdout, Is.Empty);
             Assert.That(stderr.TrimEnd(), Is.EqualTo(
-                $"error: cannot merge {b} with {a}: {what} is {value} there and {Expected(what)} here; every host must run the same scenario, transport, stack, size, inflight, measure and latency-sample-rate"));
+                $"error: cannot merge {b} with {a}: {what} is {value} there and {Expected(what)} here; every host must run the same scenario, transport, stack, size, inflight, measure, latency-sample-rate and model (open or closed loop)"));
         });
     }
 

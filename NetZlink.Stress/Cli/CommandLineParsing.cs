@@ -94,6 +94,7 @@ internal static class CommandLineParsing
             Shards = o.Shards,
             SendBatch = o.SendBatch,
             LatencySampleRate = o.LatencySampleRate,
+            Rate = o.Rate,
             ClientStack = (o.ClientStack ?? o.Stack).ToLowerInvariant(),
             ServerStack = (o.ServerStack ?? o.Stack).ToLowerInvariant(),
             Fault = FaultModeNames.Parse(o.Fault),

@@ -70,6 +70,7 @@ internal static class OptionsValidator
         AtLeast(errors, "--shards", o.Shards, 0, " (0 = one per core)");
         AtLeast(errors, "--send-batch", o.SendBatch, 1);
         AtLeast(errors, "--latency-sample-rate", o.LatencySampleRate, 0, " (0 = no latency)");
+        Rate(errors, o.Rate, o.Scenario);
         OneOf(errors, "--fault", o.Fault, FaultModeNames.All);
         if (string.Equals(o.Role, "client", StringComparison.OrdinalIgnoreCase) && !string.Equals(o.Fault, "none", StringComparison.OrdinalIgnoreCase))
         {
@@ -121,6 +122,18 @@ internal static class OptionsValidator
         if (!double.IsFinite(value) || value < 0)
         {
             errors.Add(string.Create(CultureInfo.InvariantCulture, $"{flag} must be a non-negative number of seconds (got {value})"));
+        }
+    }
+
+    private static void Rate(List<string> errors, double rate, string scenario)
+    {
+        if (!double.IsFinite(rate) || rate < 0)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture, $"--rate must be a non-negative number of packets per second (got {rate}; 0 = closed loop)"));
+        }
+        else if (rate > 0 && !(scenario.Equals("s2", StringComparison.OrdinalIgnoreCase) || scenario.Equals("s3", StringComparison.OrdinalIgnoreCase)))
+        {
+            errors.Add($"--rate paces the s2 load (and s3's runs of it); --scenario {scenario} has no load to pace");
         }
     }
 

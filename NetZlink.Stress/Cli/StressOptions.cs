@@ -92,6 +92,10 @@ internal sealed class StressOptions
     [Option("send-batch", Default = 30, HelpText = "Packets per frame at most.")]
     public int SendBatch { get; set; } = 30;
 
+    [Option("rate", Default = 0.0,
+        HelpText = "s2 open model: packets per second over all connections, each sent at its due time and timed from it (--inflight stays a cap per connection); 0 = closed loop.")]
+    public double Rate { get; set; }
+
     [Option("latency-sample-rate", Default = 16, HelpText = "Time every n-th measured packet (0 = no latency).")]
     public int LatencySampleRate { get; set; } = 16;
 
@@ -112,14 +116,14 @@ internal sealed class StressOptions
     public string? TimeseriesCsv { get; set; }
 
     [Option("fault", Default = "none",
-        HelpText = "Server misbehaviour (role server/both): none, silent (never answers), garbage (bad length header), wrong-length (header = size+1), close-mid-packet (half a packet, then FIN), slow (4 KB reads, 1 ms pauses), crash (SIGKILL itself --fault-after s after the first connection).")]
+        HelpText = "Server misbehaviour (role server/both): none, silent (never answers), garbage (bad length header), wrong-length (header = size+1), close-mid-packet (half a packet, then FIN), slow (4 KB reads, 1 ms pauses), crash (SIGKILL itself --fault-after s after the first connection), stall (hold each connection's first packet --fault-after s, then echo).")]
     public string Fault { get; set; } = "none";
 
     [Option("fault-every", Default = 1,
         HelpText = "The fault hits accepted connections 0, K, 2K, … (1 = all); the others are echoed normally.")]
     public int FaultEvery { get; set; } = 1;
 
-    [Option("fault-after", Default = 2.0, HelpText = "--fault crash: seconds from the first connection to the server's SIGKILL.")]
+    [Option("fault-after", Default = 2.0, HelpText = "--fault crash: seconds from the first connection to the server's SIGKILL; --fault stall: seconds of the stall.")]
     public double FaultAfter { get; set; } = 2;
 
     [Option("quiet", HelpText = "No progress lines on stderr.")]

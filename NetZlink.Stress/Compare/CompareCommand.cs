@@ -50,7 +50,7 @@ internal static class CompareCommand
             }
 
             stdout.WriteLine($"compare: wrote {markdown} and {html}");
-            bool complete = runs.Count == options.Stacks.Count * options.Scenarios.Count;
+            bool complete = runs.Count == options.Runs.Count;
             return complete && runs.All(r => r.Passed) ? ExitCodes.Pass : ExitCodes.Failure;
         }
         catch (Exception e) when (e is StressHostException or IOException or UnauthorizedAccessException or InvalidDataException)

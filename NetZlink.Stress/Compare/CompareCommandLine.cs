@@ -12,6 +12,9 @@ internal static class CompareCommandLine
     /// <summary>The scenarios compare can run: one run per stack each.</summary>
     public static readonly IReadOnlyList<string> Scenarios = ["s0", "s1", "s2"];
 
+    /// <summary>The open-model s2 runs (--rate), reported beside the closed-loop ones.</summary>
+    public const string OpenScenario = "s2-open";
+
     // compare sets these per run itself; giving them would make the runs differ or overwrite each other.
     private static readonly Dictionary<string, string> SetPerRun = new(StringComparer.Ordinal)
     {
@@ -40,6 +43,7 @@ internal static class CompareCommandLine
         "  --out DIR         where to write (default compare-results/<UTC time>)",
         "  --stacks LIST     netzlink, dotnet (NetZlink.Stress) and c-epoll (native/build/bench/limit_echo); default all",
         "  --scenarios LIST  s0, s1, s2; default all",
+        "  --rate N          also an open-model s2 run (s2-open) per .NET stack at N packets/s; the other runs stay closed-loop",
         "  --quiet           no per-second progress from the runs",
         "scenario flags: those of a single run (--ccu --size --inflight --warmup --measure --drain-timeout --connect-* ...; see --help);",
         "--hwm, --io-threads and --shards reach the .NET stacks only.",
@@ -107,6 +111,11 @@ internal static class CompareCommandLine
         }
 
         outDirectory ??= Path.Combine("compare-results", utcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+        if (invocation.Settings.Rate > 0)
+        {
+            scenarios = [.. scenarios, OpenScenario];
+        }
+
         return CompareParseOutcome.Run(new CompareOptions(outDirectory, stacks, scenarios, invocation.Settings, quiet));
     }
 

@@ -6,12 +6,25 @@ namespace NetZlink.Stress.Compare;
 /// <summary>A validated `compare` command line.</summary>
 /// <param name="OutDirectory">--out: where every run's files and the reports go.</param>
 /// <param name="Stacks">--stacks, in report order.</param>
-/// <param name="Scenarios">--scenarios (s0, s1, s2), in run order.</param>
-/// <param name="Settings">The scenario flags every run shares (Scenario, stacks and port are set per run).</param>
+/// <param name="Scenarios">--scenarios (s0, s1, s2), in run order, then s2-open when --rate is given.</param>
+/// <param name="Settings">The scenario flags every run shares (Scenario, stacks and port are set per run); Rate is --rate, which only the s2-open runs get.</param>
 /// <param name="Quiet">--quiet: no progress lines from the runs (the k-of-n lines stay).</param>
 internal sealed record CompareOptions(
     string OutDirectory,
     IReadOnlyList<string> Stacks,
     IReadOnlyList<string> Scenarios,
     ScenarioSettings Settings,
-    bool Quiet);
+    bool Quiet)
+{
+    /// <summary>Every (stack, scenario) run, in run order: s2-open on the .NET stacks only (limit_echo has no --rate).</summary>
+    public IReadOnlyList<(string Stack, string Scenario)> Runs =>
+        Scenarios.SelectMany(scenario => Stacks.Where(stack => HasRun(stack, scenario)).Select(stack => (stack, scenario))).ToArray();
+
+    /// <summary>Whether <paramref name="stack"/> runs <paramref name="scenario"/>.</summary>
+    public static bool HasRun(string stack, string scenario) =>
+        scenario != CompareCommandLine.OpenScenario || CompareStacks.IsDotnetProcess(stack);
+
+    /// <summary>The scenario and settings a run's client gets: s2 with --rate for s2-open, the closed loop otherwise.</summary>
+    public (string Scenario, ScenarioSettings Settings) ClientRun(string scenario) =>
+        scenario == CompareCommandLine.OpenScenario ? ("s2", Settings) : (scenario, Settings with { Rate = 0 });
+}

@@ -4,6 +4,7 @@
 // cannot start or does not finish is recorded with why, and the compare goes on to the next.
 using System.Globalization;
 using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Compare;
 
@@ -27,24 +28,24 @@ internal sealed class CompareRunner
     /// <summary>Runs everything; a cancellation stops before the next run and returns what is done.</summary>
     public async Task<IReadOnlyList<CompareRun>> RunAsync(CancellationToken cancellationToken)
     {
-        var pairs = options.Scenarios.SelectMany(scenario => options.Stacks.Select(stack => (stack, scenario))).ToArray();
+        IReadOnlyList<(string Stack, string Scenario)> pairs = options.Runs;
         var runs = new List<CompareRun>();
-        for (int k = 0; k < pairs.Length; k++)
+        for (int k = 0; k < pairs.Count; k++)
         {
             (string stack, string scenario) = pairs[k];
             if (cancellationToken.IsCancellationRequested)
             {
-                stderr.WriteLine($"compare: interrupted; {pairs.Length - k} of {pairs.Length} runs not started");
+                stderr.WriteLine($"compare: interrupted; {pairs.Count - k} of {pairs.Count} runs not started");
                 break;
             }
 
-            stderr.WriteLine($"compare: run {k + 1}/{pairs.Length}: {stack} {scenario}");
+            stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}");
             CompareRun run = await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
             runs.Add(run);
             string outcome = run.Summary is { } s
                 ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99={s.P99:F1}us")
                 : "no result";
-            stderr.WriteLine($"compare: run {k + 1}/{pairs.Length}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
+            stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
         }
 
         return runs;
@@ -68,8 +69,9 @@ internal sealed class CompareRunner
             await using (server.ConfigureAwait(false))
             {
                 TimeSpan deadline = StackLaunch.ClientDeadline(options.Settings);
+                (string clientScenario, ScenarioSettings clientSettings) = options.ClientRun(scenario);
                 outcome = await ClientChildProcess.RunAsync(
-                    StackLaunch.Client(stack, scenario, options.Settings, server.Port, paths, options.Quiet, limitEcho),
+                    StackLaunch.Client(stack, clientScenario, clientSettings, server.Port, paths, options.Quiet, limitEcho),
                     $"  [{stack} {scenario}]", stderr, deadline).ConfigureAwait(false);
             }
         }

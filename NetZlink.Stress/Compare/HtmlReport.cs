@@ -48,6 +48,10 @@ internal static class HtmlReport
         Table(html, ReportTables.Runs(report));
         html.Append("<p class=\"note\">throughput in packets/s, latency in µs; ratios are this stack's figure over ")
             .Append(E(CompareStacks.Baseline)).Append("'s (throughput above 1 and p99 below 1 are better).</p>\n");
+        if (ReportTables.OpenModelNote(report) is { } open)
+        {
+            html.Append("<p class=\"note\">").Append(E(open)).Append("</p>\n");
+        }
         html.Append("<h2>Ratios</h2>\n");
         Table(html, ReportTables.RatioTable(report));
 

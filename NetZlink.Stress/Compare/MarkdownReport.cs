@@ -22,6 +22,10 @@ internal static class MarkdownReport
         Table(md, ReportTables.Runs(report));
         md.Append("\nthroughput in packets/s, latency in µs; ratios are this stack's figure over `")
             .Append(CompareStacks.Baseline).Append("`'s (throughput above 1 and p99 below 1 are better).\n\n");
+        if (ReportTables.OpenModelNote(report) is { } open)
+        {
+            md.Append(open).Append("\n\n");
+        }
 
         md.Append("## Ratios\n\n");
         Table(md, ReportTables.RatioTable(report));

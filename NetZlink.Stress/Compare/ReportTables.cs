@@ -21,7 +21,7 @@ internal static class ReportTables
         string b = CompareStacks.Baseline;
         string[] header =
         [
-            "stack", "scenario", .. SeedFields, "p99.9", "pass_fail", $"throughput / {b}", $"p99 / {b}",
+            "stack", "scenario", .. SeedFields, "p99.9", "pass_fail", $"throughput / {b}", $"p99 / {b}", "rate", "late",
         ];
         var rows = new List<IReadOnlyList<string>>();
         foreach (string scenario in report.Scenarios)
@@ -30,12 +30,17 @@ internal static class ReportTables
             {
                 if (report.Find(stack, scenario) is not { } run)
                 {
+                    if (!CompareOptions.HasRun(stack, scenario))
+                    {
+                        rows.Add([stack, scenario, .. SeedFields.Select(_ => "n/a"), "n/a", "n/a (no --rate)", "n/a", "n/a", "n/a", "n/a"]);
+                    }
+
                     continue;
                 }
 
                 if (run.Summary is not { } s)
                 {
-                    rows.Add([stack, scenario, .. SeedFields.Select(_ => "-"), "-", "NO RESULT", "n/a", "n/a"]);
+                    rows.Add([stack, scenario, .. SeedFields.Select(_ => "-"), "-", "NO RESULT", "n/a", "n/a", "-", "-"]);
                     continue;
                 }
 
@@ -45,6 +50,7 @@ internal static class ReportTables
                     s.Text("p999_us"), s.PassFail,
                     Ratios.Format(Ratios.Throughput(report, stack, b, scenario)),
                     Ratios.Format(Ratios.P99(report, stack, b, scenario)),
+                    s.Text("rate"), s.Text("late"),
                 ]);
             }
         }
@@ -86,7 +92,15 @@ internal static class ReportTables
         ("connect-retries", I(s.ConnectRetries)), ("send-batch", I(s.SendBatch)),
         ("latency-sample-rate", I(s.LatencySampleRate)), ("sndbuf", I(s.SendBuffer)), ("rcvbuf", I(s.ReceiveBuffer)),
         ("backlog", I(s.Backlog)), ("hwm (.NET only)", I(s.Hwm)), ("shards (.NET only)", s.Shards == 0 ? "one per core" : I(s.Shards)),
+        .. s.Rate > 0 ? [("rate (s2-open only)", D(s.Rate))] : Array.Empty<(string, string)>(),
     ];
+
+    /// <summary>What the s2-open rows are, when the compare has them (--rate); null otherwise.</summary>
+    public static string? OpenModelNote(CompareReport report) =>
+        report.Scenarios.Contains(CompareCommandLine.OpenScenario)
+            ? string.Create(CultureInfo.InvariantCulture,
+                $"{CompareCommandLine.OpenScenario}: s2 as an open model at {report.Settings.Rate:0.###} packets/s over all connections (--rate): each packet leaves at its due time, --inflight stays a cap, and its latency counts from the due time, so a stall shows in the percentiles; late = measured packets the cap or a full send queue held past their due time. The other rows are closed-loop (rate 0). c-epoll has no open model (limit_echo has no --rate).")
+            : null;
 
     /// <summary>Runs that failed, with why (their reason, or what went wrong around them).</summary>
     public static IReadOnlyList<string> Problems(CompareReport report) =>

@@ -56,6 +56,12 @@ internal static class StackLaunch
             "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer), "--send-batch", I(settings.SendBatch),
             "--latency-sample-rate", I(settings.LatencySampleRate),
             "--metrics-csv", paths.MetricsCsv, "--summary-json", paths.SummaryJson, "--timeseries-csv", paths.TimeseriesCsv);
+        if (settings.Rate > 0)
+        {
+            // The open-model run of s2 (compare's s2-open): its id says so in METRIC/CSV/JSON.
+            Add(info, "--rate", D(settings.Rate), "--scenario-id", $"{stack}-{CompareCommandLine.OpenScenario}");
+        }
+
         if (quiet)
         {
             Add(info, "--quiet");

@@ -92,6 +92,24 @@ internal sealed class ClientThreadState
     }
 
     /// <summary>
+    /// Open model: writes the phase byte and each packet's due time (packets <paramref name="firstIndex"/>, … of
+    /// <paramref name="connection"/> in <paramref name="schedule"/>) into the first <paramref name="packets"/> packets.
+    /// </summary>
+    public ReadOnlySpan<byte> BuildScheduledFrame(int packets, byte phaseByte, OpenSchedule schedule, int connection, long firstIndex)
+    {
+        int length = _plan.PacketLength;
+        Span<byte> frame = SendScratch.AsSpan(0, packets * length);
+        for (int p = 0; p < packets; p++)
+        {
+            Span<byte> body = frame.Slice((p * length) + 4, 9);
+            body[0] = phaseByte;
+            BinaryPrimitives.WriteInt64LittleEndian(body[1..], schedule.DueAtNs(connection, firstIndex + p));
+        }
+
+        return frame;
+    }
+
+    /// <summary>
     /// Starts a callback on the owning thread: takes the gate for its whole length and, in the
     /// measured phase, brackets its allocations. Callbacks nested on one thread (a connect settled
     /// from the shard thread) count once, in the outermost.

@@ -34,7 +34,7 @@ internal sealed class DotnetClient : ILoadDriver
         for (int i = 0; i < shardCount; i++)
         {
             int connections = (ccu / shardCount) + (i < ccu % shardCount ? 1 : 0);
-            _shards[i] = new DotnetClientShard(this, i, connections, settings, plan, endpoint, attemptLimit);
+            _shards[i] = new DotnetClientShard(this, i, shardCount, connections, settings, plan, endpoint, attemptLimit);
         }
 
         _shardsUnresolved = shardCount;

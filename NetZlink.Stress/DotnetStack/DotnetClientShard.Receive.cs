@@ -87,6 +87,7 @@ internal sealed partial class DotnetClientShard
         ref DotnetConnection c = ref _connections[slot];
         byte[] buffer = state.ReceiveBuffer;
         int echoes = 0;
+        long measuredBefore = c.ReceivedMeasured;
         int endErrno = -1;
         bool byPeer = false;
         while (true)
@@ -129,6 +130,11 @@ internal sealed partial class DotnetClientShard
             }
         }
 
+        if (_plan.IsOpen && c.ReceivedMeasured != measuredBefore)
+        {
+            Volatile.Write(ref c.LastMeasuredEchoNs, LoadPlan.NowNanoseconds());
+        }
+
         if (echoes > 0)
         {
             int after = Interlocked.Add(ref c.Outstanding, -echoes);
@@ -146,7 +152,7 @@ internal sealed partial class DotnetClientShard
         {
             Close(slot, endErrno, byPeer);
         }
-        else if (echoes > 0 && LoadPlan.IsSending(phase))
+        else if (echoes > 0 && _plan.SendsIn(phase))
         {
             Kick(slot, state);
         }

@@ -15,6 +15,11 @@
 //                 Outstanding += want; build; send (an overflow that pends returns, holding SendBusy) }
 //
 // Outstanding grows before the bytes leave, so an echo can never arrive ahead of its count.
+//
+// Open model (--rate): want is what the connection owes by the schedule (due by now minus sent),
+// capped by inflight; the shard thread kicks each connection when its packets fall due. A
+// connection that still owes when the cap stops it, or whose rest of a frame waits on an overflow
+// send, is Blocked: what it sends next was held past its due time and counts as late.
 using System.Net.Sockets;
 using NetZlink.Stress.Scenarios;
 
@@ -56,7 +61,7 @@ internal sealed partial class DotnetClientShard
         }
     }
 
-    /// <summary>Sends frames until the connection has `inflight` outstanding; the caller holds SendBusy.</summary>
+    /// <summary>Sends frames until the connection has `inflight` outstanding (or, open model, owes nothing); the caller holds SendBusy.</summary>
     private void Pump(int slot, ClientThreadState state)
     {
         ref DotnetConnection c = ref _connections[slot];
@@ -64,14 +69,24 @@ internal sealed partial class DotnetClientShard
         {
             Interlocked.Exchange(ref c.Wanted, 0);
             LoadPhase phase = _plan.Phase;
+            OpenSchedule? schedule = _plan.Schedule;
             int want = 0;
-            if (LoadPlan.IsSending(phase) && Volatile.Read(ref c.State) == (int)DotnetConnectionState.Connected)
+            bool late = false;
+            if (_plan.SendsIn(phase) && Volatile.Read(ref c.State) == (int)DotnetConnectionState.Connected)
             {
-                want = Math.Min(_plan.Inflight - Volatile.Read(ref c.Outstanding), state.PacketsPerFrame);
-                long budget = _plan.PacketsPerConnection - c.Requested;
-                if (budget < want)
+                int room = _plan.Inflight - Volatile.Read(ref c.Outstanding);
+                if (schedule is not null)
                 {
-                    want = (int)Math.Max(0, budget);
+                    want = Owed(ref c, slot, schedule, room, state.PacketsPerFrame, out late);
+                }
+                else
+                {
+                    want = Math.Min(room, state.PacketsPerFrame);
+                    long budget = _plan.PacketsPerConnection - c.Requested;
+                    if (budget < want)
+                    {
+                        want = (int)Math.Max(0, budget);
+                    }
                 }
             }
 
@@ -94,8 +109,24 @@ internal sealed partial class DotnetClientShard
                 continue;
             }
 
-            bool measured = phase == LoadPhase.Measure;
-            ReadOnlySpan<byte> frame = state.BuildFrame(want, measured ? (byte)1 : (byte)0, LoadPlan.NowNanoseconds());
+            bool measured = _plan.IsMeasured(phase);
+            byte phaseByte = measured ? (byte)1 : (byte)0;
+            ReadOnlySpan<byte> frame;
+            if (schedule is not null)
+            {
+                frame = state.BuildScheduledFrame(want, phaseByte, schedule, ConnectionIndex(slot), c.ScheduledSent);
+                // Released after Outstanding grew: the runner reads this first (see AddTotals).
+                Volatile.Write(ref c.ScheduledSent, c.ScheduledSent + want);
+                if (late && measured)
+                {
+                    c.Late += want;
+                }
+            }
+            else
+            {
+                frame = state.BuildFrame(want, phaseByte, LoadPlan.NowNanoseconds());
+            }
+
             c.Requested += want;
             c.SentTotal += want;
             if (measured)
@@ -108,6 +139,44 @@ internal sealed partial class DotnetClientShard
                 return;
             }
         }
+    }
+
+    /// <summary>
+    /// Open model: how many of the packets <paramref name="slot"/> owes to send in this frame, within
+    /// the cap's <paramref name="room"/> and <paramref name="perFrame"/>; <paramref name="late"/> when
+    /// they were held back before. Keeps Blocked: set when the cap leaves packets owed, cleared once
+    /// this frame takes all that is owed.
+    /// </summary>
+    private int Owed(ref DotnetConnection c, int slot, OpenSchedule schedule, int room, int perFrame, out bool late)
+    {
+        if (!ReferenceEquals(c.Schedule, schedule))
+        {
+            // A new phase's schedule: warm-up packets still owed are dropped with the old one.
+            c.Schedule = schedule;
+            Volatile.Write(ref c.ScheduledSent, 0);
+            c.Blocked = false;
+        }
+
+        long owed = schedule.DueFor(ConnectionIndex(slot), LoadPlan.NowNanoseconds()) - c.ScheduledSent;
+        late = c.Blocked;
+        if (owed <= 0)
+        {
+            c.Blocked = false;
+            return 0;
+        }
+
+        int want = (int)Math.Min(owed, Math.Min(Math.Max(room, 0), perFrame));
+        if (owed <= want)
+        {
+            c.Blocked = false;
+        }
+        else if (room <= perFrame)
+        {
+            // The cap, not the frame size, stops it with packets due.
+            c.Blocked = true;
+        }
+
+        return want;
     }
 
     /// <summary>Writes <paramref name="frame"/>; true when the rest went to an overflow send that is pending.</summary>
@@ -136,6 +205,9 @@ internal sealed partial class DotnetClientShard
         }
 
         // The kernel took part (or none) of it: the rest leaves from the connection's own buffer.
+        // Open model: packets falling due meanwhile are held back by it (set before the send is
+        // issued: its completion may run on another thread at once).
+        c.Blocked = true;
         byte[] overflow = c.SendOverflow ??= new byte[Math.Max(1, _plan.SendBatch) * _plan.PacketLength];
         frame[sent..].CopyTo(overflow);
         ClientSocketEventArgs args = _sendArgs[slot] ??= new ClientSocketEventArgs(this, slot, sends: true);

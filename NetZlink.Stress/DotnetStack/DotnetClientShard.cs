@@ -1,7 +1,9 @@
 // One shard of the dotnet client: a share of the connections (global index i belongs to shard
 // i % shards), their state in a struct array, and one named thread for what no socket event
 // drives: starting connect attempts within the shard's share of --connect-concurrency, timing
-// them out, retrying them, and filling every connection when a sending phase starts.
+// them out, retrying them, and filling every connection when a sending phase starts. In an
+// open-model run (--rate) that thread also walks the schedule (ShardPacer) and kicks each
+// connection whose packets fell due, sleeping until the next one is due.
 //
 // Packets move on the runtime's socket engine threads (SocketAsyncEngine), through one reusable
 // SocketAsyncEventArgs per direction per connection: no task, thread or timer per connection.
@@ -24,9 +26,12 @@ namespace NetZlink.Stress.DotnetStack;
 using Socket = System.Net.Sockets.Socket;
 
 /// <summary>A group of client connections with its own thread for connects and phase changes.</summary>
-internal sealed partial class DotnetClientShard : IDisposable
+internal sealed partial class DotnetClientShard : IDisposable, IDueSink
 {
     private const int IdleWaitMs = 5;
+    // Open model, with nothing due: how long the shard thread naps, so that it starts a schedule
+    // within a millisecond of the runner's phase change.
+    private const int PhasePollMs = 1;
 
     private readonly DotnetClient _client;
     private readonly ScenarioSettings _settings;
@@ -39,6 +44,9 @@ internal sealed partial class DotnetClientShard : IDisposable
     private readonly byte[] _expectedBody;
     private readonly AutoResetEvent _wake = new(initialState: false);
     private readonly Thread _thread;
+    private readonly int _shardCount;
+    private readonly ShardPacer? _pacer;
+    private ClientThreadState? _shardThreadState;
     private volatile bool _stopRequested;
     private LoadPhase _lastPhase = LoadPhase.Connect;
 
@@ -51,10 +59,12 @@ internal sealed partial class DotnetClientShard : IDisposable
     private long _lost;
     private int _observedPhase;
 
-    public DotnetClientShard(DotnetClient client, int index, int connectionCount, ScenarioSettings settings, LoadPlan plan, IPEndPoint endpoint, int attemptLimit)
+    public DotnetClientShard(DotnetClient client, int index, int shardCount, int connectionCount, ScenarioSettings settings, LoadPlan plan, IPEndPoint endpoint, int attemptLimit)
     {
         _client = client;
         Index = index;
+        _shardCount = shardCount;
+        _pacer = plan.IsOpen ? new ShardPacer(index, shardCount, connectionCount) : null;
         _settings = settings;
         _plan = plan;
         _endpoint = endpoint;
@@ -92,9 +102,21 @@ internal sealed partial class DotnetClientShard : IDisposable
     public LoadTotals AddTotals(LoadTotals sum)
     {
         long sentTotal = 0, receivedTotal = 0, sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, protocol = 0;
+        long late = 0, unsent = 0, lastEcho = 0;
+        // Open model, in the drain: what each open connection still owes of the measured schedule.
+        OpenSchedule? owing = _plan.Phase == LoadPhase.Drain ? _plan.Schedule : null;
         for (int slot = 0; slot < _connections.Length; slot++)
         {
             ref DotnetConnection c = ref _connections[slot];
+            if (owing is not null && Volatile.Read(ref c.State) == (int)DotnetConnectionState.Connected)
+            {
+                // Before Outstanding: the sender raises Outstanding before ScheduledSent.
+                long scheduledSent = ReferenceEquals(Volatile.Read(ref c.Schedule), owing) ? Volatile.Read(ref c.ScheduledSent) : 0;
+                unsent += Math.Max(0, owing.TotalFor(ConnectionIndex(slot)) - scheduledSent);
+            }
+
+            late += Volatile.Read(ref c.Late);
+            lastEcho = Math.Max(lastEcho, Volatile.Read(ref c.LastMeasuredEchoNs));
             sentTotal += Volatile.Read(ref c.SentTotal);
             receivedTotal += Volatile.Read(ref c.ReceivedTotal);
             sentMeasured += Volatile.Read(ref c.SentMeasured);
@@ -119,7 +141,10 @@ internal sealed partial class DotnetClientShard : IDisposable
             sum.BadEchoes + bad,
             sum.PeerClosed + Interlocked.Read(ref _peerClosed),
             sum.ProtocolErrors + protocol,
-            sum.Lost + Interlocked.Read(ref _lost));
+            sum.Lost + Interlocked.Read(ref _lost),
+            sum.Late + late,
+            sum.Unsent + unsent,
+            Math.Max(sum.LastMeasuredEchoNs, lastEcho));
     }
 
     /// <summary>Stops the thread (waiting up to <paramref name="timeout"/>) and closes every socket.</summary>
@@ -139,6 +164,18 @@ internal sealed partial class DotnetClientShard : IDisposable
         }
 
         return exited;
+    }
+
+    /// <summary>The global connection index of <paramref name="slot"/> (connection i belongs to shard i % shards).</summary>
+    private int ConnectionIndex(int slot) => (slot * _shardCount) + Index;
+
+    /// <summary>Open model, on the shard thread: a packet of <paramref name="slot"/> fell due.</summary>
+    public void OnDue(int slot)
+    {
+        if (Volatile.Read(ref _connections[slot].State) == (int)DotnetConnectionState.Connected)
+        {
+            Kick(slot, _shardThreadState!);
+        }
     }
 
     /// <summary>Wakes the shard thread (a connect settled); a no-op once the shard is disposed.</summary>
@@ -162,10 +199,12 @@ internal sealed partial class DotnetClientShard : IDisposable
         try
         {
             ClientThreadState state = ClientThreadState.For(_client);
+            _shardThreadState = state;
             while (!_stopRequested)
             {
                 LoadPhase phase = _plan.Phase;
                 int waitMs;
+                long nextDue = long.MaxValue;
                 using (state.Enter(phase))
                 {
                     waitMs = AdvanceConnects(Stopwatch.GetTimestamp());
@@ -173,9 +212,27 @@ internal sealed partial class DotnetClientShard : IDisposable
                     {
                         EnterPhase(phase, state);
                     }
+
+                    if (_pacer is not null && phase != LoadPhase.Done)
+                    {
+                        nextDue = PaceOpen(phase);
+                        if (nextDue == long.MaxValue)
+                        {
+                            waitMs = Math.Min(waitMs, PhasePollMs);
+                        }
+                    }
                 }
 
-                _wake.WaitOne(waitMs);
+                // The next due packet, to the microsecond (a wait handle counts whole milliseconds);
+                // connects and stops are looked at again within waitMs either way.
+                if (nextDue - LoadPlan.NowNanoseconds() < waitMs * 1_000_000L)
+                {
+                    SleepUntil(nextDue);
+                }
+                else
+                {
+                    _wake.WaitOne(waitMs);
+                }
             }
         }
 #pragma warning disable CA1031 // the shard reports its failure to the runner instead of tearing the process down
@@ -186,9 +243,41 @@ internal sealed partial class DotnetClientShard : IDisposable
         }
     }
 
+    /// <summary>Open model: kicks the connections with packets due; returns when the next is due (ns), or long.MaxValue.</summary>
+    private long PaceOpen(LoadPhase phase)
+    {
+        long now = LoadPlan.NowNanoseconds();
+        long nextDue = long.MaxValue;
+        if (_plan.SendsIn(phase))
+        {
+            // A new schedule (a shard that slept through the measured phase meets it at the drain).
+            if (_plan.Schedule is { } schedule && !ReferenceEquals(schedule, _pacer!.Schedule))
+            {
+                _pacer.Begin(schedule);
+            }
+
+            nextDue = _pacer!.Advance(now, this);
+        }
+
+        return nextDue;
+    }
+
+    private static unsafe void SleepUntil(long nanoseconds)
+    {
+        if (nanoseconds <= LoadPlan.NowNanoseconds())
+        {
+            return;
+        }
+
+        // LoadPlan's clock is Stopwatch's, CLOCK_MONOTONIC on Linux. An interrupted sleep just ends early.
+        var until = NetZlink.Interop.LibcMethods.TimeSpec.FromNanoseconds(nanoseconds);
+        _ = NetZlink.Interop.LibcMethods.clock_nanosleep(
+            NetZlink.Interop.LibcMethods.CLOCK_MONOTONIC, NetZlink.Interop.LibcMethods.TIMER_ABSTIME, &until, null);
+    }
+
     private void EnterPhase(LoadPhase phase, ClientThreadState state)
     {
-        if (LoadPlan.IsSending(phase))
+        if (_pacer is null && LoadPlan.IsSending(phase))
         {
             for (int slot = 0; slot < _connections.Length; slot++)
             {

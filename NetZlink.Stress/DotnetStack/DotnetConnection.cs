@@ -33,6 +33,8 @@ internal struct DotnetConnection
     public long BadEchoes;
     /// <summary>Echoes whose length header was not the packet's (the connection is then closed).</summary>
     public long ProtocolErrors;
+    /// <summary>Open model: when the last measured echo arrived (ns).</summary>
+    public long LastMeasuredEchoNs;
 
     // Send path (held by whoever owns SendBusy).
     public int SendBusy;
@@ -41,6 +43,14 @@ internal struct DotnetConnection
     public long SentTotal;
     public long SentMeasured;
     public byte[]? SendOverflow;
+    /// <summary>Open model: the schedule ScheduledSent counts against (a new phase's schedule restarts it).</summary>
+    public Scenarios.OpenSchedule? Schedule;
+    /// <summary>Open model: packets of <see cref="Schedule"/> sent (written with release after Outstanding grew).</summary>
+    public long ScheduledSent;
+    /// <summary>Open model: the cap or a pending send held back packets that were due; what goes next is late.</summary>
+    public bool Blocked;
+    /// <summary>Open model: measured packets sent late (see Blocked).</summary>
+    public long Late;
 
     /// <summary>Packets sent (or about to be) and not yet echoed.</summary>
     public int Outstanding;

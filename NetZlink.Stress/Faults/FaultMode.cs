@@ -25,4 +25,7 @@ internal enum FaultMode
 
     /// <summary>Echoes correctly, then the whole server process kills itself with SIGKILL after --fault-after seconds.</summary>
     Crash,
+
+    /// <summary>Holds the connection's first bytes for --fault-after seconds, reading nothing meanwhile, then echoes normally: one stall.</summary>
+    Stall,
 }

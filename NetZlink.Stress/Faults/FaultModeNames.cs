@@ -14,6 +14,7 @@ internal static class FaultModeNames
         ("close-mid-packet", FaultMode.CloseMidPacket),
         ("slow", FaultMode.Slow),
         ("crash", FaultMode.Crash),
+        ("stall", FaultMode.Stall),
     ];
 
     /// <summary>Every --fault word, in the order --help lists them.</summary>

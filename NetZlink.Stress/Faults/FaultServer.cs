@@ -152,6 +152,9 @@ internal sealed class FaultServer : IEchoServer
                     case FaultMode.Slow:
                         await EchoAsync(socket, SlowChunk, SlowPause).ConfigureAwait(false);
                         break;
+                    case FaultMode.Stall:
+                        await EchoAsync(socket, 65536, TimeSpan.Zero, TimeSpan.FromSeconds(_settings.FaultAfterSeconds)).ConfigureAwait(false);
+                        break;
                     default:
                         await EchoAsync(socket, 65536, TimeSpan.Zero).ConfigureAwait(false);
                         break;
@@ -188,12 +191,20 @@ internal sealed class FaultServer : IEchoServer
         }
     }
 
-    private async Task EchoAsync(Socket socket, int chunk, TimeSpan pause)
+    /// <summary>Echoes what it reads, pausing <paramref name="pause"/> after each read and <paramref name="stall"/> once, before the first echo.</summary>
+    private async Task EchoAsync(Socket socket, int chunk, TimeSpan pause, TimeSpan stall = default)
     {
         var buffer = new byte[chunk];
         int n;
         while ((n = await socket.ReceiveAsync(buffer, _stop.Token).ConfigureAwait(false)) > 0)
         {
+            if (stall > TimeSpan.Zero)
+            {
+                // Reading nothing meanwhile: the client's packets queue up in the socket buffers.
+                await Task.Delay(stall, _stop.Token).ConfigureAwait(false);
+                stall = TimeSpan.Zero;
+            }
+
             await socket.SendAsync(buffer.AsMemory(0, n), _stop.Token).ConfigureAwait(false);
             if (pause > TimeSpan.Zero)
             {

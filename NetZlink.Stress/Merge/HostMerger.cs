@@ -25,6 +25,8 @@ internal static class HostMerger
         ("measure", r => r.Settings.MeasureSeconds.ToString("R", CultureInfo.InvariantCulture)),
         // Hosts sampling at different rates would weigh their latencies differently in the merge.
         ("latency-sample-rate", r => Invariant(r.Settings.LatencySampleRate)),
+        // Open-model latency counts from due times, closed-loop from send times: not one distribution.
+        ("model", r => r.Settings.Rate > 0 ? "open (--rate)" : "closed loop"),
     ];
 
     /// <summary>
@@ -44,7 +46,11 @@ internal static class HostMerger
         double? commonStart = hosts.Select(h => h.Result.Settings.StartAt).Distinct().Count() == 1 ? first.Settings.StartAt : null;
         var merged = new ScenarioResult
         {
-            Settings = first.Settings with { Ccu = ccu, ScenarioId = scenarioId ?? commonId, StartAt = commonStart },
+            // each host's --rate paced its own connections: together they offered the sum
+            Settings = first.Settings with
+            {
+                Ccu = ccu, ScenarioId = scenarioId ?? commonId, StartAt = commonStart, Rate = hosts.Sum(h => h.Result.Settings.Rate),
+            },
             Stack = first.Stack,
             Hosts = checked(hosts.Sum(h => h.Result.Hosts)),
         };
@@ -64,6 +70,7 @@ internal static class HostMerger
             merged.Disconnects += r.Disconnects;
             merged.ProtocolErrors += r.ProtocolErrors;
             merged.Lost += r.Lost;
+            merged.Late += r.Late;
             merged.DrainTimeout = Math.Max(merged.DrainTimeout, r.DrainTimeout);
             merged.Interrupted |= r.Interrupted;
             merged.CpuSeconds += r.CpuSeconds;
@@ -106,7 +113,7 @@ internal static class HostMerger
                 if (actual != expected)
                 {
                     throw new InvalidDataException(
-                        $"cannot merge {host.Path} with {first.Path}: {name} is {actual} there and {expected} here; every host must run the same scenario, transport, stack, size, inflight, measure and latency-sample-rate");
+                        $"cannot merge {host.Path} with {first.Path}: {name} is {actual} there and {expected} here; every host must run the same scenario, transport, stack, size, inflight, measure, latency-sample-rate and model (open or closed loop)");
                 }
             }
         }

@@ -70,6 +70,8 @@ internal static class ResultFields
         new("disconnects", r => FieldValue.Of(r.Disconnects)),
         new("lost", r => FieldValue.Of(r.Lost)),
         new("fail_reason", r => FieldValue.Of(r.FailReason)),
+        new("rate", r => FieldValue.Of(r.Settings.Rate, 2)),
+        new("late", r => FieldValue.Of(r.Late)),
     ];
 
     /// <summary>Pass-rule fields the RESULT line has and the METRIC row lacks.</summary>

@@ -1,5 +1,15 @@
 // The s0/s2 client load on one shard: keeps up to `inflight` packets outstanding on every
-// connection, times every n-th measured echo, and counts everything the pass rules need.
+// connection (closed loop), or in an open-model run (--rate) sends each packet when the schedule
+// says it is due, `inflight` staying a cap; times every n-th measured echo, and counts everything
+// the pass rules need.
+//
+// Open model: the ShardPacer names the slots whose packets fell due, each slot sends what it owes
+// (due by now minus sent), stamped with each packet's due time, and the shard asks the engine to
+// wake it for the next due packet (WakeBy) rather than spinning. A slot that could not send all it
+// owed (cap reached, or the engine's send queue full) is "blocked": what it sends when it resumes
+// was held past its due time and counts as late. Measured packets still owed when the measured
+// phase ends are sent during the drain (their wait is in their latency), and Unsent counts them
+// down so the runner knows when the drain is done.
 //
 // Runs on the shard thread only. Counters are plain fields the runner reads with Volatile.Read;
 // the histogram is merged after the shard has seen Done. Nothing here allocates per packet:
@@ -11,9 +21,14 @@ using NetZlink.Engine;
 
 namespace NetZlink.Stress.Scenarios;
 
-internal sealed class EchoLoadHandler : IConnectionHandler
+internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
 {
+    private const long PhasePollNs = 1_000_000;
     private readonly LoadPlan _plan;
+    private readonly ShardPacer? _pacer;
+    private readonly long[] _scheduledSent;
+    private readonly bool[] _blocked;
+    private OpenSchedule? _schedule;
     private readonly int[] _inflight;
     private readonly long[] _sentPerConnection;
     private readonly bool[] _wantsTopUp;
@@ -42,11 +57,17 @@ internal sealed class EchoLoadHandler : IConnectionHandler
     public long ProtocolErrors;
     public long Lost;
     public long AllocatedDuringMeasure;
+    public long Late;
+    public long Unsent;
+    public long LastMeasuredEchoNs;
     public int ObservedPhase;
 
-    public EchoLoadHandler(EngineShard shard, LoadPlan plan)
+    public EchoLoadHandler(EngineShard shard, LoadPlan plan, int shardCount)
     {
         _plan = plan;
+        _pacer = plan.IsOpen ? new ShardPacer(shard.Index, shardCount, shard.SlotCount) : null;
+        _scheduledSent = plan.IsOpen ? new long[shard.SlotCount] : [];
+        _blocked = plan.IsOpen ? new bool[shard.SlotCount] : [];
         _inflight = new int[shard.SlotCount];
         _sentPerConnection = new long[shard.SlotCount];
         _wantsTopUp = new bool[shard.SlotCount];
@@ -81,7 +102,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler
     public void OnConnected(EngineShard shard, Connection connection)
     {
         Connected++;
-        if (LoadPlan.IsSending(_plan.Phase))
+        if (_pacer is null && LoadPlan.IsSending(_plan.Phase))
         {
             RequestTopUp(connection.Slot);
         }
@@ -124,14 +145,22 @@ internal sealed class EchoLoadHandler : IConnectionHandler
         {
             long measured = ++ReceivedMeasured;
             int rate = _plan.LatencySampleRate;
-            if (rate > 0 && measured % rate == 0)
+            bool sampled = rate > 0 && measured % rate == 0;
+            // Open model: throughput counts until the last measured echo (see ScenarioRunner).
+            long now = sampled || _pacer is not null ? LoadPlan.NowNanoseconds() : 0;
+            if (_pacer is not null)
+            {
+                LastMeasuredEchoNs = now;
+            }
+
+            if (sampled)
             {
                 long sentAt = BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                Histogram.Record(LoadPlan.NowNanoseconds() - sentAt);
+                Histogram.Record(now - sentAt);
             }
         }
 
-        if (LoadPlan.IsSending(_plan.Phase))
+        if (_plan.SendsIn(_plan.Phase))
         {
             RequestTopUp(slot);
         }
@@ -159,6 +188,16 @@ internal sealed class EchoLoadHandler : IConnectionHandler
 
         InFlight -= _inflight[connection.Slot];
         _inflight[connection.Slot] = 0;
+        if (_lastPhase == LoadPhase.Drain && _schedule is { } schedule)
+        {
+            // Its measured packets not sent yet never will be: the drain stops waiting for them.
+            Unsent -= schedule.TotalFor(_pacer!.ConnectionOf(connection.Slot)) - _scheduledSent[connection.Slot];
+        }
+    }
+
+    public void OnDue(int slot)
+    {
+        RequestTopUp(slot);
     }
 
     public void OnPass(EngineShard shard)
@@ -169,12 +208,43 @@ internal sealed class EchoLoadHandler : IConnectionHandler
             EnterPhase(shard, phase);
         }
 
-        if (!LoadPlan.IsSending(phase) || _topUpCount == 0)
+        if (_pacer is not null)
         {
-            return;
+            PaceOpen(shard, phase);
+        }
+        else if (LoadPlan.IsSending(phase) && _topUpCount > 0)
+        {
+            TopUpRequested(shard, phase, now: 0);
+        }
+    }
+
+    /// <summary>Open model: queues the slots with packets due, sends what they owe, and sets the next wake-up.</summary>
+    private void PaceOpen(EngineShard shard, LoadPhase phase)
+    {
+        long now = LoadPlan.NowNanoseconds();
+        long nextDue = long.MaxValue;
+        if (_plan.SendsIn(phase))
+        {
+            nextDue = _pacer!.Advance(now, this);
+            if (_topUpCount > 0)
+            {
+                TopUpRequested(shard, phase, now);
+            }
         }
 
-        byte phaseByte = phase == LoadPhase.Measure ? (byte)1 : (byte)0;
+        // With nothing due (before the measured phase, past its last packet), a short nap instead of
+        // the engine's idle sleep: the shard then starts a schedule, or counts what the drain still
+        // owes, within a millisecond of the runner's phase change, however quiet the connections are.
+        if (phase != LoadPhase.Done)
+        {
+            shard.WakeBy(LoadPlan.TicksFromNanoseconds(nextDue != long.MaxValue ? nextDue : now + PhasePollNs));
+        }
+    }
+
+    private void TopUpRequested(EngineShard shard, LoadPhase phase, long now)
+    {
+        bool measured = _plan.IsMeasured(phase);
+        byte phaseByte = measured ? (byte)1 : (byte)0;
         // Swap lists: a connection that cannot take more now asks again into the fresh one.
         (_topUp, _topUpDraining) = (_topUpDraining, _topUp);
         int count = _topUpCount;
@@ -183,7 +253,14 @@ internal sealed class EchoLoadHandler : IConnectionHandler
         {
             int slot = _topUpDraining[i];
             _wantsTopUp[slot] = false;
-            TopUp(shard, slot, phaseByte, phase == LoadPhase.Measure);
+            if (_pacer is null)
+            {
+                TopUp(shard, slot, phaseByte, measured);
+            }
+            else
+            {
+                SendOwed(shard, slot, now, phaseByte, measured, phase == LoadPhase.Drain);
+            }
         }
     }
 
@@ -198,7 +275,11 @@ internal sealed class EchoLoadHandler : IConnectionHandler
             AllocatedDuringMeasure = GC.GetAllocatedBytesForCurrentThread() - _allocatedAtMeasureStart;
         }
 
-        if (LoadPlan.IsSending(phase))
+        if (_pacer is not null)
+        {
+            EnterOpenPhase(shard, phase);
+        }
+        else if (LoadPlan.IsSending(phase))
         {
             for (int slot = 0; slot < _inflight.Length; slot++)
             {
@@ -211,6 +292,34 @@ internal sealed class EchoLoadHandler : IConnectionHandler
 
         _lastPhase = phase;
         Volatile.Write(ref ObservedPhase, (int)phase);
+    }
+
+    private void EnterOpenPhase(EngineShard shard, LoadPhase phase)
+    {
+        // A new schedule: warm-up packets still owed are dropped with the old one. (A shard that slept
+        // through a whole measured phase meets its schedule at the drain, and sends all of it late.)
+        if ((LoadPlan.IsSending(phase) || phase == LoadPhase.Drain) && _plan.Schedule is { } schedule
+            && !ReferenceEquals(schedule, _schedule))
+        {
+            _schedule = schedule;
+            _pacer!.Begin(schedule);
+            Array.Clear(_scheduledSent);
+            Array.Clear(_blocked);
+        }
+
+        if (phase == LoadPhase.Drain && _schedule is { } measured)
+        {
+            long unsent = 0;
+            for (int slot = 0; slot < _scheduledSent.Length; slot++)
+            {
+                if (shard.IsConnected(slot))
+                {
+                    unsent += measured.TotalFor(_pacer!.ConnectionOf(slot)) - _scheduledSent[slot];
+                }
+            }
+
+            Unsent = unsent;
+        }
     }
 
     private void RequestTopUp(int slot)
@@ -256,16 +365,85 @@ internal sealed class EchoLoadHandler : IConnectionHandler
                 return;
             }
 
-            _inflight[slot] += packets;
             _sentPerConnection[slot] += packets;
-            InFlight += packets;
-            SentTotal += packets;
-            if (measured)
-            {
-                SentMeasured += packets;
-            }
-
+            CountSent(slot, packets, measured);
             want -= packets;
         }
+    }
+
+    /// <summary>Counts <paramref name="packets"/> just handed to the engine for <paramref name="slot"/> as outstanding and sent.</summary>
+    private void CountSent(int slot, int packets, bool measured)
+    {
+        _inflight[slot] += packets;
+        InFlight += packets;
+        SentTotal += packets;
+        if (measured)
+        {
+            SentMeasured += packets;
+        }
+    }
+
+    /// <summary>Open model: sends what <paramref name="slot"/> owes by <paramref name="now"/>, as far as the cap and the send queue let it.</summary>
+    private void SendOwed(EngineShard shard, int slot, long now, byte phaseByte, bool measured, bool draining)
+    {
+        OpenSchedule schedule = _schedule!;
+        int connectionIndex = _pacer!.ConnectionOf(slot);
+        long owed = schedule.DueFor(connectionIndex, now) - _scheduledSent[slot];
+        if (owed <= 0)
+        {
+            _blocked[slot] = false;
+            return;
+        }
+
+        // Held back since an earlier try: everything it sends now left after its due time.
+        bool late = _blocked[slot] && measured;
+        int room = _plan.Inflight - _inflight[slot];
+        Span<byte> scratch = shard.SendScratch;
+        int length = _plan.PacketLength;
+        Connection connection = shard.ConnectionAt(slot);
+        while (owed > 0 && room > 0)
+        {
+            int packets = (int)Math.Min(Math.Min(owed, room), _packetsPerFrame);
+            long first = _scheduledSent[slot];
+            for (int p = 0; p < packets; p++)
+            {
+                Span<byte> body = scratch.Slice((p * length) + 4, 9);
+                body[0] = phaseByte;
+                BinaryPrimitives.WriteInt64LittleEndian(body[1..], schedule.DueAtNs(connectionIndex, first + p));
+            }
+
+            SendResult result = shard.Send(connection, scratch[..(packets * length)]);
+            if (result == SendResult.Closed)
+            {
+                return;
+            }
+
+            if (result == SendResult.Full)
+            {
+                // Backpressure: try again next pass; what it sends then is late.
+                _blocked[slot] = true;
+                RequestTopUp(slot);
+                return;
+            }
+
+            _scheduledSent[slot] += packets;
+            CountSent(slot, packets, measured);
+            if (late)
+            {
+                Late += packets;
+            }
+
+            if (draining)
+            {
+                // After InFlight, released: a runner that sees it lower sees the packets in flight too.
+                Volatile.Write(ref Unsent, Unsent - packets);
+            }
+
+            owed -= packets;
+            room -= packets;
+        }
+
+        // Still owing: the cap is reached, and an echo's top-up resumes it.
+        _blocked[slot] = owed > 0;
     }
 }

@@ -1,5 +1,7 @@
-// What every shard's load handler shares: the packet shape and the current phase. Written by the
-// runner, read by the shards (one volatile field), so no lock is ever taken on the packet path.
+// What every shard's load handler shares: the packet shape, the current phase and, in an open-model
+// run (--rate), the current phase's send schedule. Written by the runner, read by the shards
+// (volatile fields: the schedule is published before the phase that uses it), so no lock is ever
+// taken on the packet path.
 using System.Diagnostics;
 
 namespace NetZlink.Stress.Scenarios;
@@ -8,9 +10,13 @@ internal sealed class LoadPlan
 {
     private static readonly double NanosecondsPerTick = 1e9 / Stopwatch.Frequency;
     private volatile LoadPhase _phase = LoadPhase.Connect;
+    private volatile OpenSchedule? _schedule;
 
-    public LoadPlan(int size, int inflight, int sendBatch, int latencySampleRate, long packetsPerConnection, bool verifyPayload)
+    public LoadPlan(int size, int inflight, int sendBatch, int latencySampleRate, long packetsPerConnection, bool verifyPayload,
+        double rate = 0, int connections = 1)
     {
+        Rate = rate;
+        Connections = connections;
         Size = size;
         Inflight = inflight;
         SendBatch = sendBatch;
@@ -42,7 +48,41 @@ internal sealed class LoadPlan
         set => _phase = value;
     }
 
+    /// <summary>Target packets per second over all connections (--rate); 0 = closed loop (keep `inflight` outstanding).</summary>
+    public double Rate { get; }
+
+    /// <summary>Connections the load runs on (the open-model schedule goes round them).</summary>
+    public int Connections { get; }
+
+    /// <summary>True for an open-model run: packets leave on a schedule, not when echoes return.</summary>
+    public bool IsOpen => Rate > 0;
+
+    /// <summary>The schedule of the current (or last) sending phase; null in a closed-loop run.</summary>
+    public OpenSchedule? Schedule => _schedule;
+
     public static bool IsSending(LoadPhase phase) => phase is LoadPhase.Warmup or LoadPhase.Measure;
+
+    /// <summary>
+    /// Whether connections send in <paramref name="phase"/>: in the sending phases, and in an open-model
+    /// run also during the drain, which still sends the measured packets that fell due before the
+    /// measured phase ended but were held back (by the inflight cap or a full send queue).
+    /// </summary>
+    public bool SendsIn(LoadPhase phase) => IsSending(phase) || (IsOpen && phase == LoadPhase.Drain);
+
+    /// <summary>Whether packets sent in <paramref name="phase"/> are measured ones (phase byte 1).</summary>
+    public bool IsMeasured(LoadPhase phase) => phase == LoadPhase.Measure || (IsOpen && phase == LoadPhase.Drain);
+
+    /// <summary>
+    /// Open model: publishes the schedule of a sending phase of <paramref name="seconds"/> starting now;
+    /// call just before setting that phase. Nothing in a closed-loop run.
+    /// </summary>
+    public void BeginSchedule(double seconds)
+    {
+        if (IsOpen)
+        {
+            _schedule = new OpenSchedule(Rate, Connections, NowNanoseconds(), seconds);
+        }
+    }
 
     /// <summary>Monotonic clock in nanoseconds, the unit packets carry.</summary>
     public static long NowNanoseconds()
@@ -50,6 +90,10 @@ internal sealed class LoadPlan
         long ticks = Stopwatch.GetTimestamp();
         return Stopwatch.Frequency == 1_000_000_000 ? ticks : (long)(ticks * NanosecondsPerTick);
     }
+
+    /// <summary>A time on <see cref="NowNanoseconds"/>' clock as a <see cref="Stopwatch.GetTimestamp"/> value.</summary>
+    public static long TicksFromNanoseconds(long nanoseconds) =>
+        Stopwatch.Frequency == 1_000_000_000 ? nanoseconds : (long)(nanoseconds / NanosecondsPerTick);
 
     /// <summary>The filler byte at body offset <paramref name="offset"/> (bytes 0..8 are phase and time).</summary>
     public static byte Filler(int offset) => (byte)(offset * 31 + 7);

@@ -49,7 +49,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
         try
         {
             var handlers = new EchoLoadHandler[engine.ShardCount];
-            engine.Start(shard => handlers[shard.Index] = new EchoLoadHandler(shard, plan));
+            engine.Start(shard => handlers[shard.Index] = new EchoLoadHandler(shard, plan, engine.ShardCount));
             return new NetzlinkLoadDriver(engine, handlers);
         }
         catch
@@ -63,8 +63,11 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
     {
         long connected = 0, failed = 0, timedOut = 0, disconnected = 0, sentTotal = 0, receivedTotal = 0;
         long sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, peerClosed = 0, protocol = 0, lost = 0;
+        long late = 0, unsent = 0, lastEcho = 0;
         foreach (EchoLoadHandler h in _handlers)
         {
+            // Before InFlight: the shard lowers Unsent after raising InFlight (see EchoLoadHandler.SendOwed).
+            unsent += Volatile.Read(ref h.Unsent);
             connected += Volatile.Read(ref h.Connected);
             failed += Volatile.Read(ref h.ConnectFailed);
             timedOut += Volatile.Read(ref h.ConnectTimedOut);
@@ -79,10 +82,12 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
             peerClosed += Volatile.Read(ref h.PeerClosed);
             protocol += Volatile.Read(ref h.ProtocolErrors);
             lost += Volatile.Read(ref h.Lost);
+            late += Volatile.Read(ref h.Late);
+            lastEcho = Math.Max(lastEcho, Volatile.Read(ref h.LastMeasuredEchoNs));
         }
 
         return new LoadTotals(connected, failed, timedOut, disconnected, sentTotal, receivedTotal,
-            sentMeasured, receivedMeasured, inFlight, gating, bad, peerClosed, protocol, lost);
+            sentMeasured, receivedMeasured, inFlight, gating, bad, peerClosed, protocol, lost, late, unsent, lastEcho);
     }
 
     public bool HaveAllObserved(LoadPhase phase) => _handlers.All(h => Volatile.Read(ref h.ObservedPhase) == (int)phase);

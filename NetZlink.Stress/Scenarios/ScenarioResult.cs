@@ -52,6 +52,8 @@ public sealed class ScenarioResult
     public long ProtocolErrors { get; set; }
     /// <summary>lost=: packets sent (any phase) and never echoed whole: outstanding on a connection when it ended, or at the end of the run.</summary>
     public long Lost { get; set; }
+    /// <summary>late=: open model (--rate): measured packets sent after the inflight cap or a full send queue held them past their due time.</summary>
+    public long Late { get; set; }
     /// <summary>fail_reason=: the first cause of a FAIL, one of <see cref="FailReasons"/>.</summary>
     public string FailReason { get; set; } = FailReasons.None;
     /// <summary>The merged latency histogram (ns) of the sampled measured packets.</summary>

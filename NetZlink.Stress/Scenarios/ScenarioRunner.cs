@@ -2,6 +2,10 @@
 // both behind ILoadDriver) and turns what the stack counted into a ScenarioResult with the seeds'
 // pass rules, the same for both. Phases: connect; (s0, s2 with --start-at) wait for the start
 // time; (s2) warm-up, settle, measure, drain; each stack follows the plan's phase on its own threads.
+//
+// s2 with --rate is an open-model run: each sending phase gets a schedule (LoadPlan.BeginSchedule)
+// and the drain also waits for the measured packets that fell due but were held back; those are
+// sent then, late, so a server that stalls cannot make the measured set smaller.
 using System.Diagnostics;
 using System.Globalization;
 using NetZlink.Stress.DotnetStack;
@@ -48,7 +52,7 @@ public static class ScenarioRunner
         int inflight = s0 ? 1 : settings.Inflight;
         var result = new ScenarioResult { Settings = s0 ? settings with { Ccu = 1, Inflight = 1 } : settings };
         var plan = new LoadPlan(settings.Size, inflight, settings.SendBatch, s0 ? 1 : settings.LatencySampleRate,
-            s0 ? 1 : long.MaxValue, verifyPayload: s0);
+            s0 ? 1 : long.MaxValue, verifyPayload: s0, rate: s0 || s1 ? 0 : settings.Rate, connections: ccu);
 
         TimeSpan cpuAtStart = Process.GetCurrentProcess().TotalProcessorTime;
         using ILoadDriver driver = settings.ClientStack == StackNames.Dotnet
@@ -118,6 +122,7 @@ public static class ScenarioRunner
         TimeSpan drainTimeout = TimeSpan.FromSeconds(settings.DrainTimeoutSeconds);
         if (settings.WarmupSeconds > 0)
         {
+            run.Plan.BeginSchedule(settings.WarmupSeconds);
             run.Plan.Phase = LoadPhase.Warmup;
             await run.DelayAsync("warmup", TimeSpan.FromSeconds(settings.WarmupSeconds), cancellationToken).ConfigureAwait(false);
             run.Plan.Phase = LoadPhase.Settle;
@@ -129,6 +134,7 @@ public static class ScenarioRunner
         }
 
         result.MeasureStartedAt = UnixTime.Now;
+        run.Plan.BeginSchedule(settings.MeasureSeconds);
         run.Plan.Phase = LoadPhase.Measure;
         var measuring = Stopwatch.StartNew();
         try
@@ -143,13 +149,46 @@ public static class ScenarioRunner
         }
 
         run.Plan.Phase = LoadPhase.Drain;
-        if (!await run.WaitUntilAsync("drain", () => run.Totals.InFlight == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
+        bool open = run.Plan.IsOpen;
+        // Open model: every shard must have seen the drain (and counted what it still owes) before its
+        // counters are read.
+        bool Drained()
         {
-            result.DrainTimeout = 1;
-            result.Reason = $"{run.Totals.InFlight} packets still outstanding after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
+            if (open && !run.Driver.HaveAllObserved(LoadPhase.Drain))
+            {
+                return false;
+            }
+
+            LoadTotals t = run.Totals;
+            return t.InFlight == 0 && t.Unsent == 0;
         }
 
-        result.Throughput = settings.MeasureSeconds > 0 ? run.Totals.ReceivedMeasured / settings.MeasureSeconds : 0;
+        if (!await run.WaitUntilAsync("drain", Drained, drainTimeout, cancellationToken).ConfigureAwait(false))
+        {
+            LoadTotals t = run.Totals;
+            result.DrainTimeout = 1;
+            string unsent = t.Unsent > 0 ? $" and {t.Unsent} measured packets still not sent (held back by --inflight or a full send queue)" : string.Empty;
+            result.Reason = $"{t.InFlight} packets still outstanding{unsent} after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
+        }
+
+        result.Throughput = settings.MeasureSeconds > 0 ? run.Totals.ReceivedMeasured / ThroughputSeconds(run, settings) : 0;
+    }
+
+    /// <summary>
+    /// The seconds throughput divides by: the measured phase; in an open-model run, from its start to
+    /// the last measured echo if that is longer. The drain sends the measured packets held back, so a
+    /// run that fell behind its --rate gets all of them echoed in the end: dividing by the measured
+    /// phase alone would report the target rate whatever the pair sustained.
+    /// </summary>
+    private static double ThroughputSeconds(RunState run, ScenarioSettings settings)
+    {
+        double seconds = settings.MeasureSeconds;
+        if (run.Plan.Schedule is { } schedule && run.Totals.LastMeasuredEchoNs > schedule.StartNs)
+        {
+            seconds = Math.Max(seconds, (run.Totals.LastMeasuredEchoNs - schedule.StartNs) / 1e9);
+        }
+
+        return seconds;
     }
 
     private static void Collect(ILoadDriver driver, ScenarioResult result)
@@ -166,6 +205,7 @@ public static class ScenarioRunner
         result.ProtocolErrors = totals.ProtocolErrors;
         // Dropped with their connections, plus still outstanding now that the run is over.
         result.Lost = totals.Lost + totals.InFlight;
+        result.Late = totals.Late;
         foreach ((int errno, long count) in driver.ErrorsByErrno())
         {
             result.ErrorsByErrno[errno] = count;
@@ -315,6 +355,16 @@ public static class ScenarioRunner
             throw new ArgumentException($"--client-stack and --server-stack must each be one of {string.Join(", ", StackNames.All)} (got '{s.ClientStack}', '{s.ServerStack}').");
         }
 
+        if (!double.IsFinite(s.Rate) || s.Rate < 0)
+        {
+            throw new ArgumentException($"--rate must be a non-negative number of packets per second (got {s.Rate}).");
+        }
+
+        if (s.Rate > 0 && s.Scenario != "s2")
+        {
+            throw new ArgumentException($"--rate paces the s2 load only; {s.Scenario} has none to pace (got --rate {s.Rate}).");
+        }
+
         if (s.Port is < 1 or > 65535)
         {
             throw new ArgumentException($"--port must be 1..65535 for a client (got {s.Port}).");
@@ -332,6 +382,8 @@ public static class ScenarioRunner
 
         /// <summary>The --start-at time being waited for, shown on the progress line as starts_in.</summary>
         public double? StartAt { get; set; }
+
+        public ILoadDriver Driver => driver;
 
         /// <summary>The stack's counters now.</summary>
         public LoadTotals Totals => driver.Totals();

@@ -34,6 +34,8 @@ public sealed record ScenarioSettings
     public int SendBatch { get; init; } = 30;
     /// <summary>Every n-th measured packet is timed; 0 disables latency.</summary>
     public int LatencySampleRate { get; init; } = 16;
+    /// <summary>s2 open model (--rate): packets per second over all connections, each sent when due; 0 = closed loop.</summary>
+    public double Rate { get; init; }
     /// <summary>The client's stack: "netzlink" or "dotnet" (--client-stack, default --stack).</summary>
     public string ClientStack { get; init; } = StackNames.Netzlink;
     /// <summary>The echo server's stack: "netzlink" or "dotnet" (--server-stack, default --stack).</summary>
@@ -44,6 +46,6 @@ public sealed record ScenarioSettings
     internal Faults.FaultMode Fault { get; init; }
     /// <summary>Every K-th accepted connection (0-based index % K == 0) gets the fault (--fault-every).</summary>
     public int FaultEvery { get; init; } = 1;
-    /// <summary>--fault crash: seconds from the first connection to the server's SIGKILL (--fault-after).</summary>
+    /// <summary>--fault crash: seconds from the first connection to the server's SIGKILL; --fault stall: seconds of the stall (--fault-after).</summary>
     public double FaultAfterSeconds { get; init; } = 2;
 }

@@ -6,7 +6,9 @@
 // stream bytes cut into packets by the framer); let the handler send; retry frames the socket
 // refused. Every native call is one DONTWAIT try; what would block is resumed on a later pass.
 // A pass with nothing to do sleeps in zlink_poll on the socket and an eventfd that other threads
-// write to wake it, so an idle engine uses no CPU.
+// write to wake it, so an idle engine uses no CPU; a handler that paces its own sends (WakeBy)
+// ends that sleep at its next due time, to the microsecond, with a timerfd in the same poll
+// (zlink_poll's own timeout counts whole milliseconds).
 //
 // Ending: the loop stops when the engine asks (RequestStop) or when a native call answers ETERM
 // (the context was shut down or disposed under the engine). Either way the shard itself ends its
@@ -45,6 +47,8 @@ public sealed unsafe partial class EngineShard
     private nint _socket;
     private Thread? _thread;
     private int _sleeping;
+    private long _wakeByTicks = long.MaxValue;
+    private int _timerFd = -1;
     private volatile bool _stopRequested;
 
     // Set only by RequestStop: a stop without it came from ETERM, i.e. the context was terminated.
@@ -88,6 +92,22 @@ public sealed unsafe partial class EngineShard
     public bool IsConnected(int slot) => _slots[slot].State == ConnectionState.Connected;
 
     internal bool IsRunning => _thread is { IsAlive: true };
+
+    /// <summary>
+    /// Asks for a pass of the loop no later than <paramref name="timestamp"/> (a
+    /// <see cref="Stopwatch.GetTimestamp"/> value): if the shard goes idle first, its sleep ends by
+    /// then instead of waiting for socket activity. It holds
+    /// for the next sleep only, so a handler that sends on a clock asks again from each
+    /// <see cref="IConnectionHandler.OnPass"/>; the earliest request wins. Call on the shard's
+    /// thread only (from a handler callback).
+    /// </summary>
+    public void WakeBy(long timestamp)
+    {
+        if (timestamp < _wakeByTicks)
+        {
+            _wakeByTicks = timestamp;
+        }
+    }
 
     /// <summary>Takes over <paramref name="socket"/> and <paramref name="connectMonitor"/>: the shard closes both when it exits.</summary>
     internal void Start(IConnectionHandler handler, nint socket, ConnectErrnoMonitor? connectMonitor)
@@ -186,6 +206,23 @@ public sealed unsafe partial class EngineShard
     private void Sleep()
     {
         int timeoutMs = _pendingSends.Count > 0 ? 1 : NextTimerDelayMs();
+        bool timed = false;
+        if (_wakeByTicks != long.MaxValue)
+        {
+            long now = Stopwatch.GetTimestamp();
+            long ticks = _wakeByTicks <= now ? 0 : Math.Min(_wakeByTicks - now, Stopwatch.Frequency);
+            // Rounded up, as the fallback when the timer cannot be armed: waking early would only
+            // cost a pass that finds nothing due.
+            long ms = ((ticks * 1000) + Stopwatch.Frequency - 1) / Stopwatch.Frequency;
+            if (ms > 0 && ms <= timeoutMs)
+            {
+                timed = ArmTimer(_wakeByTicks);
+            }
+
+            timeoutMs = (int)Math.Min(timeoutMs, ms);
+            _wakeByTicks = long.MaxValue;
+        }
+
         Interlocked.Exchange(ref _sleeping, 1);
         if (!_posted.IsEmpty || _stopRequested)
         {
@@ -193,10 +230,11 @@ public sealed unsafe partial class EngineShard
             return;
         }
 
-        ZlinkPollItem* items = stackalloc ZlinkPollItem[2];
+        ZlinkPollItem* items = stackalloc ZlinkPollItem[3];
         items[0] = new ZlinkPollItem { Socket = _socket, Events = ZlinkConstants.POLLIN };
         items[1] = new ZlinkPollItem { Socket = 0, Fd = _wakeFd, Events = ZlinkConstants.POLLIN };
-        int rc = NativeMethods.zlink_poll(items, 2, timeoutMs);
+        items[2] = new ZlinkPollItem { Socket = 0, Fd = _timerFd, Events = ZlinkConstants.POLLIN };
+        int rc = NativeMethods.zlink_poll(items, timed ? 3 : 2, timeoutMs);
         Volatile.Write(ref _sleeping, 0);
         if (rc < 0)
         {
@@ -218,6 +256,31 @@ public sealed unsafe partial class EngineShard
             ulong drained;
             _ = LibcMethods.read(_wakeFd, &drained, sizeof(ulong));
         }
+
+        if (timed && (items[2].Revents & ZlinkConstants.POLLIN) != 0)
+        {
+            ulong expirations;
+            _ = LibcMethods.read(_timerFd, &expirations, sizeof(ulong));
+        }
+    }
+
+    /// <summary>Sets the shard's one-shot timerfd to <paramref name="timestamp"/>; false when there is none to set (the poll's millisecond timeout then stands in).</summary>
+    private bool ArmTimer(long timestamp)
+    {
+        if (_timerFd < 0)
+        {
+            // Made on first use: an engine whose handler never paces needs no descriptor for it.
+            _timerFd = LibcMethods.timerfd_create(LibcMethods.CLOCK_MONOTONIC, LibcMethods.TFD_NONBLOCK | LibcMethods.TFD_CLOEXEC);
+            if (_timerFd < 0)
+            {
+                return false;
+            }
+        }
+
+        // Stopwatch counts CLOCK_MONOTONIC on Linux; setting the timer also clears an expiry nobody read.
+        long nanoseconds = Stopwatch.Frequency == 1_000_000_000 ? timestamp : (long)(timestamp * (1e9 / Stopwatch.Frequency));
+        var spec = new LibcMethods.ITimerSpec { Value = LibcMethods.TimeSpec.FromNanoseconds(nanoseconds) };
+        return LibcMethods.timerfd_settime(_timerFd, LibcMethods.TFD_TIMER_ABSTIME, &spec, null) == 0;
     }
 
     private bool DrainPosted()
@@ -293,6 +356,12 @@ public sealed unsafe partial class EngineShard
                 _ = LibcMethods.close(_wakeFd);
                 _wakeFd = -1;
             }
+        }
+
+        if (_timerFd >= 0)
+        {
+            _ = LibcMethods.close(_timerFd);
+            _timerFd = -1;
         }
     }
 

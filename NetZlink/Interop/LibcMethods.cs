@@ -1,5 +1,5 @@
-// The few libc calls the engine needs besides zlink: an eventfd to wake a sleeping shard and the
-// descriptor limit. Linux only, like the rest of the package (runtimes/linux-x64).
+// The few libc calls the engine needs besides zlink: an eventfd to wake a sleeping shard, a
+// timerfd to end a shard's sleep at a handler's exact time, and the descriptor limit. Linux only, like the rest of the package (runtimes/linux-x64).
 using System.Runtime.InteropServices;
 
 namespace NetZlink.Interop;
@@ -11,6 +11,31 @@ internal static unsafe partial class LibcMethods
     internal const int EFD_NONBLOCK = 0x800;
     internal const int EFD_CLOEXEC = 0x80000;
     internal const int RLIMIT_NOFILE = 7;
+    internal const int CLOCK_MONOTONIC = 1;
+    internal const int TFD_NONBLOCK = 0x800;
+    internal const int TFD_CLOEXEC = 0x80000;
+    internal const int TFD_TIMER_ABSTIME = 1;
+    internal const int TIMER_ABSTIME = 1;
+
+    /// <summary>struct timespec on 64-bit Linux.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct TimeSpec
+    {
+        public long Seconds;
+        public long Nanoseconds;
+
+        /// <summary>A CLOCK_MONOTONIC time in nanoseconds (Stopwatch's clock on Linux) as a timespec.</summary>
+        public static TimeSpec FromNanoseconds(long nanoseconds) =>
+            new() { Seconds = nanoseconds / 1_000_000_000, Nanoseconds = nanoseconds % 1_000_000_000 };
+    }
+
+    /// <summary>struct itimerspec: a one-shot timer has a zero interval.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    internal struct ITimerSpec
+    {
+        public TimeSpec Interval;
+        public TimeSpec Value;
+    }
 
     [StructLayout(LayoutKind.Sequential)]
     internal struct RLimit
@@ -30,6 +55,16 @@ internal static unsafe partial class LibcMethods
 
     [LibraryImport(Libc, SetLastError = true)]
     internal static partial int close(int fd);
+
+    [LibraryImport(Libc, SetLastError = true)]
+    internal static partial int timerfd_create(int clockId, int flags);
+
+    [LibraryImport(Libc, SetLastError = true)]
+    internal static partial int timerfd_settime(int fd, int flags, ITimerSpec* newValue, ITimerSpec* oldValue);
+
+    /// <summary>Returns the error number itself (not -1 and errno); 0 when the time was reached.</summary>
+    [LibraryImport(Libc)]
+    internal static partial int clock_nanosleep(int clockId, int flags, TimeSpec* request, TimeSpec* remain);
 
     [LibraryImport(Libc, SetLastError = true)]
     internal static partial int getrlimit(int resource, RLimit* limit);

@@ -823,6 +823,8 @@ static void extra(out_t *o, const client_t *c, const result_t *r)
     put_i(o, "disconnects", c->server_closed);
     put_i(o, "lost", r->lost);
     put_s(o, "fail_reason", r->fail_reason);
+    put_d(o, "rate", 0, 2); /* closed loop only: NetZlink.Stress's --rate has no counterpart here */
+    put_i(o, "late", 0);
 }
 
 static void print_lines(const client_t *c, const result_t *r)
@@ -846,7 +848,7 @@ static const char *const csv_header =
     "scenario_id,transport,ccu,inflight,size,connect_success,connect_fail,connect_timeout,sent,recv,"
     "incomplete_ratio,throughput,p50,p95,p99,errors_by_errno,pass_fail,drain_timeout,gating_violation,"
     "p999_us,max_us,stdev_us,stack,shards,hosts,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,"
-    "protocol_errors,disconnects,lost,fail_reason,reason";
+    "protocol_errors,disconnects,lost,fail_reason,rate,late,reason";
 
 static int write_csv(const char *path, const client_t *c, const result_t *r)
 {
