@@ -10,8 +10,8 @@
  * listener so that a connect really connects), bit 4 flips ZLINK_IPV6 on
  * the STREAM socket first, bit 5 makes the length len * 4. Whatever an
  * input binds or connects is undone at its end, so the sockets live for
- * the whole process without growing; the descriptor count is checked
- * against the start.
+ * the whole process without growing; the descriptor count must come back
+ * near the start's.
  */
 #include "fuzz_common.h"
 
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_UNDO 512
 
@@ -157,12 +158,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the listener closes what connected to it once it sees the EOF */
     drain(listener);
     drain(stream);
-    /* libzmq closes its descriptors in its own threads, so allow some lag;
-     * a leak grows without bound and crosses this within a run */
+    /* STREAM closes at once; libzmq closes its listeners and connecters in
+     * its I/O threads, a few hundred of them after a long input. So over
+     * the bound, give them time: a leak stays, lag goes. */
     int fds = fuzz_open_fds();
-    if (fds > fd_baseline + 256) {
-        fprintf(stderr, "fuzz_endpoint: %d descriptors open, %d at the start\n", fds,
-                fd_baseline);
+    for (int i = 0; fds > fd_baseline + 64 && i < 1000; i++) {
+        usleep(10000);
+        fds = fuzz_open_fds();
+    }
+    if (fds > fd_baseline + 64) {
+        fprintf(stderr, "fuzz_endpoint: %d descriptors open 10 s after the input, %d at the start\n",
+                fds, fd_baseline);
         abort();
     }
     return 0;
