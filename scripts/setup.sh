@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Does every set-up step a bare Debian machine of this kind needs: the apt packages
-# (libzmq, the C toolchain, cmake), the native libzlink build and the .NET restore.
+# (libzmq, the C toolchain, cmake, clang for the fuzz targets), the native libzlink build
+# and the .NET restore.
 # Safe to run again: each step is skipped or incremental when already done.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 config=${NETZLINK_NATIVE_CONFIG:-Release}
-apt_packages=(libzmq3-dev pkg-config cmake g++ make unzip)
+# clang-14 + libclang-rt-14-dev: the fuzz smoke of scripts/test.sh (libFuzzer, ASan, UBSan)
+apt_packages=(libzmq3-dev pkg-config cmake g++ make unzip clang-14 libclang-rt-14-dev)
 
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up, the native library's own C tests (ctest), the .NET tests
+# The whole test suite: set-up, the native library's own C tests (ctest, then again under
+# ASan + LSan + UBSan), a short libFuzzer smoke of the native entry points, the .NET tests
 # (binding, engine, stress CLI end to end) and the package smoke test. This is the command the
 # README gives and .ci/run calls. Ends with one "N passed, N failed" line over everything.
 set -uo pipefail
@@ -13,6 +14,17 @@ status=0
 
 echo "== native tests (ctest)"
 ctest --test-dir native/build --output-on-failure --timeout 300 2>&1 | tee -a "$log" || status=1
+
+# The same tests again on an AddressSanitizer + LeakSanitizer + UBSan build (native/build-asan):
+# any memory error, leak or undefined behaviour fails the test. Its own ctest log stays in
+# native/build-asan; one "memcheck asan: ... passed=N failed=N" line comes here.
+echo "== native tests under ASan + LSan + UBSan"
+bash scripts/native-memcheck.sh asan 2>&1 | tee -a "$log" || status=1
+
+# Each libFuzzer target for a few seconds on its seed corpus (scripts/fuzz.sh; longer runs are
+# documented in README.md): one "fuzz <target>: PASS|FAIL" line each.
+echo "== native fuzz smoke"
+bash scripts/fuzz.sh "${NETZLINK_FUZZ_SECONDS:-10}" 2>&1 | tee -a "$log" || status=1
 
 echo "== .NET tests"
 if dotnet build NetZlink.sln -c Release --nologo -v quiet; then
@@ -38,6 +50,18 @@ if [ -n "${ctotal:-}" ]; then passed=$((passed + ctotal - cfail)); failed=$((fai
 read -r dp df < <(awk '/^Total tests: /{t=1; next} t && /^ +Passed: /{p+=$2} t && /^ +Failed: /{f+=$2} /^ +Skipped: |^ Total time: /{t=0} END{print p+0, f+0}' "$log")
 passed=$((passed + dp)); failed=$((failed + df))
 if grep -q "pack-smoke passed" "$log"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+# the ASan ctest run: its passed/failed counts (a failed build counts as one failure)
+read -r ap af <<<"$(sed -n 's/^memcheck asan: .* passed=\([0-9]*\) failed=\([0-9]*\) .*/\1 \2/p' "$log" | tail -1)"
+if [ -n "${ap:-}" ]; then
+  passed=$((passed + ap)); failed=$((failed + af))
+  if [ "$af" -eq 0 ] && grep -q '^memcheck asan: FAIL' "$log"; then failed=$((failed + 1)); fi
+else
+  failed=$((failed + 1))
+fi
+# the fuzz smoke: one test per target (a failed build counts as one failure)
+passed=$((passed + $(grep -c '^fuzz fuzz_[a-z_]*: PASS' "$log")))
+failed=$((failed + $(grep -c '^fuzz fuzz_[a-z_]*: FAIL' "$log")))
+if grep -q '^fuzz: build FAILED' "$log"; then failed=$((failed + 1)); fi
 [ "$failed" -eq 0 ] || status=1
 echo "$passed passed, $failed failed"
 exit $status

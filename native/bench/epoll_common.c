@@ -143,6 +143,12 @@ int ec_echo_serve(int listen_fd, int stop_fd, int sndbuf, int rcvbuf, volatile i
     if (cap < 1024)
         cap = 1024;
     ec_outq_t *out = calloc(cap, sizeof *out);
+    if (!out) {
+        fprintf(stderr, "out of memory for %zu connection queues\n", cap);
+        close(ep);
+        return 2;
+    }
+    int status = 0;
     static char buf[EC_RECV_BUF];
     struct epoll_event evs[EC_EVENTS];
     ec_ctl(ep, EPOLL_CTL_ADD, listen_fd, EPOLLIN, EC_LISTEN_TAG);
@@ -152,7 +158,8 @@ int ec_echo_serve(int listen_fd, int stop_fd, int sndbuf, int rcvbuf, volatile i
         int n = epoll_wait(ep, evs, EC_EVENTS, 200);
         if (n < 0 && errno != EINTR) {
             perror("epoll_wait");
-            return 2;
+            status = 2;
+            goto done;
         }
         for (int i = 0; i < n; i++) {
             uint64_t tag = evs[i].data.u64;
@@ -195,5 +202,8 @@ int ec_echo_serve(int listen_fd, int stop_fd, int sndbuf, int rcvbuf, volatile i
     }
 done:
     close(ep);
-    return 0;
+    for (size_t i = 0; i < cap; i++)
+        free(out[i].q);
+    free(out);
+    return status;
 }

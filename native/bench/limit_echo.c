@@ -663,7 +663,8 @@ static void judge(client_t *c, result_t *r)
 static void summarize(client_t *c, result_t *r)
 {
     memset(r, 0, sizeof *r);
-    qsort(c->samples, c->nsamples, sizeof *c->samples, cmp_u64);
+    if (c->nsamples) /* no samples (s1): no array, and qsort's base must not be NULL */
+        qsort(c->samples, c->nsamples, sizeof *c->samples, cmp_u64);
     r->p50 = percentile_us(c, 50);
     r->p95 = percentile_us(c, 95);
     r->p99 = percentile_us(c, 99);
@@ -983,6 +984,11 @@ static int run_client(const opts_t *o)
         if (c.conns[i].state == C_CONNECTED || c.conns[i].state == C_CONNECTING)
             close(c.conns[i].fd);
     freeaddrinfo(c.addr);
+    close(c.ep);
+    free(c.samples);
+    free(c.scratch);
+    free(c.conns);
+    free(rx);
     return out_rc ? 2 : strcmp(r.pass_fail, "PASS") ? 2 : 0;
 }
 

@@ -117,6 +117,7 @@ ZL_API int zlink_ctx_term(void *context)
         ;
     if (rc != 0)
         return zl_zfail();
+    zl_relay_join_all(c);
     zl_handle_release(c->handle);
     close(c->shutdown_fd);
     pthread_cond_destroy(&c->cond);

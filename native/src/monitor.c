@@ -3,7 +3,8 @@
  *
  * libzmq sockets use libzmq's own monitor (zmq_socket_monitor); a monitor
  * handle for them reads libzmq's v1 event messages from an internal PAIR
- * and converts them. STREAM sockets have no libzmq machinery, so they keep
+ * and converts them, and zlink_socket_monitor relays them through a thread
+ * (monitor_relay.c) to put a disconnect reason where libzmq has the fd. STREAM sockets have no libzmq machinery, so they keep
  * their events in a bounded queue (read possibly from another thread,
  * hence the mutex) and, for zlink_socket_monitor, publish v1-format events
  * on a libzmq PAIR socket like libzmq does.
@@ -324,8 +325,7 @@ ZL_API int zlink_socket_monitor(void *socket, const char *endpoint, int events)
         return zl_fail(ENOTSOCK);
     if (h->kind == ZL_KIND_STREAM)
         return zl_stream_monitor_pair(h->u.stream, endpoint, events);
-    return zmq_socket_monitor(h->u.zsock, endpoint, events) == 0 ? 0
-                                                                 : zl_zfail();
+    return zl_relay_monitor(h, endpoint, events);
 }
 
 ZL_API void *zlink_socket_monitor_open(void *socket, int events)
@@ -400,7 +400,10 @@ static int recv_zmq_event(zl_monitor_t *m, zlink_monitor_event_t *out,
         memcpy(&e16, d, 2);
         memcpy(&v32, d + 2, 4);
         out->event = e16;
-        out->value = v32;
+        /* libzmq's value for DISCONNECTED is the descriptor; the ABI's is a
+         * reason, and libzmq 4.3 never tells which */
+        out->value = e16 == ZLINK_EVENT_DISCONNECTED ? ZLINK_DISCONNECT_UNKNOWN
+                                                     : v32;
     }
     zmq_msg_close(&f1);
     if (more) {

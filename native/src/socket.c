@@ -94,6 +94,7 @@ ZL_API int zlink_close(void *handle)
     switch (h->kind) {
     case ZL_KIND_ZSOCK: {
         void *zs = h->u.zsock;
+        zl_relay_detach(h);
         zl_handle_release(h);
         if (zmq_close(zs) != 0)
             return zl_zfail();
@@ -159,12 +160,18 @@ ZL_API int zlink_getsockopt(void *socket, int option, void *optval,
 typedef int (*stream_endpoint_fn)(struct zl_stream *, const char *);
 typedef int (*zmq_endpoint_fn)(void *, const char *);
 
-static int endpoint_call(void *socket, const char *endpoint,
+static int endpoint_call(void *socket, const char *endpoint, int bind_side,
                          stream_endpoint_fn on_stream, zmq_endpoint_fn on_zmq)
 {
     zl_handle_t *h = get_sock(socket);
     if (!h)
         return -1;
+    /* one port rule for both kinds: libzmq would wrap an out-of-range port
+     * (99999 binds 34463), and unbind/disconnect of such a port is EINVAL
+     * rather than "not found" */
+    int rc = zl_endpoint_port_check(endpoint, bind_side);
+    if (rc)
+        return zl_fail(-rc);
     if (h->kind == ZL_KIND_STREAM)
         return on_stream(h->u.stream, endpoint);
     return on_zmq(h->u.zsock, endpoint) == 0 ? 0 : zl_zfail();
@@ -172,22 +179,22 @@ static int endpoint_call(void *socket, const char *endpoint,
 
 ZL_API int zlink_bind(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, zl_stream_bind, zmq_bind);
+    return endpoint_call(socket, endpoint, 1, zl_stream_bind, zmq_bind);
 }
 
 ZL_API int zlink_connect(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, zl_stream_connect, zmq_connect);
+    return endpoint_call(socket, endpoint, 0, zl_stream_connect, zmq_connect);
 }
 
 ZL_API int zlink_unbind(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, zl_stream_unbind, zmq_unbind);
+    return endpoint_call(socket, endpoint, 1, zl_stream_unbind, zmq_unbind);
 }
 
 ZL_API int zlink_disconnect(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, zl_stream_disconnect, zmq_disconnect);
+    return endpoint_call(socket, endpoint, 0, zl_stream_disconnect, zmq_disconnect);
 }
 
 typedef int (*zmq_send_fn)(void *, const void *, size_t, int);

@@ -1,7 +1,9 @@
 /*
- * stream_addr.c - endpoint strings of STREAM sockets: parsing
- * "tcp://host:port" into a socket address and formatting addresses back
- * into that form for LAST_ENDPOINT, monitor events and peer info.
+ * stream_addr.c - endpoint strings: parsing a STREAM socket's
+ * "tcp://host:port" into a socket address, formatting addresses back into
+ * that form for LAST_ENDPOINT, monitor events and peer info, and the port
+ * check every socket kind applies to tcp:// endpoints (libzmq does not
+ * range-check ports and would wrap 99999 to 34463).
  */
 #include "stream.h"
 
@@ -51,6 +53,44 @@ static int parse_port(const char *p, int for_bind, unsigned *port)
     if (v > 65535 || (v == 0 && !for_bind))
         return -1;
     *port = v;
+    return 0;
+}
+
+/* The part of a tcp:// address after its port separator: the last ':' that
+ * is not inside an IPv6 "[...]" literal. NULL when there is none. */
+static const char *port_of(const char *addr)
+{
+    const char *colon = strrchr(addr, ':');
+    const char *bracket = strrchr(addr, ']');
+    if (!colon || (bracket && colon < bracket))
+        return NULL;
+    return colon + 1;
+}
+
+int zl_endpoint_port_check(const char *ep, int for_bind)
+{
+    if (!ep || strncmp(ep, "tcp://", 6) != 0)
+        return 0; /* other transports and NULL: the callee's own rules */
+    const char *addr = ep + 6;
+    /* libzmq's connect form "tcp://source;destination": the source is a
+     * local address, so it follows the bind rules */
+    const char *semi = strrchr(addr, ';');
+    unsigned port;
+    if (semi) {
+        size_t slen = (size_t)(semi - addr);
+        char src[ZL_ADDR_MAX];
+        if (slen >= sizeof src)
+            return -EINVAL;
+        memcpy(src, addr, slen);
+        src[slen] = '\0';
+        const char *sp = port_of(src);
+        if (sp && parse_port(sp, 1, &port) != 0)
+            return -EINVAL;
+        addr = semi + 1;
+    }
+    const char *p = port_of(addr);
+    if (!p || parse_port(p, for_bind, &port) != 0)
+        return -EINVAL;
     return 0;
 }
 

@@ -33,6 +33,7 @@ enum zl_kind {
 struct zl_ctx;
 struct zl_stream;
 struct zl_monitor;
+struct zl_relay;
 
 typedef struct zl_handle {
     _Atomic uint32_t magic;
@@ -66,6 +67,7 @@ typedef struct zl_ctx {
     atomic_int shutdown;
     int shutdown_fd; /* eventfd, readable for ever once shut down */
     atomic_uint seq; /* for unique inproc endpoint names */
+    struct zl_relay *relays; /* monitor relays (monitor_relay.c), under lock */
 } zl_ctx_t;
 
 /* count an object term must wait for; fails with ETERM after shutdown */
@@ -85,6 +87,11 @@ static inline int zl_fail(int e)
 }
 /* copy libzmq's error after a failed pass-through call */
 int zl_zfail(void);
+
+/* Port rule of every tcp:// endpoint (stream_addr.c): 1..65535, and for bind (and unbind)
+ * also `*` and 0. Returns 0 when the endpoint is not tcp:// or its port is valid, -EINVAL
+ * otherwise; the rest of the endpoint is left to the callee. */
+int zl_endpoint_port_check(const char *ep, int for_bind);
 
 /* msg.c */
 void zl_msg_mark_more(zmq_msg_t *m);
@@ -121,5 +128,12 @@ int zl_stream_peers(struct zl_stream *s, zlink_peer_info_t *peers,
                     size_t *count);
 
 int zl_monitor_close(struct zl_monitor *m);
+
+/* zlink_socket_monitor of libzmq sockets (monitor_relay.c) */
+int zl_relay_monitor(zl_handle_t *h, const char *ep, int events);
+/* the socket is closing: its relay ends on libzmq's MONITOR_STOPPED */
+void zl_relay_detach(zl_handle_t *h);
+/* after zmq_ctx_term: joins every relay thread */
+void zl_relay_join_all(zl_ctx_t *c);
 
 #endif

@@ -1,7 +1,54 @@
 /* test_endpoints.c - endpoint validation and errors on both kinds of
- * socket: malformed, unsupported transport, port in use, unbind and
- * disconnect by endpoint. */
+ * socket: malformed, unsupported transport, port range, port in use, unbind
+ * and disconnect by endpoint. */
 #include "testutil.h"
+
+/* The port rule both kinds share (native-bugs.md 1: libzmq wrapped 99999
+ * to 34463 and bound it): 1..65535, plus `*` and 0 on the bind side. */
+static void test_port_range(void *ctx, int type)
+{
+    void *s = zlink_socket(ctx, type);
+    CHECK(s);
+    const char *out_of_range[] = {"tcp://127.0.0.1:99999", "tcp://127.0.0.1:65536",
+                                  "tcp://127.0.0.1:100000", "tcp://127.0.0.1:4294967297",
+                                  "tcp://127.0.0.1:-1", "tcp://127.0.0.1:+80",
+                                  "tcp://127.0.0.1: 80", "tcp://127.0.0.1:",
+                                  "tcp://[::1]:99999", "tcp://localhost:70000",
+                                  "tcp://127.0.0.1:99999;127.0.0.1:5555",
+                                  "tcp://127.0.0.1:5555;127.0.0.1:99999"};
+    for (size_t i = 0; i < sizeof out_of_range / sizeof out_of_range[0]; i++) {
+        CHECK_ERR(zlink_bind(s, out_of_range[i]), EINVAL);
+        CHECK_ERR(zlink_connect(s, out_of_range[i]), EINVAL);
+        CHECK_ERR(zlink_unbind(s, out_of_range[i]), EINVAL);
+        CHECK_ERR(zlink_disconnect(s, out_of_range[i]), EINVAL);
+    }
+    /* connect side: no ephemeral port */
+    CHECK_ERR(zlink_connect(s, "tcp://127.0.0.1:0"), EINVAL);
+    CHECK_ERR(zlink_connect(s, "tcp://127.0.0.1:*"), EINVAL);
+    CHECK_ERR(zlink_disconnect(s, "tcp://127.0.0.1:0"), EINVAL);
+    /* the rejected bind left nothing behind: no endpoint, no listener */
+    char ep[256] = "x";
+    size_t len = sizeof ep;
+    CHECK(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &len) == 0 && ep[0] == '\0');
+    /* the bind side's `*` and 0 are ephemeral ports */
+    CHECK(zlink_bind(s, "tcp://127.0.0.1:0") == 0);
+    tu_last_endpoint(s, ep, sizeof ep);
+    int port = atoi(ep + 16);
+    CHECK(strncmp(ep, "tcp://127.0.0.1:", 16) == 0 && port > 0 && port <= 65535);
+    CHECK(zlink_unbind(s, ep) == 0);
+    CHECK(zlink_bind(s, "tcp://127.0.0.1:*") == 0);
+    tu_last_endpoint(s, ep, sizeof ep);
+    CHECK(zlink_unbind(s, ep) == 0);
+    /* the edges of the range are ports like any other */
+    CHECK(zlink_connect(s, "tcp://127.0.0.1:65535") == 0);
+    CHECK(zlink_disconnect(s, "tcp://127.0.0.1:65535") == 0);
+    CHECK(zlink_connect(s, "tcp://127.0.0.1:1") == 0);
+    CHECK(zlink_disconnect(s, "tcp://127.0.0.1:1") == 0);
+    /* a valid port that is not bound or connected is "not found" */
+    CHECK_ERR(zlink_unbind(s, "tcp://127.0.0.1:65535"), ENOENT);
+    CHECK_ERR(zlink_disconnect(s, "tcp://127.0.0.1:65535"), ENOENT);
+    CHECK(zlink_close(s) == 0);
+}
 
 int main(void)
 {
@@ -63,6 +110,9 @@ int main(void)
 
     CHECK(zlink_close(st) == 0);
     CHECK(zlink_close(d) == 0);
+    test_port_range(ctx, ZLINK_PAIR);
+    test_port_range(ctx, ZLINK_DEALER);
+    test_port_range(ctx, ZLINK_STREAM);
     CHECK(zlink_ctx_term(ctx) == 0);
     puts("ok");
     return 0;

@@ -1,7 +1,8 @@
 /* test_monitor.c - monitoring: monitor handles on STREAM sockets (events
  * with routing ids and addresses, MONITOR_STOPPED), zlink_socket_monitor on
- * a STREAM socket (libzmq v1 format on a PAIR), and monitor handles on
- * libzmq sockets. */
+ * a STREAM socket (libzmq v1 format on a PAIR), and both kinds of monitor
+ * on libzmq sockets, whose DISCONNECTED value must be a reason, not
+ * libzmq's descriptor (native-bugs.md 2). */
 #include "testutil.h"
 
 #include <errno.h>
@@ -169,9 +170,123 @@ static void test_libzmq(void *ctx)
     ev = wait_event(rmon, ZLINK_EVENT_CONNECTION_READY);
     CHECK(zlink_close(dealer) == 0);
     ev = wait_event(rmon, ZLINK_EVENT_DISCONNECTED);
+    /* libzmq gives the fd and no cause */
+    CHECK(ev.value == ZLINK_DISCONNECT_UNKNOWN);
+    CHECK(strcmp(ev.remote_addr, ep) == 0 || strncmp(ev.remote_addr, "tcp://127.0.0.1:", 16) == 0);
     CHECK(zlink_close(dmon) == 0);
     CHECK(zlink_close(rmon) == 0);
     CHECK(zlink_close(router) == 0);
+}
+
+/* next v1 event from a zlink_socket_monitor reader, its address in addr */
+static uint16_t pair_event(void *pair, uint32_t *value, char *addr, size_t cap)
+{
+    unsigned char hdr[16];
+    uint16_t e16;
+    int more = 0;
+    size_t ml = sizeof more;
+    CHECK(zlink_recv(pair, hdr, sizeof hdr, 0) == 6);
+    CHECK(zlink_getsockopt(pair, ZLINK_RCVMORE, &more, &ml) == 0 && more == 1);
+    memcpy(&e16, hdr, 2);
+    memcpy(value, hdr + 2, 4);
+    int n = zlink_recv(pair, addr, cap - 1, 0);
+    CHECK(n >= 0 && (size_t)n < cap);
+    addr[n] = '\0';
+    return e16;
+}
+
+static uint16_t pair_event_skip_to(void *pair, uint16_t want, uint32_t *value,
+                                   char *addr, size_t cap)
+{
+    for (;;) {
+        uint16_t e = pair_event(pair, value, addr, cap);
+        if (e == want)
+            return e;
+    }
+}
+
+/* zlink_socket_monitor on libzmq sockets: libzmq's v1 format, relayed with
+ * the DISCONNECTED value turned into a reason; stopping, replacing and
+ * closing the socket end the relay. */
+static void test_libzmq_pair(void *ctx)
+{
+    void *router = zlink_socket(ctx, ZLINK_ROUTER), *peer = zlink_socket(ctx, ZLINK_DEALER);
+    CHECK(router && peer);
+    CHECK_ERR(zlink_socket_monitor(router, "tcp://127.0.0.1:5", ZLINK_EVENT_ALL),
+              EPROTONOSUPPORT);
+    CHECK(zlink_socket_monitor(router, "inproc://zmon", ZLINK_EVENT_ALL) == 0);
+    void *pair = zlink_socket(ctx, ZLINK_PAIR);
+    CHECK(zlink_connect(pair, "inproc://zmon") == 0);
+    int t = 5000;
+    CHECK(zlink_setsockopt(pair, ZLINK_RCVTIMEO, &t, sizeof t) == 0);
+    /* the endpoint is taken while the monitor runs */
+    void *other = zlink_socket(ctx, ZLINK_PAIR);
+    CHECK_ERR(zlink_bind(other, "inproc://zmon"), EADDRINUSE);
+
+    CHECK(zlink_bind(router, "tcp://127.0.0.1:*") == 0);
+    char ep[256], addr[256];
+    tu_last_endpoint(router, ep, sizeof ep);
+    uint32_t v;
+    CHECK(pair_event(pair, &v, addr, sizeof addr) == ZLINK_EVENT_LISTENING);
+    CHECK(strcmp(addr, ep) == 0);
+    CHECK(zlink_connect(peer, ep) == 0);
+    pair_event_skip_to(pair, ZLINK_EVENT_ACCEPTED, &v, addr, sizeof addr);
+    /* ACCEPTED keeps libzmq's value (the descriptor) */
+    CHECK(v > 2);
+    pair_event_skip_to(pair, ZLINK_EVENT_CONNECTION_READY, &v, addr, sizeof addr);
+    CHECK(zlink_close(peer) == 0);
+    pair_event_skip_to(pair, ZLINK_EVENT_DISCONNECTED, &v, addr, sizeof addr);
+    CHECK(v == ZLINK_DISCONNECT_UNKNOWN);
+
+    /* replacing the monitor: the old reader gets MONITOR_STOPPED and the
+     * endpoint is free for the new one at once */
+    CHECK(zlink_socket_monitor(router, "inproc://zmon", ZLINK_EVENT_DISCONNECTED) == 0);
+    CHECK(pair_event(pair, &v, addr, sizeof addr) == ZLINK_EVENT_MONITOR_STOPPED);
+    CHECK(zlink_close(pair) == 0);
+    pair = zlink_socket(ctx, ZLINK_PAIR);
+    CHECK(zlink_connect(pair, "inproc://zmon") == 0);
+    CHECK(zlink_setsockopt(pair, ZLINK_RCVTIMEO, &t, sizeof t) == 0);
+    peer = zlink_socket(ctx, ZLINK_DEALER);
+    CHECK(zlink_connect(peer, ep) == 0);
+    CHECK(zlink_send(peer, "x", 1, 0) == 1);
+    char buf[16];
+    CHECK(zlink_recv(router, buf, sizeof buf, 0) > 0); /* routing id */
+    CHECK(zlink_recv(router, buf, sizeof buf, 0) == 1);
+    CHECK(zlink_close(peer) == 0);
+    /* the mask holds: only DISCONNECTED, and MONITOR_STOPPED is not sent */
+    CHECK(pair_event(pair, &v, addr, sizeof addr) == ZLINK_EVENT_DISCONNECTED);
+    CHECK(v == ZLINK_DISCONNECT_UNKNOWN);
+    CHECK(zlink_socket_monitor(router, NULL, 0) == 0);
+    t = 200;
+    CHECK(zlink_setsockopt(pair, ZLINK_RCVTIMEO, &t, sizeof t) == 0);
+    CHECK_ERR(zlink_recv(pair, buf, sizeof buf, 0), EAGAIN);
+    /* stopped: the endpoint is free again */
+    CHECK(zlink_bind(other, "inproc://zmon") == 0);
+    CHECK(zlink_close(other) == 0);
+
+    /* a socket closed while monitored: the relay ends with it */
+    CHECK(zlink_socket_monitor(router, "inproc://zmon2", ZLINK_EVENT_ALL) == 0);
+    void *pair2 = zlink_socket(ctx, ZLINK_PAIR);
+    CHECK(zlink_connect(pair2, "inproc://zmon2") == 0);
+    t = 5000;
+    CHECK(zlink_setsockopt(pair2, ZLINK_RCVTIMEO, &t, sizeof t) == 0);
+    CHECK(zlink_close(router) == 0);
+    pair_event_skip_to(pair2, ZLINK_EVENT_MONITOR_STOPPED, &v, addr, sizeof addr);
+    CHECK(zlink_close(pair2) == 0);
+    CHECK(zlink_close(pair) == 0);
+    /* one whose socket closes unobserved is joined by the context's term */
+    void *dealer = zlink_socket(ctx, ZLINK_DEALER);
+    CHECK(zlink_socket_monitor(dealer, "inproc://zmon3", ZLINK_EVENT_ALL) == 0);
+    CHECK(zlink_close(dealer) == 0);
+
+    /* a context shut down under a running relay: it ends with ETERM */
+    void *ctx2 = zlink_ctx_new();
+    void *s2 = zlink_socket(ctx2, ZLINK_PAIR);
+    CHECK(zlink_socket_monitor(s2, "inproc://zmon4", ZLINK_EVENT_ALL) == 0);
+    CHECK(zlink_ctx_shutdown(ctx2) == 0);
+    CHECK_ERR(zlink_socket_monitor(s2, "inproc://zmon5", ZLINK_EVENT_ALL), ETERM);
+    CHECK(zlink_close(s2) == 0);
+    CHECK(zlink_ctx_term(ctx2) == 0);
 }
 
 int main(void)
@@ -180,6 +295,7 @@ int main(void)
     test_stream_handle(ctx);
     test_stream_pair(ctx);
     test_libzmq(ctx);
+    test_libzmq_pair(ctx);
     CHECK(zlink_ctx_term(ctx) == 0);
     puts("ok");
     return 0;

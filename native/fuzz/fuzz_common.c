@@ -1,0 +1,127 @@
+/*
+ * fuzz_common.c - helpers of the fuzz targets: the per-process context, a
+ * STREAM listener the sandbox lets the harness connect to, plain TCP peers
+ * and waiting for a connection's 0x01 / 0x00 notification.
+ */
+#include "fuzz_common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+void fuzz_fail(const char *file, int line, const char *what)
+{
+    fprintf(stderr, "%s:%d: FUZZ_ASSERT failed: %s (zlink_errno %d: %s)\n", file, line,
+            what, zlink_errno(), zlink_strerror(zlink_errno()));
+    abort();
+}
+
+void *fuzz_ctx(void)
+{
+    static void *ctx;
+    if (!ctx) {
+        ctx = zlink_ctx_new();
+        FUZZ_ASSERT(ctx);
+    }
+    return ctx;
+}
+
+void *fuzz_stream_listener(uint16_t *port)
+{
+    void *s = zlink_socket(fuzz_ctx(), ZLINK_STREAM);
+    FUZZ_ASSERT(s);
+    int zero = 0;
+    FUZZ_ASSERT(zlink_setsockopt(s, ZLINK_LINGER, &zero, sizeof zero) == 0);
+    FUZZ_ASSERT(zlink_bind(s, "tcp://127.0.0.1:*") == 0);
+    char ep[256];
+    size_t len = sizeof ep;
+    FUZZ_ASSERT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &len) == 0);
+    const char *colon = strrchr(ep, ':');
+    FUZZ_ASSERT(colon);
+    *port = (uint16_t)atoi(colon + 1);
+    FUZZ_ASSERT(*port != 0);
+    fuzz_allow_port(*port);
+    return s;
+}
+
+int fuzz_tcp_connect(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    FUZZ_ASSERT(fd >= 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    FUZZ_ASSERT(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Next notification or payload; -1 when nothing came within the wait. */
+static int recv_one(void *s, uint32_t *id, unsigned char *buf, size_t cap)
+{
+    unsigned char idb[4];
+    if (zlink_recv(s, idb, sizeof idb, 0) != 4)
+        return -1;
+    *id = fuzz_be32(idb);
+    int n = zlink_recv(s, buf, cap, 0);
+    FUZZ_ASSERT(n >= 0);
+    return n;
+}
+
+static uint32_t wait_event(void *s, uint8_t byte, int match_id, uint32_t want)
+{
+    int t = 100;
+    FUZZ_ASSERT(zlink_setsockopt(s, ZLINK_RCVTIMEO, &t, sizeof t) == 0);
+    static unsigned char buf[65536];
+    long long deadline = now_ms() + 10000;
+    for (;;) {
+        uint32_t id;
+        int n = recv_one(s, &id, buf, sizeof buf);
+        if (n == 1 && buf[0] == byte && (!match_id || id == want))
+            return id;
+        if (n < 0)
+            FUZZ_ASSERT(zlink_errno() == EAGAIN);
+        if (now_ms() > deadline) {
+            fprintf(stderr, "fuzz: notification 0x%02x never came\n", byte);
+            abort();
+        }
+    }
+}
+
+uint32_t fuzz_stream_wait_event(void *s, uint8_t byte)
+{
+    return wait_event(s, byte, 0, 0);
+}
+
+void fuzz_stream_wait_closed(void *s, uint32_t id)
+{
+    wait_event(s, 0x00, 1, id);
+}
+
+int fuzz_open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    FUZZ_ASSERT(d);
+    int n = 0;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the directory's own descriptor */
+}

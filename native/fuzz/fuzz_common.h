@@ -1,0 +1,107 @@
+/*
+ * fuzz_common.h - what the libFuzzer targets share: the network sandbox
+ * (fuzz_sandbox.c) and the helpers that set up a STREAM socket with one
+ * connection from a plain TCP peer (fuzz_common.c).
+ *
+ * Every target links libzlink's sources statically with the same
+ * sanitizers, so a bad input aborts with a report and a reproducer file.
+ */
+#ifndef ZLINK_FUZZ_COMMON_H
+#define ZLINK_FUZZ_COMMON_H
+
+#include "zlink.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Aborts with a message: a broken contract is a finding like a crash. */
+#define FUZZ_ASSERT(cond)                                                      \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            fuzz_fail(__FILE__, __LINE__, #cond);                              \
+    } while (0)
+
+void fuzz_fail(const char *file, int line, const char *what);
+
+/* ---- sandbox (fuzz_sandbox.c) -------------------------------------------
+ * The targets hand arbitrary endpoints to the library and to libzmq, on a
+ * machine shared with other test runs, so the process's bind(), connect()
+ * and getaddrinfo() are replaced: a TCP bind always gets an ephemeral port
+ * (never takes a fixed port someone else uses), a TCP connect succeeds only
+ * to a loopback port the harness registered (others fail at once with
+ * ECONNREFUSED: no packet leaves the machine, no other test's server sees
+ * a connection) and names other than "localhost" do not resolve (no DNS).
+ * The parsers see the input unchanged; only the system calls are fenced. */
+void fuzz_allow_port(uint16_t port);
+
+/* ---- helpers (fuzz_common.c) -------------------------------------------- */
+
+/* one context per process; sockets made in it are closed by the targets */
+void *fuzz_ctx(void);
+
+/* A STREAM socket bound to 127.0.0.1 with its port registered, LINGER 0. */
+void *fuzz_stream_listener(uint16_t *port);
+
+/* A blocking plain TCP socket connected to 127.0.0.1:port. */
+int fuzz_tcp_connect(uint16_t port);
+
+/* Receives from a STREAM socket until the notification `byte` (0x01 or
+ * 0x00) of a connection arrives; data payloads met on the way are
+ * discarded. Returns that connection's routing id. Aborts after 10 s. */
+uint32_t fuzz_stream_wait_event(void *s, uint8_t byte);
+
+/* Like fuzz_stream_wait_event for the 0x00 of the connection id. */
+void fuzz_stream_wait_closed(void *s, uint32_t id);
+
+/* Number of open descriptors of this process. */
+int fuzz_open_fds(void);
+
+static inline uint32_t fuzz_be32(const void *p)
+{
+    const unsigned char *b = p;
+    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) |
+           ((uint32_t)b[2] << 8) | b[3];
+}
+
+static inline void fuzz_put_be32(void *p, uint32_t v)
+{
+    unsigned char *b = p;
+    b[0] = (unsigned char)(v >> 24);
+    b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8);
+    b[3] = (unsigned char)v;
+}
+
+/* Reads the fuzz input as a sequence of fields; reads past the end give
+ * zeros, so every input is a valid program. */
+typedef struct fuzz_reader {
+    const uint8_t *p;
+    size_t n;
+} fuzz_reader_t;
+
+static inline uint8_t fuzz_u8(fuzz_reader_t *r)
+{
+    if (!r->n)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static inline uint16_t fuzz_u16(fuzz_reader_t *r)
+{
+    uint16_t hi = fuzz_u8(r);
+    return (uint16_t)(hi << 8 | fuzz_u8(r));
+}
+
+/* Up to want bytes of the input (fewer at its end); *got says how many. */
+static inline const uint8_t *fuzz_bytes(fuzz_reader_t *r, size_t want,
+                                        size_t *got)
+{
+    const uint8_t *p = r->p;
+    *got = want < r->n ? want : r->n;
+    r->p += *got;
+    r->n -= *got;
+    return p;
+}
+
+#endif
