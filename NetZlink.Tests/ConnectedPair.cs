@@ -21,6 +21,12 @@ internal sealed class ConnectedPair : IDisposable
     /// <summary>PAIR: the bound side; STREAM: the server; ROUTER.</summary>
     public Socket Second { get; }
 
+    /// <summary>STREAM: the connection's routing id on First's side.</summary>
+    public RoutingId FirstSide => _firstSide;
+
+    /// <summary>STREAM: the connection's routing id on Second's side (ROUTER: the DEALER's id, once it sent).</summary>
+    public RoutingId SecondSide => _secondSide;
+
     /// <param name="context">The context.</param>
     /// <param name="type">PAIR, STREAM or DEALER (whose peer is a ROUTER).</param>
     /// <param name="transport">tcp or inproc (STREAM: tcp).</param>

@@ -65,11 +65,8 @@ public sealed class FrameSizeTests
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
-        using var client = context.CreateSocket(SocketType.Stream);
-        StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
-        RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
-        RoutingId serverSide = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+        using var pair = ConnectedPair.Open(context, SocketType.Stream, "tcp");
+        (Socket client, RoutingId clientSide, Socket server, RoutingId serverSide) = (pair.First, pair.FirstSide, pair.Second, pair.SecondSide);
 
         // TCP keeps no frame boundaries, so what must arrive is the byte stream. A lone byte is
         // held back until the connection's next read (native/README.md: "a data payload is never
@@ -137,17 +134,12 @@ public sealed class FrameSizeTests
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
-        using var client = context.CreateSocket(SocketType.Stream);
-        server.MaxMessageSize = MaxMessageSize;
-        Assert.That(server.MaxMessageSize, Is.EqualTo(MaxMessageSize));
-        StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
-        RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
-        RoutingId serverSide = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+        using var pair = ConnectedPair.Open(context, SocketType.Stream, "tcp", beforeConnecting: (socket, _) => socket.MaxMessageSize = MaxMessageSize);
+        Assert.That(pair.Second.MaxMessageSize, Is.EqualTo(MaxMessageSize));
 
         byte[] payload = Fuzz.Bytes(random, 4 * MaxMessageSize);
-        StreamSockets.Send(client, clientSide, payload);
-        Assert.That(ReceiveStreamBytes(server, serverSide, payload.Length, "above MAXMSGSIZE").SequenceEqual(payload), Is.True, $"seed {seed}");
+        StreamSockets.Send(pair.First, pair.FirstSide, payload);
+        Assert.That(ReceiveStreamBytes(pair.Second, pair.SecondSide, payload.Length, "above MAXMSGSIZE").SequenceEqual(payload), Is.True, $"seed {seed}");
     }
 
     /// <summary>Reads [id][bytes] messages from <paramref name="socket"/> until <paramref name="count"/> bytes of <paramref name="id"/> arrived.</summary>
