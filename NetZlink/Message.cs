@@ -139,9 +139,15 @@ public sealed unsafe class Message : IDisposable
     /// <summary>A metadata property of a received message, e.g. <c>Socket-Type</c> or <c>Peer-Address</c>.</summary>
     /// <param name="property">The property name.</param>
     /// <returns>Its value, or null when the message does not carry it.</returns>
+    /// <exception cref="ArgumentException">The name holds a NUL character or an unpaired surrogate.</exception>
     public string? GetMetadata(string property)
     {
         ArgumentNullException.ThrowIfNull(property);
+        if (Utf8Z.Problem(property) is string problem)
+        {
+            throw new ArgumentException($"GetMetadata(\"{Utf8Z.Printable(property)}\"): the property name has {problem}.", nameof(property));
+        }
+
         Span<byte> name = Utf8Z.Encode(property, stackalloc byte[Utf8Z.StackLimit]);
         using var msg = Lease();
         fixed (byte* p = name)

@@ -1,15 +1,24 @@
 // Socket options: typed get/set by SocketOption (int, long, bytes, string), plus properties
 // for the options most code touches.
+//
+// The native call takes any bytes for any option and says only "EINVAL" when it does not like
+// them, so the typed getters check what came back: an int getter that received 2 bytes, or a
+// string getter that received binary data, reports that instead of returning a made-up value.
+using System.Buffers;
 using System.Text;
+using System.Text.Unicode;
 using NetZlink.Interop;
 
 namespace NetZlink;
 
 public sealed unsafe partial class Socket
 {
-    // Large enough for every byte/string option zlink has (routing ids are at most 255 bytes,
-    // endpoints and device names far less); a larger value fails with EINVAL.
+    // Large enough for every byte/string option zlink has but a long endpoint (routing ids are at
+    // most 255 bytes, device names 16). The library fails with EINVAL, without saying the size it
+    // needs, when a value does not fit, so the options whose values have no such bound are read
+    // again into larger buffers, up to the last of these sizes.
     private const int OptionBufferSize = 1024;
+    private static readonly int[] s_largerOptionBuffers = [64 * 1024, 1024 * 1024, 16 * 1024 * 1024];
 
     /// <summary>Sets an <see cref="int"/> option.</summary>
     /// <param name="option">The option.</param>
@@ -45,11 +54,11 @@ public sealed unsafe partial class Socket
     /// <summary>Sets a string option, sent as UTF-8 without a terminator.</summary>
     /// <param name="option">The option.</param>
     /// <param name="value">Its new value.</param>
-    /// <exception cref="SocketOptionException">Unknown option or a bad value.</exception>
+    /// <exception cref="SocketOptionException">Unknown option or a bad value; EINVAL also when the value holds a NUL character (the library keeps string options as C text and would cut it there: pass binary values as bytes) or an unpaired surrogate (no UTF-8 form).</exception>
     public void SetOption(SocketOption option, string value)
     {
         ArgumentNullException.ThrowIfNull(value);
-        SetOption(option, (ReadOnlySpan<byte>)Encoding.UTF8.GetBytes(value));
+        SetOption(option, (ReadOnlySpan<byte>)TextBytes(option, value, allowNul: false));
     }
 
     /// <summary>Reads an <see cref="int"/> option.</summary>
@@ -61,6 +70,11 @@ public sealed unsafe partial class Socket
         int value = 0;
         nuint size = sizeof(int);
         GetOptionRaw(option, &value, &size);
+        if (size != sizeof(int))
+        {
+            ThrowWrongSize(option, size, "an int option (read it with GetOptionBytes or GetOptionString)");
+        }
+
         return value;
     }
 
@@ -73,6 +87,11 @@ public sealed unsafe partial class Socket
         long value = 0;
         nuint size = sizeof(long);
         GetOptionRaw(option, &value, &size);
+        if (size != sizeof(long))
+        {
+            ThrowWrongSize(option, size, size == sizeof(int) ? "a 64-bit option (read it with GetOptionInt32)" : "a 64-bit option");
+        }
+
         return value;
     }
 
@@ -99,19 +118,80 @@ public sealed unsafe partial class Socket
     public byte[] GetOptionBytes(SocketOption option)
     {
         Span<byte> buffer = stackalloc byte[OptionBufferSize];
-        return buffer[..GetOption(option, buffer)].ToArray();
+        nuint size = (nuint)buffer.Length;
+        int errno;
+        fixed (byte* p = buffer)
+        {
+            errno = GetOptionErrno(option, p, &size);
+        }
+
+        if (errno == 0)
+        {
+            return buffer[..(int)size].ToArray();
+        }
+
+        if (errno == ZlinkConstants.EINVAL && HasUnboundedValue(option))
+        {
+            foreach (int capacity in s_largerOptionBuffers)
+            {
+                byte[] larger = ArrayPool<byte>.Shared.Rent(capacity);
+                try
+                {
+                    size = (nuint)capacity;
+                    fixed (byte* p = larger)
+                    {
+                        errno = GetOptionErrno(option, p, &size);
+                    }
+
+                    if (errno == 0)
+                    {
+                        return larger.AsSpan(0, (int)size).ToArray();
+                    }
+                }
+                finally
+                {
+                    ArrayPool<byte>.Shared.Return(larger);
+                }
+
+                if (errno != ZlinkConstants.EINVAL)
+                {
+                    break;
+                }
+            }
+        }
+
+        Ensure.ThrowOption(errno, "GetOption", OptionName(option));
+        return [];
     }
 
     /// <summary>Reads a string option (the library returns it NUL-terminated; the terminator is dropped).</summary>
     /// <param name="option">The option.</param>
     /// <returns>The value.</returns>
-    /// <exception cref="SocketOptionException">Unknown option or not a string option.</exception>
+    /// <exception cref="SocketOptionException">Unknown option, or a value that is not text (EINVAL: a NUL before its end, or not UTF-8; read such values with <see cref="GetOptionBytes"/>).</exception>
     public string GetOptionString(SocketOption option)
     {
-        Span<byte> buffer = stackalloc byte[OptionBufferSize];
-        Span<byte> value = buffer[..GetOption(option, buffer)];
-        int end = value.IndexOf((byte)0);
-        return Encoding.UTF8.GetString(end < 0 ? value : value[..end]);
+        ReadOnlySpan<byte> value = GetOptionBytes(option);
+
+        // Text comes with one terminating NUL; a byte option's value may come without one.
+        if (!value.IsEmpty && value[^1] == 0)
+        {
+            value = value[..^1];
+        }
+
+        int nul = value.IndexOf((byte)0);
+        if (nul >= 0)
+        {
+            Ensure.ThrowOption(ZlinkConstants.EINVAL, "GetOption", OptionName(option),
+                $"the value is not text: it has a NUL at byte {nul} of {value.Length}; read it with GetOptionBytes");
+        }
+
+        if (!Utf8.IsValid(value))
+        {
+            Ensure.ThrowOption(ZlinkConstants.EINVAL, "GetOption", OptionName(option),
+                $"the value is not text: its {value.Length} bytes are not UTF-8; read it with GetOptionBytes");
+        }
+
+        return Encoding.UTF8.GetString(value);
     }
 
     /// <summary>Milliseconds unsent messages are kept after close (-1 forever). The binding creates every socket with 0.</summary>
@@ -202,7 +282,8 @@ public sealed unsafe partial class Socket
 
     /// <summary>SUB / XSUB: subscribes to messages starting with the UTF-8 bytes of <paramref name="prefix"/>.</summary>
     /// <param name="prefix">The prefix; empty for everything.</param>
-    public void Subscribe(string prefix) => SetOption(SocketOption.Subscribe, prefix);
+    /// <exception cref="SocketOptionException">EINVAL: the prefix holds an unpaired surrogate (no UTF-8 form). A NUL is kept: subscriptions are bytes.</exception>
+    public void Subscribe(string prefix) => SetOption(SocketOption.Subscribe, TextBytes(SocketOption.Subscribe, prefix, allowNul: true));
 
     /// <summary>SUB / XSUB: removes a subscription.</summary>
     /// <param name="prefix">The prefix given to <see cref="Subscribe(ReadOnlySpan{byte})"/>.</param>
@@ -210,7 +291,8 @@ public sealed unsafe partial class Socket
 
     /// <summary>SUB / XSUB: removes a subscription.</summary>
     /// <param name="prefix">The prefix given to <see cref="Subscribe(string)"/>.</param>
-    public void Unsubscribe(string prefix) => SetOption(SocketOption.Unsubscribe, prefix);
+    /// <exception cref="SocketOptionException">EINVAL: the prefix holds an unpaired surrogate (no UTF-8 form).</exception>
+    public void Unsubscribe(string prefix) => SetOption(SocketOption.Unsubscribe, TextBytes(SocketOption.Unsubscribe, prefix, allowNul: true));
 
     private void SetOptionRaw(SocketOption option, void* value, nuint size)
     {
@@ -223,12 +305,40 @@ public sealed unsafe partial class Socket
 
     private void GetOptionRaw(SocketOption option, void* value, nuint* size)
     {
-        using var socket = SocketLease.Acquire(_handle);
-        if (NativeMethods.zlink_getsockopt(socket.Value, (int)option, value, size) != 0)
+        int errno = GetOptionErrno(option, value, size);
+        if (errno != 0)
         {
-            Ensure.ThrowOption(NativeMethods.zlink_errno(), "GetOption", OptionName(option));
+            Ensure.ThrowOption(errno, "GetOption", OptionName(option));
         }
     }
+
+    /// <summary>0, or the errno of the failed zlink_getsockopt.</summary>
+    private int GetOptionErrno(SocketOption option, void* value, nuint* size)
+    {
+        using var socket = SocketLease.Acquire(_handle);
+        return NativeMethods.zlink_getsockopt(socket.Value, (int)option, value, size) == 0 ? 0 : NativeMethods.zlink_errno();
+    }
+
+    /// <summary>Options whose values have no small bound (an endpoint, a file name, metadata).</summary>
+    private static bool HasUnboundedValue(SocketOption option) => option is SocketOption.LastEndpoint
+        or SocketOption.TlsCert or SocketOption.TlsKey or SocketOption.TlsCa or SocketOption.TlsHostname
+        or SocketOption.TlsPassword or SocketOption.ZmpMetadata;
+
+    /// <summary>The UTF-8 bytes of a string value, refused (EINVAL, with the reason) when the library would not see it as given.</summary>
+    private static byte[] TextBytes(SocketOption option, string value, bool allowNul)
+    {
+        ArgumentNullException.ThrowIfNull(value);
+        if (Utf8Z.Problem(value, allowNul) is string problem)
+        {
+            string advice = allowNul ? "" : "; pass binary values as bytes";
+            Ensure.ThrowOption(ZlinkConstants.EINVAL, "SetOption", OptionName(option), $"the value has {problem}{advice}");
+        }
+
+        return Encoding.UTF8.GetBytes(value);
+    }
+
+    private static void ThrowWrongSize(SocketOption option, nuint size, string expected) =>
+        Ensure.ThrowOption(ZlinkConstants.EINVAL, "GetOption", OptionName(option), $"the library returned {size} bytes: not {expected}");
 
     private static string OptionName(SocketOption option) =>
         Enum.IsDefined(option) ? option.ToString() : ((int)option).ToString(System.Globalization.CultureInfo.InvariantCulture);

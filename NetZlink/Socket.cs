@@ -47,26 +47,26 @@ public sealed unsafe partial class Socket : IDisposable
 
     /// <summary>Accepts connections on <paramref name="endpoint"/> (tcp://, ipc://, inproc://).</summary>
     /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>, <c>tcp://127.0.0.1:*</c> (see <see cref="LastEndpoint"/>), <c>inproc://name</c>.</param>
-    /// <exception cref="EndpointException">The endpoint is malformed, in use, or its transport unknown.</exception>
+    /// <exception cref="EndpointException">The endpoint is malformed, in use, or its transport unknown; EINVAL also when it holds a NUL character or an unpaired surrogate (refused by the binding: the library would see another endpoint).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public void Bind(string endpoint) => EndpointCall(endpoint, "Bind", &NativeMethods.zlink_bind);
 
     /// <summary>Connects to <paramref name="endpoint"/>; the connection is made in the background.</summary>
     /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>.</param>
-    /// <exception cref="EndpointException">The endpoint is malformed or its transport unknown.</exception>
+    /// <exception cref="EndpointException">The endpoint is malformed or its transport unknown; EINVAL also when it holds a NUL character or an unpaired surrogate.</exception>
     /// <exception cref="ZlinkNotSupportedException">This socket type cannot connect with this native library (zlink 1.3 STREAM).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public void Connect(string endpoint) => EndpointCall(endpoint, "Connect", &NativeMethods.zlink_connect);
 
     /// <summary>Stops accepting connections on an endpoint given to <see cref="Bind"/>.</summary>
     /// <param name="endpoint">The endpoint as bound (with the actual port for a wildcard bind).</param>
-    /// <exception cref="EndpointException">The endpoint is not bound (ENOENT) or malformed.</exception>
+    /// <exception cref="EndpointException">The endpoint is not bound (ENOENT) or malformed (EINVAL, also for a NUL character or an unpaired surrogate).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public void Unbind(string endpoint) => EndpointCall(endpoint, "Unbind", &NativeMethods.zlink_unbind);
 
     /// <summary>Drops the connection made by <see cref="Connect(string)"/> to <paramref name="endpoint"/>.</summary>
     /// <param name="endpoint">The endpoint as connected.</param>
-    /// <exception cref="EndpointException">The endpoint is not connected (ENOENT) or malformed.</exception>
+    /// <exception cref="EndpointException">The endpoint is not connected (ENOENT) or malformed (EINVAL, also for a NUL character or an unpaired surrogate).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public void Disconnect(string endpoint) => EndpointCall(endpoint, "Disconnect", &NativeMethods.zlink_disconnect);
 
@@ -83,6 +83,12 @@ public sealed unsafe partial class Socket : IDisposable
     private void EndpointCall(string endpoint, string operation, delegate*<nint, byte*, int> call)
     {
         ArgumentNullException.ThrowIfNull(endpoint);
+        if (Utf8Z.Problem(endpoint) is string problem)
+        {
+            // Passed on, the library would act on another endpoint than the one given (see Utf8Z).
+            Ensure.ThrowEndpoint(ZlinkConstants.EINVAL, operation, endpoint, $"the endpoint has {problem}");
+        }
+
         Span<byte> text = Utf8Z.Encode(endpoint, stackalloc byte[Utf8Z.StackLimit]);
         using var socket = SocketLease.Acquire(_handle);
         fixed (byte* p = text)

@@ -33,9 +33,15 @@ public static unsafe class ZlinkLibrary
     /// <summary>Whether the library has a capability, e.g. a transport: <c>ipc</c>, <c>tls</c>, <c>ws</c>.</summary>
     /// <param name="capability">The capability's name.</param>
     /// <returns>True when present.</returns>
+    /// <exception cref="ArgumentException">The name holds a NUL character or an unpaired surrogate.</exception>
     public static bool Has(string capability)
     {
         ArgumentNullException.ThrowIfNull(capability);
+        if (Utf8Z.Problem(capability) is string problem)
+        {
+            throw new ArgumentException($"Has(\"{Utf8Z.Printable(capability)}\"): the capability name has {problem}.", nameof(capability));
+        }
+
         Span<byte> name = Utf8Z.Encode(capability, stackalloc byte[Utf8Z.StackLimit]);
         fixed (byte* p = name)
         {

@@ -16,12 +16,8 @@ internal struct ConnectionSlot
     /// <summary>Connect deadline while Connecting, next attempt time while RetryWait (Stopwatch ticks).</summary>
     public long DeadlineTicks;
 
-    /// <summary>Bytes of a packet that spans reads; null when the stream is at a packet boundary.</summary>
-    public byte[]? Partial;
-    public int PartialLength;
-
-    /// <summary>Whole packet length once its header is known, else 0.</summary>
-    public int PartialExpected;
+    /// <summary>A packet that spans reads, gathered by the shard's PacketReassembler.</summary>
+    public PartialPacket Partial;
 
     /// <summary>Frames the socket refused (EAGAIN at SNDHWM), kept in order for the next passes.</summary>
     public byte[]? Pending;

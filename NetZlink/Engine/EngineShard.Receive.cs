@@ -114,7 +114,7 @@ public sealed unsafe partial class EngineShard
 
         if (code == 1)
         {
-            Debug.Assert(s.Partial is null && s.Pending is null, "a new connection starts with empty buffers");
+            Debug.Assert(s.Partial.IsEmpty && s.Partial.Buffer is null && s.Pending is null, "a new connection starts with empty buffers");
             _attemptsInFlight--;
             s.State = ConnectionState.Connected;
             Counters.Connected++;
@@ -140,7 +140,7 @@ public sealed unsafe partial class EngineShard
     {
         ref ConnectionSlot s = ref _slots[slot];
         Debug.Assert(s.State == ConnectionState.Connected, "only an established connection can end");
-        int lost = s.PartialLength;
+        int lost = s.Partial.Length;
         Counters.LostPartialBytes += lost;
         Counters.Disconnects++;
         ReturnBuffers(ref s);
@@ -156,102 +156,24 @@ public sealed unsafe partial class EngineShard
     /// <summary>Cuts packets out of one read and hands each whole packet to the handler.</summary>
     private void Dispatch(int slot, ReadOnlySpan<byte> data)
     {
-        ref ConnectionSlot s = ref _slots[slot];
-        Connection connection = ConnectionAt(slot);
-        if (s.PartialLength > 0 && !CompletePartial(slot, ref data))
+        var delivery = new PacketDelivery(this, slot);
+        if (_reassembler.Feed(ref _slots[slot].Partial, data, ref delivery) == ReassemblyResult.ProtocolError)
         {
-            return;
-        }
-
-        int header = _framer.HeaderSize;
-        while (data.Length >= header)
-        {
-            int packet = _framer.GetPacketLength(data);
-            if (packet < header || packet > _options.MaxPacketSize)
-            {
-                ProtocolError(slot);
-                return;
-            }
-
-            if (packet > data.Length)
-            {
-                break;
-            }
-
-            Counters.PacketsReceived++;
-            _handler.OnPacket(this, connection, data[..packet]);
-            if (_slots[slot].State != ConnectionState.Connected)
-            {
-                return;
-            }
-
-            data = data[packet..];
-        }
-
-        if (!data.IsEmpty)
-        {
-            int expected = data.Length >= header ? _framer.GetPacketLength(data) : 0;
-            s.Partial = _pool.Rent(Math.Max(expected, Math.Max(header, 256)));
-            data.CopyTo(s.Partial);
-            s.PartialLength = data.Length;
-            s.PartialExpected = expected;
+            ProtocolError(slot);
         }
     }
 
-    /// <summary>
-    /// Adds the start of <paramref name="data"/> to the packet held for the slot; when it is
-    /// complete, dispatches it and leaves the rest in <paramref name="data"/>. False when the data
-    /// ran out first or the connection was closed.
-    /// </summary>
-    private bool CompletePartial(int slot, ref ReadOnlySpan<byte> data)
+    /// <summary>Counts a whole packet and hands it to the handler; false when the handler ended the connection.</summary>
+    private bool DeliverPacket(int slot, ReadOnlySpan<byte> packet)
     {
-        ref ConnectionSlot s = ref _slots[slot];
-        int header = _framer.HeaderSize;
-        if (s.PartialExpected == 0)
-        {
-            int headerPart = Math.Min(header - s.PartialLength, data.Length);
-            data[..headerPart].CopyTo(s.Partial.AsSpan(s.PartialLength));
-            s.PartialLength += headerPart;
-            data = data[headerPart..];
-            if (s.PartialLength < header)
-            {
-                return false;
-            }
-
-            int expected = _framer.GetPacketLength(s.Partial.AsSpan(0, header));
-            if (expected < header || expected > _options.MaxPacketSize)
-            {
-                ProtocolError(slot);
-                return false;
-            }
-
-            s.PartialExpected = expected;
-            if (s.Partial!.Length < expected)
-            {
-                byte[] larger = _pool.Rent(expected);
-                s.Partial.AsSpan(0, s.PartialLength).CopyTo(larger);
-                _pool.Return(s.Partial);
-                s.Partial = larger;
-            }
-        }
-
-        int take = Math.Min(s.PartialExpected - s.PartialLength, data.Length);
-        data[..take].CopyTo(s.Partial.AsSpan(s.PartialLength));
-        s.PartialLength += take;
-        data = data[take..];
-        if (s.PartialLength < s.PartialExpected)
-        {
-            return false;
-        }
-
-        byte[] whole = s.Partial!;
-        int length = s.PartialLength;
-        s.Partial = null;
-        s.PartialLength = 0;
-        s.PartialExpected = 0;
         Counters.PacketsReceived++;
-        _handler.OnPacket(this, ConnectionAt(slot), whole.AsSpan(0, length));
-        _pool.Return(whole);
+        _handler.OnPacket(this, ConnectionAt(slot), packet);
         return _slots[slot].State == ConnectionState.Connected;
+    }
+
+    /// <summary>The reassembler's sink for one connection of this shard.</summary>
+    private readonly struct PacketDelivery(EngineShard shard, int slot) : IPacketSink
+    {
+        public bool OnPacket(ReadOnlySpan<byte> packet) => shard.DeliverPacket(slot, packet);
     }
 }

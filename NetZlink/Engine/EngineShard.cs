@@ -33,12 +33,12 @@ public sealed unsafe partial class EngineShard
 
     private readonly ClientEngine _engine;
     private readonly EngineOptions _options;
-    private readonly IPacketFramer _framer;
     private readonly int _shardCount;
     private readonly ConnectionSlot[] _slots;
     private readonly byte[] _receiveBuffer;
     private readonly byte[] _sendScratch;
     private readonly System.Buffers.ArrayPool<byte> _pool;
+    private readonly PacketReassembler _reassembler;
     private readonly ConcurrentQueue<PostedFrame> _posted = new();
     private readonly Lock _wakeFdGate = new();
     private int _wakeFd;
@@ -59,13 +59,13 @@ public sealed unsafe partial class EngineShard
     {
         _engine = engine;
         _options = options;
-        _framer = options.Framer;
         Index = index;
         _shardCount = shardCount;
         _slots = new ConnectionSlot[slotCount];
         _receiveBuffer = GC.AllocateArray<byte>(options.ReceiveChunkSize, pinned: true);
         _sendScratch = GC.AllocateArray<byte>(options.SendScratchSize, pinned: true);
         _pool = System.Buffers.ArrayPool<byte>.Create(Math.Max(options.MaxPacketSize, options.MaxPendingBytesPerConnection), slotCount + 16);
+        _reassembler = new PacketReassembler(options.Framer, options.MaxPacketSize, _pool);
         _waiting = new List<int>(Math.Min(slotCount, options.ConnectConcurrency) + 16);
         _pendingSends = new List<int>(64);
         _wakeFd = LibcMethods.eventfd(0, LibcMethods.EFD_NONBLOCK | LibcMethods.EFD_CLOEXEC);
@@ -367,14 +367,7 @@ public sealed unsafe partial class EngineShard
 
     private void ReturnBuffers(ref ConnectionSlot s)
     {
-        if (s.Partial is not null)
-        {
-            _pool.Return(s.Partial);
-            s.Partial = null;
-        }
-
-        s.PartialLength = 0;
-        s.PartialExpected = 0;
+        _reassembler.Release(ref s.Partial);
         if (s.Pending is not null)
         {
             _pool.Return(s.Pending);

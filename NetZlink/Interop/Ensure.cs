@@ -19,16 +19,18 @@ internal static unsafe class Ensure
         throw Create(errno, ErrorScope.General, operation, target: null, errno == ZlinkConstants.ENOTSUP ? notSupportedHint : null);
 
     /// <summary>Throws for a failed endpoint operation; the message reads <c>Bind("tcp://…") failed: …</c>.</summary>
+    /// <remarks><paramref name="hint"/>, when given, says why the binding refused the call itself.</remarks>
     [DoesNotReturn]
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowEndpoint(int errno, string operation, string endpoint) =>
-        throw Create(errno, ErrorScope.Endpoint, operation, endpoint, hint: null);
+    internal static void ThrowEndpoint(int errno, string operation, string endpoint, string? hint = null) =>
+        throw Create(errno, ErrorScope.Endpoint, operation, endpoint, hint);
 
     /// <summary>Throws for a failed option operation; the message reads <c>SetOption(Linger) failed: …</c>.</summary>
+    /// <remarks><paramref name="hint"/>, when given, says why the binding refused the value itself.</remarks>
     [DoesNotReturn]
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal static void ThrowOption(int errno, string operation, string option) =>
-        throw Create(errno, ErrorScope.Option, operation, option, hint: null);
+    internal static void ThrowOption(int errno, string operation, string option, string? hint = null) =>
+        throw Create(errno, ErrorScope.Option, operation, option, hint);
 
     /// <summary>The table: ETERM, EHOSTUNREACH and ENOTSUP have their own types whatever the call;
     /// other errors are typed by what the call was working on.</summary>
@@ -42,7 +44,7 @@ internal static unsafe class Ensure
 
         string what = scope switch
         {
-            ErrorScope.Endpoint => $"{operation}(\"{target}\")",
+            ErrorScope.Endpoint => $"{operation}(\"{Utf8Z.Printable(target!)}\")",
             ErrorScope.Option => $"{operation}({target})",
             _ => operation,
         };
