@@ -308,7 +308,7 @@ public sealed unsafe partial class EngineShard
         for (int slot = 0; slot < _slots.Length; slot++)
         {
             ref ConnectionSlot s = ref _slots[slot];
-            int lost = s.PartialLength;
+            int lost = s.Partial.Length;
             ReturnBuffers(ref s);
             if (s.State != ConnectionState.Connected)
             {
