@@ -20,18 +20,8 @@ what=${1:-all}
 case "$what" in asan | valgrind | all) ;; *) echo "usage: scripts/native-memcheck.sh [asan|valgrind|all]" >&2; exit 2 ;; esac
 status=0
 
-need() {
-  local missing=()
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return
-  echo "memcheck: installing ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-}
+source scripts/apt-need.sh
+need() { apt_need "$@" >/dev/null || { echo "memcheck: cannot install $*"; exit 1; }; }
 
 run_asan() {
   local build=native/build-asan start=$SECONDS log

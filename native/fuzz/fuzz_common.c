@@ -90,7 +90,7 @@ static int recv_one(void *s, uint32_t *id, unsigned char *buf, size_t cap)
     unsigned char idb[4];
     if (zlink_recv(s, idb, sizeof idb, 0) != 4)
         return -1;
-    *id = fuzz_be32(idb);
+    *id = tu_be32(idb);
     int n = zlink_recv(s, buf, cap, 0);
     FUZZ_ASSERT(n >= 0);
     return n;

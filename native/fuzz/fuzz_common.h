@@ -10,6 +10,8 @@
 #define ZLINK_FUZZ_COMMON_H
 
 #include "zlink.h"
+/* tu_be32 / tu_put_be32: the tests' routing-id helpers */
+#include "testutil.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -67,22 +69,6 @@ int fuzz_epoll_watches(int epfd);
 /* Lists them on stderr (number, what it is, and a TCP socket's addresses
  * from /proc/net), for a report of leaked descriptors. */
 void fuzz_dump_fds(void);
-
-static inline uint32_t fuzz_be32(const void *p)
-{
-    const unsigned char *b = p;
-    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) |
-           ((uint32_t)b[2] << 8) | b[3];
-}
-
-static inline void fuzz_put_be32(void *p, uint32_t v)
-{
-    unsigned char *b = p;
-    b[0] = (unsigned char)(v >> 24);
-    b[1] = (unsigned char)(v >> 16);
-    b[2] = (unsigned char)(v >> 8);
-    b[3] = (unsigned char)v;
-}
 
 /* Reads the fuzz input as a sequence of fields; reads past the end give
  * zeros, so every input is a valid program. */
