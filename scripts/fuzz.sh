@@ -16,17 +16,8 @@ targets=("$@")
 
 # clang-14 links -fsanitize=fuzzer only with Debian's compiler-rt archives
 apt_packages=(clang-14 libclang-rt-14-dev libzmq3-dev pkg-config cmake make)
-missing=()
-for p in "${apt_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/apt-need.sh
+apt_need "${apt_packages[@]}" >/dev/null || { echo "fuzz: cannot install ${apt_packages[*]}"; exit 1; }
 
 build=native/build-fuzz
 echo "fuzz: building $build"

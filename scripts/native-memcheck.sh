@@ -5,7 +5,8 @@
 #             any memory error, leak or undefined behaviour fails its test.
 #   valgrind  runs every ctest test of the normal build (native/build, made by scripts/setup.sh)
 #             under valgrind memcheck with --leak-check=full; a memory error or a definitely or
-#             possibly lost block fails the test. Logs: native/build/memcheck/<test>.<pid>.log.
+#             possibly lost block fails the test (native/valgrind.supp: glibc's cached thread
+#             stacks only). Logs: native/build/memcheck/<test>.<pid>.log.
 #             Child processes are checked too, system tools (/bin, /usr/bin) are not; a test that
 #             is a shell script (test_limit_echo) runs natively with the build's programs it
 #             starts under valgrind; test_stream_emfile is skipped (see below).
@@ -20,18 +21,8 @@ what=${1:-all}
 case "$what" in asan | valgrind | all) ;; *) echo "usage: scripts/native-memcheck.sh [asan|valgrind|all]" >&2; exit 2 ;; esac
 status=0
 
-need() {
-  local missing=()
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return
-  echo "memcheck: installing ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-}
+source scripts/apt-need.sh
+need() { apt_need "$@" >/dev/null || { echo "memcheck: cannot install $*"; exit 1; }; }
 
 run_asan() {
   local build=native/build-asan start=$SECONDS log
@@ -86,7 +77,7 @@ run_valgrind() {
     total=$((total + 1))
     local -a argv vg
     IFS=$'\x1f' read -r -a argv <<<"$cmd"
-    vg=(valgrind --leak-check=full --show-leak-kinds=definite,possible
+    vg=(valgrind --suppressions="$root/native/valgrind.supp" --leak-check=full --show-leak-kinds=definite,possible
         --errors-for-leak-kinds=definite,possible --error-exitcode=99 --trace-children=yes
         --trace-children-skip='/bin/*,/usr/bin/*' --log-file="$root/$dir/$name.%p.log")
     if in_build "${argv[0]}"; then

@@ -33,6 +33,17 @@ void *fuzz_ctx(void)
     return ctx;
 }
 
+void *fuzz_socket(int type)
+{
+    void *s = zlink_socket(fuzz_ctx(), type);
+    for (int i = 0; !s && zlink_errno() == EMFILE && i < 1000; i++) {
+        usleep(1000);
+        s = zlink_socket(fuzz_ctx(), type);
+    }
+    FUZZ_ASSERT(s);
+    return s;
+}
+
 void *fuzz_stream_listener(uint16_t *port)
 {
     void *s = zlink_socket(fuzz_ctx(), ZLINK_STREAM);
@@ -79,7 +90,7 @@ static int recv_one(void *s, uint32_t *id, unsigned char *buf, size_t cap)
     unsigned char idb[4];
     if (zlink_recv(s, idb, sizeof idb, 0) != 4)
         return -1;
-    *id = fuzz_be32(idb);
+    *id = tu_be32(idb);
     int n = zlink_recv(s, buf, cap, 0);
     FUZZ_ASSERT(n >= 0);
     return n;
@@ -124,4 +135,57 @@ int fuzz_open_fds(void)
         n++;
     closedir(d);
     return n - 3; /* ".", ".." and the directory's own descriptor */
+}
+
+int fuzz_epoll_watches(int epfd)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", epfd);
+    FILE *f = fopen(path, "r");
+    FUZZ_ASSERT(f);
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strncmp(line, "tfd:", 4) == 0;
+    fclose(f);
+    return n;
+}
+
+void fuzz_dump_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], target[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        target[n > 0 ? n : 0] = '\0';
+        fprintf(stderr, "  fd %s -> %s\n", e->d_name, target);
+        if (strcmp(target, "anon_inode:[eventpoll]") == 0) {
+            /* which descriptors this epoll set watches ("tfd: N" lines) */
+            snprintf(path, sizeof path, "/proc/self/fdinfo/%s", e->d_name);
+            FILE *f = fopen(path, "r");
+            char line[256];
+            while (f && fgets(line, sizeof line, f))
+                if (strncmp(line, "tfd:", 4) == 0)
+                    fprintf(stderr, "      watches %s", line);
+            if (f)
+                fclose(f);
+        }
+    }
+    closedir(d);
+    /* the sockets' addresses and states, to match by inode */
+    const char *tables[] = {"/proc/self/net/tcp", "/proc/self/net/tcp6"};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(tables[i], "r");
+        if (!f)
+            continue;
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            fprintf(stderr, "  %s", line);
+        fclose(f);
+    }
 }

@@ -10,6 +10,8 @@
 #define ZLINK_FUZZ_COMMON_H
 
 #include "zlink.h"
+/* tu_be32 / tu_put_be32: the tests' routing-id helpers */
+#include "testutil.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +29,8 @@ void fuzz_fail(const char *file, int line, const char *what);
  * The targets hand arbitrary endpoints to the library and to libzmq, on a
  * machine shared with other test runs, so the process's bind(), connect()
  * and getaddrinfo() are replaced: a TCP bind always gets an ephemeral port
- * (never takes a fixed port someone else uses), a TCP connect succeeds only
+ * (never takes a fixed port someone else uses; asking for a port this
+ * process holds fails with EADDRINUSE as it would unfenced), a TCP connect succeeds only
  * to a loopback port the harness registered (others fail at once with
  * ECONNREFUSED: no packet leaves the machine, no other test's server sees
  * a connection) and names other than "localhost" do not resolve (no DNS).
@@ -38,6 +41,10 @@ void fuzz_allow_port(uint16_t port);
 
 /* one context per process; sockets made in it are closed by the targets */
 void *fuzz_ctx(void);
+
+/* zlink_socket in that context. libzmq reaps closed sockets in a thread of
+ * its own, so at its socket limit this waits for it a little. */
+void *fuzz_socket(int type);
 
 /* A STREAM socket bound to 127.0.0.1 with its port registered, LINGER 0. */
 void *fuzz_stream_listener(uint16_t *port);
@@ -56,21 +63,12 @@ void fuzz_stream_wait_closed(void *s, uint32_t id);
 /* Number of open descriptors of this process. */
 int fuzz_open_fds(void);
 
-static inline uint32_t fuzz_be32(const void *p)
-{
-    const unsigned char *b = p;
-    return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) |
-           ((uint32_t)b[2] << 8) | b[3];
-}
+/* Number of descriptors the epoll set epfd watches (from /proc). */
+int fuzz_epoll_watches(int epfd);
 
-static inline void fuzz_put_be32(void *p, uint32_t v)
-{
-    unsigned char *b = p;
-    b[0] = (unsigned char)(v >> 24);
-    b[1] = (unsigned char)(v >> 16);
-    b[2] = (unsigned char)(v >> 8);
-    b[3] = (unsigned char)v;
-}
+/* Lists them on stderr (number, what it is, and a TCP socket's addresses
+ * from /proc/net), for a report of leaked descriptors. */
+void fuzz_dump_fds(void);
 
 /* Reads the fuzz input as a sequence of fields; reads past the end give
  * zeros, so every input is a valid program. */

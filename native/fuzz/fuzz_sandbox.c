@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,31 +53,91 @@ static void *real(const char *name)
     return f;
 }
 
+/* The ports this process was given by the rewritten binds, and the
+ * descriptor each went to: a bind asking for one of them while that
+ * descriptor still holds it fails with EADDRINUSE, as it would without the
+ * rewrite (else two listeners could be bound at "the same" endpoint). */
+#define MAX_HELD 4096
+static struct {
+    int fd;
+    uint16_t port;
+} held[MAX_HELD];
+static int nheld;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint16_t bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET)
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return 0;
+}
+
+/* 1 if port is still held by the descriptor it was given to. Forgets the
+ * entries whose descriptor was closed or reused since. Caller locks. */
+static int port_held(uint16_t port)
+{
+    int found = 0;
+    for (int i = 0; i < nheld;) {
+        if (bound_port(held[i].fd) != held[i].port) {
+            held[i] = held[--nheld];
+            continue;
+        }
+        found |= held[i].port == port;
+        i++;
+    }
+    return found;
+}
+
 int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
     static int (*real_bind)(int, const struct sockaddr *, socklen_t);
     if (!real_bind)
         real_bind = (int (*)(int, const struct sockaddr *, socklen_t))real("bind");
+    struct sockaddr_storage a;
+    uint16_t want;
     if (addr && addr->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
-        struct sockaddr_in a;
-        memcpy(&a, addr, sizeof a);
-        a.sin_port = 0;
-        return real_bind(fd, (struct sockaddr *)&a, sizeof a);
-    }
-    if (addr && addr->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
-        struct sockaddr_in6 a;
-        memcpy(&a, addr, sizeof a);
-        a.sin6_port = 0;
-        return real_bind(fd, (struct sockaddr *)&a, sizeof a);
-    }
-    if (addr && (addr->sa_family == AF_INET || addr->sa_family == AF_INET6)) {
+        memcpy(&a, addr, sizeof(struct sockaddr_in));
+        want = ntohs(((struct sockaddr_in *)&a)->sin_port);
+        ((struct sockaddr_in *)&a)->sin_port = 0;
+    } else if (addr && addr->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+        memcpy(&a, addr, sizeof(struct sockaddr_in6));
+        want = ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+        ((struct sockaddr_in6 *)&a)->sin6_port = 0;
+    } else if (addr && (addr->sa_family == AF_INET || addr->sa_family == AF_INET6)) {
         errno = EINVAL;
         return -1;
+    } else {
+        /* AF_UNIX and the rest: the targets never hand libzmq an ipc://
+         * path, so nothing of the harness binds in the file system */
+        errno = EACCES;
+        return -1;
     }
-    /* AF_UNIX and the rest: the targets never hand libzmq an ipc:// path,
-     * so nothing of the harness binds in the file system */
-    errno = EACCES;
-    return -1;
+    pthread_mutex_lock(&held_lock);
+    int rc;
+    if (want && port_held(want)) {
+        errno = EADDRINUSE;
+        rc = -1;
+    } else {
+        rc = real_bind(fd, (struct sockaddr *)&a, len);
+        uint16_t got = rc == 0 ? bound_port(fd) : 0;
+        if (got) {
+            if (nheld < MAX_HELD) {
+                held[nheld].fd = fd;
+                held[nheld].port = got;
+                nheld++;
+            }
+        }
+    }
+    int e = errno;
+    pthread_mutex_unlock(&held_lock);
+    errno = e;
+    return rc;
 }
 
 int connect(int fd, const struct sockaddr *addr, socklen_t len)

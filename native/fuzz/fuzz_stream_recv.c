@@ -87,7 +87,7 @@ static int receive_one(rx_t *x, int may_block)
     int more = 0;
     size_t ml = sizeof more;
     FUZZ_ASSERT(zlink_getsockopt(srv, ZLINK_RCVMORE, &more, &ml) == 0 && more == 1);
-    uint32_t id = fuzz_be32(idb);
+    uint32_t id = tu_be32(idb);
     /* one connection at a time: every message is about it */
     FUZZ_ASSERT(id == x->id);
     if (sch & 0x08) {
@@ -123,7 +123,7 @@ static uint32_t wait_connected(void)
     while (zlink_recv(srv, idb, sizeof idb, 0) != 4)
         FUZZ_ASSERT(zlink_errno() == EAGAIN && now_ms() < deadline);
     FUZZ_ASSERT(zlink_recv(srv, b, sizeof b, 0) == 1 && b[0] == 0x01);
-    return fuzz_be32(idb);
+    return tu_be32(idb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -181,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (end == END_LOCAL && !asked_close && x.nreceived + 1 >= x.nsent) {
             /* all in (a held-back last byte may stay so): close from here */
             unsigned char idb[4];
-            fuzz_put_be32(idb, x.id);
+            tu_put_be32(idb, x.id);
             FUZZ_ASSERT(zlink_send(srv, idb, 4, ZLINK_SNDMORE) == 4);
             FUZZ_ASSERT(zlink_send(srv, "", 0, 0) == 0);
             asked_close = 1;

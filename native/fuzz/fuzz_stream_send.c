@@ -79,10 +79,10 @@ static void send_id(run_t *r, uint8_t flags, fuzz_reader_t *in, size_t len)
     size_t idlen = 4;
     switch ((flags >> 4) & 3) {
     case 0:
-        fuzz_put_be32(idb, r->id);
+        tu_put_be32(idb, r->id);
         break;
     case 1:
-        fuzz_put_be32(idb, stale_id);
+        tu_put_be32(idb, stale_id);
         break;
     case 2: {
         size_t got;
@@ -106,7 +106,7 @@ static void send_id(run_t *r, uint8_t flags, fuzz_reader_t *in, size_t len)
         FUZZ_ASSERT(rc == -1 && e == EINVAL); /* an id frame needs SNDMORE */
         return;
     }
-    int live = !null_buf && idlen == 4 && fuzz_be32(idb) == r->id && !r->closing;
+    int live = !null_buf && idlen == 4 && tu_be32(idb) == r->id && !r->closing;
     if (live && !r->peer_gone) {
         FUZZ_ASSERT(rc == 4);
     } else if (live) {
@@ -184,7 +184,7 @@ static void step_close(run_t *r, int closed)
         }
     } else if (!r->closing) {
         unsigned char idb[4];
-        fuzz_put_be32(idb, r->id);
+        tu_put_be32(idb, r->id);
         int rc = zlink_send(srv, idb, 4, ZLINK_SNDMORE);
         if (rc == 4) {
             FUZZ_ASSERT(!closed);
@@ -224,7 +224,7 @@ static void finish(run_t *r)
         if (!closed && zlink_recv(srv, idb, sizeof idb, ZLINK_DONTWAIT) == 4) {
             int n = zlink_recv(srv, b, sizeof b, 0);
             /* the peer sends nothing: only this connection's 0x00 can come */
-            FUZZ_ASSERT(n == 1 && b[0] == 0x00 && fuzz_be32(idb) == r->id);
+            FUZZ_ASSERT(n == 1 && b[0] == 0x00 && tu_be32(idb) == r->id);
             /* before the close was asked for, only a reset ends it */
             FUZZ_ASSERT(r->closing || r->peer_gone);
             closed = 1;
@@ -252,7 +252,7 @@ static uint32_t wait_connected(void)
     unsigned char idb[4], b[16];
     FUZZ_ASSERT(zlink_recv(srv, idb, sizeof idb, 0) == 4);
     FUZZ_ASSERT(zlink_recv(srv, b, sizeof b, 0) == 1 && b[0] == 0x01);
-    uint32_t id = fuzz_be32(idb);
+    uint32_t id = tu_be32(idb);
     FUZZ_ASSERT(id != stale_id);
     return id;
 }
