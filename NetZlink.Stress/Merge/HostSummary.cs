@@ -104,7 +104,7 @@ internal sealed class HostSummary
             MeasureSeconds = input.Number(MergeInputJson.MeasureName),
             LatencySampleRate = input.Int32(MergeInputJson.SampleRateName),
             StartAt = input.OptionalNumber(MergeInputJson.StartAtName),
-            Rate = run.OptionalNumber("rate") ?? 0,
+            Rate = run.Number("rate"),
         };
         var result = new ScenarioResult
         {
@@ -130,7 +130,7 @@ internal sealed class HostSummary
             Disconnects = run.Integer("disconnects"),
             ProtocolErrors = run.Integer("protocol_errors"),
             Lost = run.Integer("lost"),
-            Late = run.Has("late") ? run.Integer("late") : 0,
+            Late = run.Integer("late"),
             FailReason = run.RequiredText("fail_reason"),
             MeasureStartedAt = input.OptionalNumber(MergeInputJson.MeasureStartedAtName),
         };
