@@ -13,9 +13,10 @@
  * or replaced, or its socket was destroyed: always requested internally,
  * forwarded only if the caller asked for it) or when the context shuts
  * down. The context keeps every relay so that it can join their threads:
- * replacing a monitor joins the old relay at once (its endpoint is then
- * free again), finished relays are joined when the next one starts, and
- * the rest when the context terminates.
+ * replacing a monitor joins the old relay at once (the relay unbinds its
+ * endpoint before it ends, so the endpoint is free again), finished relays
+ * are joined when the next one starts, and the rest when the context
+ * terminates.
  */
 #include "zl_internal.h"
 
@@ -32,6 +33,7 @@ typedef struct zl_relay {
     void *out;          /* PAIR bound at the caller's endpoint */
     int events;         /* the caller's mask */
     atomic_int done;
+    char *ep;           /* the caller's endpoint, unbound before out closes */
 } zl_relay_t;
 
 /* Forwards one event, never blocking on a slow or absent reader (like the
@@ -82,6 +84,10 @@ static void *relay_main(void *arg)
             break;
     }
     zmq_close(r->in);
+    /* zmq_close frees an inproc endpoint later, in libzmq's reaper thread;
+     * zmq_unbind frees it now, so a monitor joined here has given its
+     * endpoint back by the time zlink_socket_monitor replaces it */
+    zmq_unbind(r->out, r->ep);
     zmq_close(r->out);
     atomic_store(&r->done, 1);
     return NULL;
@@ -105,6 +111,7 @@ static zl_relay_t *unlink_relay(zl_ctx_t *c, const zl_handle_t *owner,
 static void join_and_free(zl_relay_t *r)
 {
     pthread_join(r->thread, NULL);
+    free(r->ep);
     free(r);
 }
 
@@ -144,6 +151,11 @@ int zl_relay_monitor(zl_handle_t *h, const char *ep, int events)
     if (!r)
         return zl_fail(ENOMEM);
     r->events = events;
+    r->ep = strdup(ep);
+    if (!r->ep) {
+        free(r);
+        return zl_fail(ENOMEM);
+    }
     char inner[96];
     snprintf(inner, sizeof inner, "inproc://zlink.relay.%p.%u", (void *)h,
              atomic_fetch_add(&c->seq, 1));
@@ -169,6 +181,7 @@ int zl_relay_monitor(zl_handle_t *h, const char *ep, int events)
             zmq_close(r->in);
         if (r->out)
             zmq_close(r->out);
+        free(r->ep);
         free(r);
         return zl_fail(e);
     }
