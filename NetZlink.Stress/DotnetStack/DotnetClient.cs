@@ -69,7 +69,16 @@ internal sealed class DotnetClient : ILoadDriver
             shard.Start();
         }
 
+        plan.PhaseChanged = client.WakeShards;
         return client;
+    }
+
+    private void WakeShards()
+    {
+        foreach (DotnetClientShard shard in _shards)
+        {
+            shard.Wake();
+        }
     }
 
     public LoadTotals Totals()

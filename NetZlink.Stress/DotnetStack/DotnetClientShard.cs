@@ -178,8 +178,8 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
         }
     }
 
-    /// <summary>Wakes the shard thread (a connect settled); a no-op once the shard is disposed.</summary>
-    private void Wake()
+    /// <summary>Wakes the shard thread (a connect settled, the phase changed); a no-op once the shard is disposed.</summary>
+    internal void Wake()
     {
         try
         {

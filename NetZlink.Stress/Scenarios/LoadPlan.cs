@@ -42,11 +42,19 @@ internal sealed class LoadPlan
     /// <summary>Check every echoed byte against what was sent (s0).</summary>
     public bool VerifyPayload { get; }
 
+    /// <summary>The current phase; setting it calls <see cref="PhaseChanged"/> so that idle shards look at once.</summary>
     public LoadPhase Phase
     {
         get => _phase;
-        set => _phase = value;
+        set
+        {
+            _phase = value;
+            PhaseChanged?.Invoke();
+        }
     }
+
+    /// <summary>Set by the client stack: wakes its shards after the runner changes the phase.</summary>
+    public Action? PhaseChanged { get; set; }
 
     /// <summary>Target packets per second over all connections (--rate); 0 = closed loop (keep `inflight` outstanding).</summary>
     public double Rate { get; }

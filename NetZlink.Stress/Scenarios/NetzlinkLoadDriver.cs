@@ -50,6 +50,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
         {
             var handlers = new EchoLoadHandler[engine.ShardCount];
             engine.Start(shard => handlers[shard.Index] = new EchoLoadHandler(shard, plan, engine.ShardCount));
+            plan.PhaseChanged = engine.RequestPass;
             return new NetzlinkLoadDriver(engine, handlers);
         }
         catch

@@ -218,6 +218,42 @@ public sealed class ClientEngineTests
         Assert.That(used, Is.LessThan(TimeSpan.FromMilliseconds(200)));
     }
 
+    [Test, CancelAfter(60_000)]
+    public void RequestPass_WakesAnIdleShard_WithoutWaitingForItsIdleTimeout()
+    {
+        using var server = new RawTcpServer();
+        var handler = new RecordingHandler();
+        using var engine = new ClientEngine(1, Options(server.Endpoint));
+        engine.Start(_ => handler);
+        server.Accept(Patience);
+        Wait.Until(() => handler.Connected.Count == 1, "the connection");
+        Thread.Sleep(300);
+
+        // Each round waits for the pass it asked for. An idle shard wakes by itself every 250 ms, so
+        // without RequestPass 20 rounds take about 5 s; the bound leaves half of that for a loaded machine.
+        const int Rounds = 20;
+        var elapsed = System.Diagnostics.Stopwatch.StartNew();
+        for (int i = 0; i < Rounds; i++)
+        {
+            int before = handler.Passes;
+            engine.RequestPass();
+            Wait.Until(() => handler.Passes > before, $"the pass asked for in round {i}");
+        }
+
+        TestContext.Out.WriteLine($"{Rounds} requested passes took {elapsed.Elapsed.TotalMilliseconds:0} ms");
+        Assert.That(elapsed.Elapsed, Is.LessThan(TimeSpan.FromMilliseconds(Rounds * 250 / 2)));
+    }
+
+    [Test]
+    public void RequestPass_AfterDispose_IsANoOp()
+    {
+        using var server = new RawTcpServer();
+        var engine = new ClientEngine(1, Options(server.Endpoint));
+        engine.Start(_ => new RecordingHandler());
+        engine.Dispose();
+        Assert.DoesNotThrow(engine.RequestPass);
+    }
+
     private const string IdleProbePrefix = "idle-probe";
 
     /// <summary>User + system CPU of this process's threads named IdleProbePrefix-N (/proc/self/task).</summary>

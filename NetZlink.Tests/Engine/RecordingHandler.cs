@@ -57,8 +57,14 @@ internal sealed class RecordingHandler : IConnectionHandler
         }
     }
 
+    private int _passes;
+
+    /// <summary>How many times the shard has called OnPass.</summary>
+    public int Passes => Volatile.Read(ref _passes);
+
     public void OnPass(EngineShard shard)
     {
+        Interlocked.Increment(ref _passes);
         List<Connection> connected = Connected;
         if (connected.Count == 0)
         {

@@ -182,6 +182,25 @@ public sealed unsafe class ClientEngine : IDisposable
         return true;
     }
 
+    /// <summary>
+    /// Makes every shard run a pass (<see cref="IConnectionHandler.OnPass"/>) soon, from any thread:
+    /// for a handler that acts on state changed outside the engine. Without it an idle shard sees
+    /// such a change on its next wake-up, up to a quarter of a second later. A no-op once the
+    /// engine has stopped.
+    /// </summary>
+    public void RequestPass()
+    {
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            return;
+        }
+
+        foreach (EngineShard shard in _shards)
+        {
+            shard.RequestPass();
+        }
+    }
+
     /// <summary>Sums the shards' counters now (each read without locks).</summary>
     public EngineCounters ReadCounters()
     {

@@ -47,6 +47,7 @@ public sealed unsafe partial class EngineShard
     private nint _socket;
     private Thread? _thread;
     private int _sleeping;
+    private int _passRequested;
     private long _wakeByTicks = long.MaxValue;
     private int _timerFd = -1;
     private volatile bool _stopRequested;
@@ -141,6 +142,14 @@ public sealed unsafe partial class EngineShard
         }
     }
 
+    /// <summary>Makes the shard run a pass soon (see <see cref="ClientEngine.RequestPass"/>); any thread.</summary>
+    internal void RequestPass()
+    {
+        // Interlocked (a full fence) before Wake reads _sleeping, like the queue's enqueue for Post.
+        Interlocked.Exchange(ref _passRequested, 1);
+        Wake();
+    }
+
     internal void Post(int slot, byte[] rented, int length)
     {
         _posted.Enqueue(new PostedFrame(slot, rented, length));
@@ -176,6 +185,7 @@ public sealed unsafe partial class EngineShard
             while (!_stopRequested)
             {
                 long sentBefore = Counters.FramesSent + Counters.FramesQueued;
+                Volatile.Write(ref _passRequested, 0);
                 bool busy = DrainPosted();
                 busy |= AdvanceConnects(Stopwatch.GetTimestamp());
                 busy |= ReceiveBatch();
@@ -224,7 +234,7 @@ public sealed unsafe partial class EngineShard
         }
 
         Interlocked.Exchange(ref _sleeping, 1);
-        if (!_posted.IsEmpty || _stopRequested)
+        if (!_posted.IsEmpty || _stopRequested || Volatile.Read(ref _passRequested) != 0)
         {
             Volatile.Write(ref _sleeping, 0);
             return;

@@ -20,6 +20,10 @@ public interface IConnectionHandler
     /// <summary>An established connection ended; <paramref name="lostBytes"/> is the partial packet dropped with it.</summary>
     void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes);
 
-    /// <summary>Called once per pass of the shard loop, after received data was dispatched: the place to send.</summary>
+    /// <summary>
+    /// Called once per pass of the shard loop, after received data was dispatched: the place to send.
+    /// An idle shard makes a pass when something wakes it; <see cref="ClientEngine.RequestPass"/>
+    /// asks for one from outside, <see cref="EngineShard.WakeBy"/> from a handler.
+    /// </summary>
     void OnPass(EngineShard shard);
 }
