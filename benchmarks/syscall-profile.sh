@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Where a stack's CPU goes, per packet: runs one s2 echo (server and client in separate processes)
+# and counts, with `perf stat` on each process for a window inside the measured phase, its CPU
+# time and its system calls by kind (sendto, recvfrom, epoll_wait, poll, ...), then divides by the
+# packets echoed in that window (the client's s2 throughput times the window). The counts are
+# kernel tracepoints, so they are exact; perf's own overhead in counting mode is small.
+#
+#   bash benchmarks/syscall-profile.sh [--stack netzlink|dotnet|c-epoll] [--ccu N] [--window S]
+#                                      [--port P] [-- extra client flags, e.g. --shards 1]
+#
+# Prints one line per side, e.g.
+#   netzlink client: packets/s=1583970 cpu_us/packet=0.704 cores=1.11 syscalls/packet=0.174 sendto=0.022 ...
+# Needs perf (Debian: linux-perf) and permission to count tracepoints (root, or
+# kernel.perf_event_paranoid <= 1); says so and exits 2 when it has neither.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+stack=netzlink ccu=10000 window=6 port=29500
+extra=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --stack) stack=$2; shift 2 ;;
+    --ccu) ccu=$2; shift 2 ;;
+    --window) window=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "syscall-profile: unknown argument '$1' (see --help)" >&2; exit 1 ;;
+  esac
+done
+case $stack in netzlink|dotnet|c-epoll) ;; *) echo "syscall-profile: --stack must be netzlink, dotnet or c-epoll, not '$stack'" >&2; exit 1 ;; esac
+
+events=task-clock,context-switches,raw_syscalls:sys_enter
+for call in sendto recvfrom epoll_wait poll read write epoll_ctl futex; do
+  events+=",syscalls:sys_enter_$call"
+done
+if ! command -v perf >/dev/null; then
+  echo "syscall-profile: perf is not installed (Debian package linux-perf)" >&2; exit 2
+fi
+if ! perf stat -e raw_syscalls:sys_enter true >/dev/null 2>&1; then
+  echo "syscall-profile: perf may not count the raw_syscalls tracepoint here (run as root or lower kernel.perf_event_paranoid)" >&2; exit 2
+fi
+
+dll=$root/NetZlink.Stress/bin/Release/net10.0/NetZlink.Stress.dll
+limit=$root/native/build/bench/limit_echo
+[ -f "$dll" ] || { echo "syscall-profile: build first: dotnet build NetZlink.Stress -c Release" >&2; exit 2; }
+[ "$stack" != c-epoll ] || [ -x "$limit" ] || { echo "syscall-profile: build first: cmake --build native/build --target limit_echo" >&2; exit 2; }
+
+work=$(mktemp -d)
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+warmup=3
+measure=$((window + 6))
+# The server runs until its standard input closes: a fifo this script holds open.
+mkfifo "$work/hold"
+if [ "$stack" = c-epoll ]; then
+  "$limit" server --port "$port" --quiet <"$work/hold" >"$work/server.log" 2>&1 &
+else
+  dotnet "$dll" --role server --stack "$stack" --port "$port" <"$work/hold" >"$work/server.log" 2>&1 &
+fi
+server_pid=$!
+exec 3>"$work/hold"
+for _ in $(seq 1 100); do grep -q READY "$work/server.log" 2>/dev/null && break; sleep 0.1; done
+grep -q READY "$work/server.log" || { echo "syscall-profile: the $stack echo server did not start:" >&2; cat "$work/server.log" >&2; exit 2; }
+
+if [ "$stack" = c-epoll ]; then
+  "$limit" client --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" --measure "$measure" \
+    --timeseries-csv "$work/ts.csv" "${extra[@]}" >"$work/client.log" 2>&1 &
+else
+  dotnet "$dll" --role client --stack "$stack" --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" \
+    --measure "$measure" --timeseries-csv "$work/ts.csv" --quiet "${extra[@]}" >"$work/client.log" 2>&1 &
+fi
+client_pid=$!
+
+# Start counting 3 s into the measured phase (the time series names the phase of each second).
+for _ in $(seq 1 1200); do
+  grep -q measure "$work/ts.csv" 2>/dev/null && break
+  kill -0 "$client_pid" 2>/dev/null || break
+  sleep 0.1
+done
+grep -q measure "$work/ts.csv" 2>/dev/null || { echo "syscall-profile: the client never reached its measured phase:" >&2; cat "$work/client.log" >&2; exit 2; }
+sleep 3
+timeout -s INT "$window" perf stat -e "$events" -p "$client_pid" -o "$work/client.perf" &
+timeout -s INT "$window" perf stat -e "$events" -p "$server_pid" -o "$work/server.perf" || true
+wait %2 2>/dev/null || true
+wait "$client_pid" || true
+exec 3>&-
+
+result=$(grep '^RESULT' "$work/client.log" || true)
+[ -n "$result" ] || { echo "syscall-profile: the client printed no RESULT:" >&2; cat "$work/client.log" >&2; exit 2; }
+echo "$result" | cut -c1-200
+rate=$(echo "$result" | sed -E 's/.*throughput=([0-9.]+).*/\1/')
+
+for side in client server; do
+  awk -v side="$side" -v stack="$stack" -v rate="$rate" '
+    /seconds time elapsed/ { elapsed = $1 }
+    $2 == "msec" && $3 == "task-clock" { gsub(",", "", $1); cpu_ms = $1 }
+    $2 ~ /^(raw_)?syscalls:sys_enter/ || $2 == "context-switches" {
+      gsub(",", "", $1); name = $2; sub(/^syscalls:sys_enter_/, "", name); sub(/^raw_syscalls:sys_enter$/, "all", name)
+      count[name] = $1; order[++n] = name
+    }
+    END {
+      packets = rate * elapsed
+      if (packets <= 0) { print stack " " side ": no packets in the window"; exit }
+      line = sprintf("%s %s: packets/s=%.0f cpu_us/packet=%.3f cores=%.2f syscalls/packet=%.3f", stack, side, rate,
+        cpu_ms * 1000 / packets, cpu_ms / 1000 / elapsed, count["all"] / packets)
+      for (i = 1; i <= n; i++) if (order[i] != "all" && count[order[i]] > 0) line = line sprintf(" %s=%.3f", order[i], count[order[i]] / packets)
+      print line
+    }' "$work/$side.perf"
+done
