@@ -4,6 +4,7 @@
 # plus what earlier runs found (native/build-fuzz/corpus/<target>). Prints one line per target
 # ("fuzz <target>: PASS ..." or "FAIL ...", with the reproducer's path) and exits 1 if any failed.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   e.g. scripts/fuzz.sh 600 fuzz_stream_recv
+# Without TARGETs: every native/fuzz/*.c that defines LLVMFuzzerTestOneInput.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -12,7 +13,12 @@ seconds=${1:-60}
 shift || true
 case "$seconds" in '' | *[!0-9]*) echo "usage: scripts/fuzz.sh [SECONDS] [TARGET...]" >&2; exit 2 ;; esac
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_endpoint fuzz_sockopt fuzz_stream_send fuzz_stream_recv)
+if [ ${#targets[@]} -eq 0 ]; then
+  # every target: each native/fuzz source that defines the libFuzzer entry point
+  for source in $(grep -l LLVMFuzzerTestOneInput native/fuzz/*.c); do
+    targets+=("$(basename "$source" .c)")
+  done
+fi
 
 # clang-14 links -fsanitize=fuzzer only with Debian's compiler-rt archives
 apt_packages=(clang-14 libclang-rt-14-dev libzmq3-dev pkg-config cmake make)
