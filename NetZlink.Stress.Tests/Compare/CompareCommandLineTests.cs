@@ -1,5 +1,6 @@
 // compare's command line: its own flags, the scenario flags passed through the ordinary parser,
 // and the flags compare sets per run refused with the reason.
+using NetZlink.Stress.Cli;
 using NetZlink.Stress.Compare;
 
 namespace NetZlink.Stress.Tests.Compare;
@@ -51,7 +52,7 @@ public sealed class CompareCommandLineTests
     [TestCase(new[] { "--no-such" }, "unknown flag --no-such (see --help)")]
     public void BadInputIsRefusedWithTheReason(string[] args, string error)
     {
-        CompareParseOutcome outcome = CompareCommandLine.Parse(args, Now);
+        VerbParseOutcome<CompareOptions> outcome = CompareCommandLine.Parse(args, Now);
 
         Assert.That(outcome.Options, Is.Null);
         Assert.That(outcome.ExitCode, Is.EqualTo(1));
@@ -61,7 +62,7 @@ public sealed class CompareCommandLineTests
     [Test]
     public void HelpPrintsUsage()
     {
-        CompareParseOutcome outcome = CompareCommandLine.Parse(["--ccu", "5", "--help"], Now);
+        VerbParseOutcome<CompareOptions> outcome = CompareCommandLine.Parse(["--ccu", "5", "--help"], Now);
         Assert.That(outcome.Options, Is.Null);
         Assert.That(outcome.ExitCode, Is.EqualTo(0));
         Assert.That(outcome.Text, Does.StartWith("usage: NetZlink.Stress compare"));

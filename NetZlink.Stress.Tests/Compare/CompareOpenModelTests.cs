@@ -1,5 +1,6 @@
 // compare --rate: an open-model s2 run (s2-open) per .NET stack beside the closed-loop runs, how
 // its client is launched, how the report shows it, and one real compare with it.
+using NetZlink.Stress.Cli;
 using NetZlink.Stress.Compare;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
@@ -40,7 +41,7 @@ public sealed class CompareOpenModelTests
     [CancelAfter(10_000)]
     public void ABadRateIsRefusedWithTheReason(string[] args, string error)
     {
-        CompareParseOutcome outcome = CompareCommandLine.Parse(args, Now);
+        VerbParseOutcome<CompareOptions> outcome = CompareCommandLine.Parse(args, Now);
 
         Assert.Multiple(() =>
         {

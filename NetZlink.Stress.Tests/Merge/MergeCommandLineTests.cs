@@ -1,4 +1,5 @@
 // `merge`'s command line: its three flags in both spellings, the files, and one line per mistake.
+using NetZlink.Stress.Cli;
 using NetZlink.Stress.Merge;
 
 namespace NetZlink.Stress.Tests.Merge;
@@ -10,7 +11,7 @@ public sealed class MergeCommandLineTests
     [CancelAfter(10_000)]
     public void FlagsAndFilesAreRead()
     {
-        MergeParseOutcome outcome = MergeCommandLine.Parse(
+        VerbParseOutcome<MergeOptions> outcome = MergeCommandLine.Parse(
             ["a.json", "--metrics-csv", "m.csv", "--summary-json=s.json", "b.json", "--scenario-id", "lab 2", "--", "--odd-name.json"]);
 
         Assert.That(outcome.Options, Is.EqualTo(new MergeOptions(outcome.Options!.Inputs, "m.csv", "s.json", "lab 2")));
@@ -27,7 +28,7 @@ public sealed class MergeCommandLineTests
     [CancelAfter(10_000)]
     public void MistakesAreOneLineEach(string[] args, string error)
     {
-        MergeParseOutcome outcome = MergeCommandLine.Parse(args);
+        VerbParseOutcome<MergeOptions> outcome = MergeCommandLine.Parse(args);
 
         Assert.Multiple(() =>
         {
@@ -41,7 +42,7 @@ public sealed class MergeCommandLineTests
     [CancelAfter(10_000)]
     public void HelpNamesTheFlagsAndTheExitCodes()
     {
-        MergeParseOutcome outcome = MergeCommandLine.Parse(["a.json", "--help"]);
+        VerbParseOutcome<MergeOptions> outcome = MergeCommandLine.Parse(["a.json", "--help"]);
 
         Assert.Multiple(() =>
         {

@@ -17,7 +17,7 @@ internal static class CompareCommand
         stdout = TextWriter.Synchronized(stdout);
         stderr = TextWriter.Synchronized(stderr);
         DateTime started = DateTime.UtcNow;
-        CompareParseOutcome parsed = CompareCommandLine.Parse(args, started);
+        VerbParseOutcome<CompareOptions> parsed = CompareCommandLine.Parse(args, started);
         if (parsed.Options is not { } options)
         {
             if (parsed.Text is not null)

@@ -6,7 +6,7 @@ using NetZlink.Stress.Cli;
 
 namespace NetZlink.Stress.Compare;
 
-/// <summary>Turns the words after `compare` into a <see cref="CompareParseOutcome"/>.</summary>
+/// <summary>Turns the words after `compare` into a <see cref="VerbParseOutcome<CompareOptions>"/>.</summary>
 internal static class CompareCommandLine
 {
     /// <summary>The scenarios compare can run: one run per stack each.</summary>
@@ -50,7 +50,7 @@ internal static class CompareCommandLine
         "exit codes: 0 every run PASS, 1 bad usage, 2 a run FAIL or did not finish");
 
     /// <summary>Parses <paramref name="args"/> (the words after `compare`).</summary>
-    public static CompareParseOutcome Parse(IReadOnlyList<string> args, DateTime utcNow)
+    public static VerbParseOutcome<CompareOptions> Parse(IReadOnlyList<string> args, DateTime utcNow)
     {
         string? outDirectory = null;
         IReadOnlyList<string> stacks = CompareStacks.All;
@@ -65,7 +65,7 @@ internal static class CompareCommandLine
             string name = arg.Split('=', 2)[0];
             if (arg is "--help" or "-h")
             {
-                return CompareParseOutcome.Help(HelpText);
+                return VerbParseOutcome<CompareOptions>.Help(HelpText);
             }
 
             if (name is "--out" or "--stacks" or "--scenarios")
@@ -107,7 +107,7 @@ internal static class CompareCommandLine
         errors.AddRange(single.Errors);
         if (errors.Count > 0 || single.Invocation is not { } invocation)
         {
-            return CompareParseOutcome.Usage(errors.Count > 0 ? errors : ["compare takes no --version (see compare --help)"]);
+            return VerbParseOutcome<CompareOptions>.Usage(errors.Count > 0 ? errors : ["compare takes no --version (see compare --help)"]);
         }
 
         outDirectory ??= Path.Combine("compare-results", utcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
@@ -116,7 +116,7 @@ internal static class CompareCommandLine
             scenarios = [.. scenarios, OpenScenario];
         }
 
-        return CompareParseOutcome.Run(new CompareOptions(outDirectory, stacks, scenarios, invocation.Settings, quiet));
+        return VerbParseOutcome<CompareOptions>.Run(new CompareOptions(outDirectory, stacks, scenarios, invocation.Settings, quiet));
     }
 
     private static IReadOnlyList<string> List(List<string> errors, string flag, string value, IReadOnlyList<string> allowed)

@@ -17,7 +17,7 @@ internal static class MergeCommand
     /// <summary>Runs the words after `merge`; returns the exit code (see <see cref="ExitCodes"/>).</summary>
     public static int Run(IReadOnlyList<string> args, TextWriter stdout, TextWriter stderr)
     {
-        MergeParseOutcome parsed = MergeCommandLine.Parse(args);
+        VerbParseOutcome<MergeOptions> parsed = MergeCommandLine.Parse(args);
         if (parsed.Options is not { } options)
         {
             return ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, stdout, stderr);

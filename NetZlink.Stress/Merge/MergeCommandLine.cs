@@ -1,8 +1,10 @@
 // Reads `NetZlink.Stress merge [--metrics-csv F] [--summary-json F] [--scenario-id ID] a.json b.json …`:
 // three flags (as `--flag value` or `--flag=value`), then the hosts' files; `--` ends the flags.
+using NetZlink.Stress.Cli;
+
 namespace NetZlink.Stress.Merge;
 
-/// <summary>Turns the words after `merge` into a <see cref="MergeParseOutcome"/>.</summary>
+/// <summary>Turns the words after `merge` into a <see cref="VerbParseOutcome<MergeOptions>"/>.</summary>
 internal static class MergeCommandLine
 {
     private static readonly string[] ValueFlags = ["--metrics-csv", "--summary-json", "--scenario-id"];
@@ -21,7 +23,7 @@ internal static class MergeCommandLine
         "exit codes: 0 PASS, 1 bad usage or an unusable file, 2 FAIL");
 
     /// <summary>Parses <paramref name="args"/> (the words after `merge`).</summary>
-    public static MergeParseOutcome Parse(IReadOnlyList<string> args)
+    public static VerbParseOutcome<MergeOptions> Parse(IReadOnlyList<string> args)
     {
         var values = new Dictionary<string, string>(StringComparer.Ordinal);
         var inputs = new List<string>();
@@ -44,7 +46,7 @@ internal static class MergeCommandLine
 
             if (arg is "--help" or "-h")
             {
-                return MergeParseOutcome.Help(HelpText);
+                return VerbParseOutcome<MergeOptions>.Help(HelpText);
             }
 
             string name = arg.Split('=', 2)[0];
@@ -78,8 +80,8 @@ internal static class MergeCommandLine
         }
 
         return errors.Count > 0
-            ? MergeParseOutcome.Usage(errors)
-            : MergeParseOutcome.Run(new MergeOptions(
+            ? VerbParseOutcome<MergeOptions>.Usage(errors)
+            : VerbParseOutcome<MergeOptions>.Run(new MergeOptions(
                 inputs,
                 values.GetValueOrDefault("--metrics-csv"),
                 values.GetValueOrDefault("--summary-json"),
