@@ -89,6 +89,7 @@ public sealed class CompareOpenModelTests
             Throughput = 2000,
             P99Us = 900_000,
             Late = 1500,
+            CpuSeconds = 0.5,
             PassFail = "PASS",
         };
         string path = temp.File("open.json");
@@ -105,7 +106,7 @@ public sealed class CompareOpenModelTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(lines, Has.One.StartsWith("| netzlink | s2-open | 200 |").And.EndsWith("| PASS | n/a | n/a | 2000.00 | 1500 |"),
+            Assert.That(lines, Has.One.StartsWith("| netzlink | s2-open | 200 |").And.EndsWith("| PASS | n/a | n/a | 2000.00 | 1500 | 0.50 | 0.0 |"),
                 "no dotnet s2-open run to take ratios against");
             Assert.That(lines, Has.One.StartsWith("| c-epoll | s2-open | n/a |").And.Contains("n/a (no --rate)"));
             Assert.That(lines, Has.One.StartsWith("| s2-open | n/a |"));

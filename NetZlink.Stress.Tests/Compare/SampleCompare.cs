@@ -48,6 +48,8 @@ internal static class SampleCompare
                 P95Us = P99[stack] / 2,
                 P99Us = P99[stack],
                 P999Us = P99[stack] * 2,
+                CpuSeconds = 1.25,
+                PeakRssBytes = 40 * 1024 * 1024,
                 PassFail = "PASS",
             };
             runs.Add(Run(temp, stack, "s1", s1, []));

@@ -47,7 +47,8 @@ internal static class HtmlReport
         html.Append("<h2>Runs</h2>\n");
         Table(html, ReportTables.Runs(report));
         html.Append("<p class=\"note\">throughput in packets/s, latency in µs; ratios are this stack's figure over ")
-            .Append(E(CompareStacks.Baseline)).Append("'s (throughput above 1 and p99 below 1 are better).</p>\n");
+            .Append(E(CompareStacks.Baseline)).Append("'s (throughput above 1 and p99 below 1 are better). ")
+            .Append(E(ReportTables.ClientUsageNote)).Append("</p>\n");
         if (ReportTables.OpenModelNote(report) is { } open)
         {
             html.Append("<p class=\"note\">").Append(E(open)).Append("</p>\n");

@@ -21,7 +21,8 @@ internal static class MarkdownReport
         md.Append("## Runs\n\n");
         Table(md, ReportTables.Runs(report));
         md.Append("\nthroughput in packets/s, latency in µs; ratios are this stack's figure over `")
-            .Append(CompareStacks.Baseline).Append("`'s (throughput above 1 and p99 below 1 are better).\n\n");
+            .Append(CompareStacks.Baseline).Append("`'s (throughput above 1 and p99 below 1 are better). ")
+            .Append(ReportTables.ClientUsageNote).Append("\n\n");
         if (ReportTables.OpenModelNote(report) is { } open)
         {
             md.Append(open).Append("\n\n");

@@ -15,13 +15,18 @@ internal static class ReportTables
         "incomplete_ratio", "throughput", "p50", "p95", "p99",
     ];
 
-    /// <summary>Per stack and scenario: the seeds' fields, pass_fail, and the ratios to the baseline stack.</summary>
+    /// <summary>What the client columns of <see cref="Runs"/> count.</summary>
+    public const string ClientUsageNote =
+        "client cpu_s is the client process's CPU time over its whole run (connect, warm-up, measured phase, drain) on every core; client peak_rss_mb its peak resident memory.";
+
+    /// <summary>Per stack and scenario: the seeds' fields, pass_fail, the ratios to the baseline stack, and what the client process used.</summary>
     public static ReportTable Runs(CompareReport report)
     {
         string b = CompareStacks.Baseline;
         string[] header =
         [
             "stack", "scenario", .. SeedFields, "p99.9", "pass_fail", $"throughput / {b}", $"p99 / {b}", "rate", "late",
+            "client cpu_s", "client peak_rss_mb",
         ];
         var rows = new List<IReadOnlyList<string>>();
         foreach (string scenario in report.Scenarios)
@@ -32,7 +37,7 @@ internal static class ReportTables
                 {
                     if (!CompareOptions.HasRun(stack, scenario))
                     {
-                        rows.Add([stack, scenario, .. SeedFields.Select(_ => "n/a"), "n/a", "n/a (no --rate)", "n/a", "n/a", "n/a", "n/a"]);
+                        rows.Add([stack, scenario, .. SeedFields.Select(_ => "n/a"), "n/a", "n/a (no --rate)", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"]);
                     }
 
                     continue;
@@ -40,7 +45,7 @@ internal static class ReportTables
 
                 if (run.Summary is not { } s)
                 {
-                    rows.Add([stack, scenario, .. SeedFields.Select(_ => "-"), "-", "NO RESULT", "n/a", "n/a", "-", "-"]);
+                    rows.Add([stack, scenario, .. SeedFields.Select(_ => "-"), "-", "NO RESULT", "n/a", "n/a", "-", "-", "-", "-"]);
                     continue;
                 }
 
@@ -51,6 +56,7 @@ internal static class ReportTables
                     Ratios.Format(Ratios.Throughput(report, stack, b, scenario)),
                     Ratios.Format(Ratios.P99(report, stack, b, scenario)),
                     s.Text("rate"), s.Text("late"),
+                    s.Text("cpu_s"), s.Text("peak_rss_mb"),
                 ]);
             }
         }

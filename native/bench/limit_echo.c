@@ -458,6 +458,23 @@ static double resident_mb(void)
     return (double)resident * (double)sysconf(_SC_PAGESIZE) / (1024.0 * 1024.0);
 }
 
+/* VmHWM in MB from /proc/self/status: the peak of this program's own memory.
+ * getrusage's ru_maxrss is not: Linux carries it across execve, so a client
+ * started by a .NET parent would report the parent's size. 0 when unreadable. */
+static double peak_resident_mb(void)
+{
+    char line[256];
+    long kb = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (double)kb / 1024.0;
+}
+
 /* the progress line and the time series, once a second */
 typedef struct ticker {
     uint64_t start, last;
@@ -685,7 +702,7 @@ static void summarize(client_t *c, result_t *r)
     getrusage(RUSAGE_SELF, &ru);
     r->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                (double)ru.ru_stime.tv_usec / 1e6;
-    r->rss_mb = (double)ru.ru_maxrss / 1024.0;
+    r->rss_mb = peak_resident_mb();
     for (int e = 0; e <= MAX_ERRNO; e++) {
         if (!c->errors[e])
             continue;
