@@ -230,8 +230,9 @@ public sealed class EngineLifetimeTests
     private static void AssertEveryLiveConnectionEndedOnce(EchoPumpHandler[] handlers, ConnectionEndReason expected)
     {
         long connected = handlers.Sum(h => h.Connected);
-        Assert.That(handlers.Sum(h => h.Ended(expected)), Is.EqualTo(connected), $"every connection ended with {expected}");
-        Assert.That(handlers.Sum(h => h.EndedTotal), Is.EqualTo(connected), "no connection ended for another reason");
+        string byReason = string.Join("; ", handlers.Select((h, i) => $"shard {i}: " + string.Join(", ", Enum.GetValues<ConnectionEndReason>().Select(r => $"{r} {h.Ended(r)}"))));
+        Assert.That(handlers.Sum(h => h.Ended(expected)), Is.EqualTo(connected), $"every connection ended with {expected} (ends by reason: {byReason})");
+        Assert.That(handlers.Sum(h => h.EndedTotal), Is.EqualTo(connected), "every connection ended once");
         Assert.That(handlers.Sum(h => h.UnmatchedEnds), Is.Zero, "no connection heard OnDisconnected twice");
         Assert.That(handlers.Sum(h => h.StillLive), Is.Zero, "no connection was left without OnDisconnected");
     }

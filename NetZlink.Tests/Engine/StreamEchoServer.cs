@@ -20,6 +20,11 @@ internal sealed class StreamEchoServer : IDisposable
     public StreamEchoServer()
     {
         _socket = _context.CreateSocket(SocketType.Stream);
+        // The default backlog (100) overflows when an engine connects hundreds at once and this
+        // one thread is slow to accept (a loaded machine): the kernel then completes the client's
+        // handshake, drops the connection and answers its first data with a reset, so a test saw
+        // connections end Remote that it never closed.
+        _socket.Backlog = 4096;
         _socket.Bind("tcp://127.0.0.1:*");
         Endpoint = _socket.LastEndpoint;
         _thread = new Thread(Serve) { IsBackground = true, Name = "test-stream-echo" };
