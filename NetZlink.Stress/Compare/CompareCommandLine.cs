@@ -6,7 +6,7 @@ using NetZlink.Stress.Cli;
 
 namespace NetZlink.Stress.Compare;
 
-/// <summary>Turns the words after `compare` into a <see cref="VerbParseOutcome<CompareOptions>"/>.</summary>
+/// <summary>Turns the words after `compare` into a <see cref="VerbParseOutcome{CompareOptions}"/>.</summary>
 internal static class CompareCommandLine
 {
     /// <summary>The scenarios compare can run: one run per stack each.</summary>

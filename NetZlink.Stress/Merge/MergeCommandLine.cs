@@ -4,7 +4,7 @@ using NetZlink.Stress.Cli;
 
 namespace NetZlink.Stress.Merge;
 
-/// <summary>Turns the words after `merge` into a <see cref="VerbParseOutcome<MergeOptions>"/>.</summary>
+/// <summary>Turns the words after `merge` into a <see cref="VerbParseOutcome{MergeOptions}"/>.</summary>
 internal static class MergeCommandLine
 {
     private static readonly string[] ValueFlags = ["--metrics-csv", "--summary-json", "--scenario-id"];
