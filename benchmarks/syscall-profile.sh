@@ -47,23 +47,18 @@ limit=$root/native/build/bench/limit_echo
 [ "$stack" != c-epoll ] || [ -x "$limit" ] || { echo "syscall-profile: build first: cmake --build native/build --target limit_echo" >&2; exit 2; }
 
 work=$(mktemp -d)
-server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
+source "$root/scripts/echo-server-lib.sh"
+cleanup() { echo_server_stop; rm -rf "$work"; }
 trap cleanup EXIT
 
 warmup=3
 measure=$((window + 6))
-# The server runs until its standard input closes: a fifo this script holds open.
-mkfifo "$work/hold"
 if [ "$stack" = c-epoll ]; then
-  "$limit" server --port "$port" --quiet <"$work/hold" >"$work/server.log" 2>&1 &
+  echo_server_start "$work/server.log" "$limit" server --port "$port" --quiet || exit 2
 else
-  dotnet "$dll" --role server --stack "$stack" --port "$port" <"$work/hold" >"$work/server.log" 2>&1 &
+  echo_server_start "$work/server.log" dotnet "$dll" --role server --stack "$stack" --port "$port" || exit 2
 fi
-server_pid=$!
-exec 3>"$work/hold"
-for _ in $(seq 1 100); do grep -q READY "$work/server.log" 2>/dev/null && break; sleep 0.1; done
-grep -q READY "$work/server.log" || { echo "syscall-profile: the $stack echo server did not start:" >&2; cat "$work/server.log" >&2; exit 2; }
+server_pid=$echo_server_pid
 
 if [ "$stack" = c-epoll ]; then
   "$limit" client --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" --measure "$measure" \
@@ -83,10 +78,10 @@ done
 grep -q measure "$work/ts.csv" 2>/dev/null || { echo "syscall-profile: the client never reached its measured phase:" >&2; cat "$work/client.log" >&2; exit 2; }
 sleep 3
 timeout -s INT "$window" perf stat -e "$events" -p "$client_pid" -o "$work/client.perf" &
+client_perf=$!
 timeout -s INT "$window" perf stat -e "$events" -p "$server_pid" -o "$work/server.perf" || true
-wait %2 2>/dev/null || true
+wait "$client_perf" || true
 wait "$client_pid" || true
-exec 3>&-
 
 result=$(grep '^RESULT' "$work/client.log" || true)
 [ -n "$result" ] || { echo "syscall-profile: the client printed no RESULT:" >&2; cat "$work/client.log" >&2; exit 2; }

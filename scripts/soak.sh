@@ -40,26 +40,15 @@ bash scripts/setup.sh >/dev/null
 dotnet build NetZlink.Stress -c Release --nologo -v quiet >/dev/null
 tool=(dotnet NetZlink.Stress/bin/Release/net10.0/NetZlink.Stress.dll)
 
-# The server's stdin is a pipe held open by fd 9: closing it (or SIGTERM) stops the server.
-fifo="$out/server-stdin"
-rm -f "$fifo"; mkfifo "$fifo"
-"${tool[@]}" --role server --stack "$stack" --port "$port" --quiet <"$fifo" >"$out/server.txt" 2>&1 &
-server=$!
-exec 9>"$fifo"
+source scripts/echo-server-lib.sh
 sampler=""
 cleanup() {
   [ -n "$sampler" ] && kill "$sampler" 2>/dev/null
-  exec 9>&-
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
-  rm -f "$fifo"
+  echo_server_stop
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-  grep -q '^READY' "$out/server.txt" 2>/dev/null && break
-  kill -0 "$server" 2>/dev/null || { echo "soak.sh: the server exited:"; cat "$out/server.txt"; exit 2; } >&2
-  sleep 0.1
-done
+echo_server_start "$out/server.txt" "${tool[@]}" --role server --stack "$stack" --port "$port" --quiet || exit 2
+server=$echo_server_pid
 
 echo "elapsed,server_rss_mb" >"$out/server-rss.csv"
 (

@@ -2,6 +2,7 @@
 // and the flags compare sets per run refused with the reason.
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.Compare;
+using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 
@@ -52,11 +53,7 @@ public sealed class CompareCommandLineTests
     [TestCase(new[] { "--no-such" }, "unknown flag --no-such (see --help)")]
     public void BadInputIsRefusedWithTheReason(string[] args, string error)
     {
-        VerbParseOutcome<CompareOptions> outcome = CompareCommandLine.Parse(args, Now);
-
-        Assert.That(outcome.Options, Is.Null);
-        Assert.That(outcome.ExitCode, Is.EqualTo(1));
-        Assert.That(outcome.Errors, Has.Some.StartsWith(error));
+        VerbOutcomes.AssertRefused(CompareCommandLine.Parse(args, Now), Has.Some.StartsWith(error));
     }
 
     [Test]

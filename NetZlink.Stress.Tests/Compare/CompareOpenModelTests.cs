@@ -41,14 +41,7 @@ public sealed class CompareOpenModelTests
     [CancelAfter(10_000)]
     public void ABadRateIsRefusedWithTheReason(string[] args, string error)
     {
-        VerbParseOutcome<CompareOptions> outcome = CompareCommandLine.Parse(args, Now);
-
-        Assert.Multiple(() =>
-        {
-            Assert.That(outcome.Options, Is.Null);
-            Assert.That(outcome.ExitCode, Is.EqualTo(1));
-            Assert.That(outcome.Errors, Is.EqualTo(new[] { error }));
-        });
+        VerbOutcomes.AssertRefused(CompareCommandLine.Parse(args, Now), Is.EqualTo(new[] { error }));
     }
 
     [Test]

@@ -1,6 +1,7 @@
 // `merge`'s command line: its three flags in both spellings, the files, and one line per mistake.
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.Merge;
+using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Merge;
 
@@ -28,14 +29,7 @@ public sealed class MergeCommandLineTests
     [CancelAfter(10_000)]
     public void MistakesAreOneLineEach(string[] args, string error)
     {
-        VerbParseOutcome<MergeOptions> outcome = MergeCommandLine.Parse(args);
-
-        Assert.Multiple(() =>
-        {
-            Assert.That(outcome.Options, Is.Null);
-            Assert.That(outcome.ExitCode, Is.EqualTo(1));
-            Assert.That(outcome.Errors, Is.EqualTo(new[] { error }));
-        });
+        VerbOutcomes.AssertRefused(MergeCommandLine.Parse(args), Is.EqualTo(new[] { error }));
     }
 
     [Test]
