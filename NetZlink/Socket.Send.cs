@@ -34,9 +34,11 @@ public sealed unsafe partial class Socket
     public void SendMore(ReadOnlySpan<byte> data) => Send(data, SendFlags.SendMore);
 
     /// <summary>
-    /// Sends one frame without blocking. Allocates nothing. On a STREAM socket a payload refused
-    /// at the high-water mark was not queued, while the routing id frame sent before it stays
-    /// pending: retry the payload alone.
+    /// Sends one frame without blocking. Allocates nothing. On a STREAM socket a message is the
+    /// 4-byte routing id frame (<see cref="SendFlags.SendMore"/>) and one payload frame; when either
+    /// is refused (false) nothing stays selected, so retry the whole message, id first. NetZlink's
+    /// native library refuses the payload at the connection's high-water mark, a real zlink 1.3
+    /// library the id frame: the same retry works for both.
     /// </summary>
     /// <param name="data">The frame; copied (or written to the connection) before the call returns.</param>
     /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow; DontWait is implied.</param>

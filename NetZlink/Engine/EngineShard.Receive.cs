@@ -145,10 +145,6 @@ public sealed unsafe partial class EngineShard
         Counters.Disconnects++;
         ReturnBuffers(ref s);
         s.State = ConnectionState.Closed;
-        if (_selectedSlot == slot)
-        {
-            _selectedSlot = -1;
-        }
 
         _handler.OnDisconnected(this, ConnectionAt(slot), reason, lost);
     }

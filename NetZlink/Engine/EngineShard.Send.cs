@@ -1,8 +1,9 @@
 // The send side of a shard: one [id] + [payload] multipart per frame, speculative, never blocking.
 //
-// A STREAM send is two native calls. When the payload is refused (EAGAIN: that connection's
-// queue is at SNDHWM) the socket still holds the id frame: the shard remembers which slot it was
-// (_selectedSlot) so the retry sends only the payload; any other send re-sends its own id first.
+// A STREAM send is two native calls, [id] (SNDMORE) then [payload]. When either is refused
+// (EAGAIN: that connection's queue is at SNDHWM; NetZlink's library refuses the payload, a real
+// zlink 1.3 the id) nothing stays selected in the socket, so every try, first or retry, sends
+// both frames: the next id frame can never become payload bytes of a stalled connection.
 using System.Buffers.Binary;
 using System.Diagnostics;
 using NetZlink.Interop;
@@ -12,7 +13,6 @@ namespace NetZlink.Engine;
 public sealed unsafe partial class EngineShard
 {
     private readonly List<int> _pendingSends;
-    private int _selectedSlot = -1;
 
     /// <summary>
     /// Sends one frame (one or more whole packets) to a connection of this shard. Call on the
@@ -59,14 +59,9 @@ public sealed unsafe partial class EngineShard
     /// <summary>One try: Sent, Queued (the socket refused the payload; the caller keeps it) or Closed.</summary>
     private SendResult TrySendNative(int slot, ReadOnlySpan<byte> frame)
     {
-        if (_selectedSlot != slot)
+        if (!StreamFrames.SendRoutingId(_socket, _slots[slot].RoutingId))
         {
-            if (!StreamFrames.SendRoutingId(_socket, _slots[slot].RoutingId))
-            {
-                return SendFailure(NativeMethods.zlink_errno(), "routing id");
-            }
-
-            _selectedSlot = slot;
+            return SendFailure(NativeMethods.zlink_errno(), "routing id");
         }
 
         int rc;
@@ -80,7 +75,6 @@ public sealed unsafe partial class EngineShard
             return SendFailure(NativeMethods.zlink_errno(), "payload");
         }
 
-        _selectedSlot = -1;
         Counters.FramesSent++;
         Counters.BytesSent += frame.Length;
         return SendResult.Sent;
@@ -93,7 +87,6 @@ public sealed unsafe partial class EngineShard
             return SendResult.Queued;
         }
 
-        _selectedSlot = -1;
         if (errno == ZlinkConstants.EHOSTUNREACH)
         {
             // The connection is gone; its [id][0x00] is on its way and will end the slot.
@@ -185,6 +178,5 @@ public sealed unsafe partial class EngineShard
     private void CloseNative(uint routingId)
     {
         StreamFrames.RequestClose(_socket, routingId);
-        _selectedSlot = -1;
     }
 }

@@ -140,7 +140,8 @@ static void send_payload(run_t *r, uint8_t flags, fuzz_reader_t *in, size_t len)
         return;
     }
     if (null_buf) {
-        FUZZ_ASSERT(rc == -1 && e == EMSGSIZE); /* the id stays selected */
+        FUZZ_ASSERT(rc == -1 && e == EMSGSIZE); /* nothing stays selected */
+        r->want_payload = 0;
         return;
     }
     if (len == 0) {
@@ -150,7 +151,8 @@ static void send_payload(run_t *r, uint8_t flags, fuzz_reader_t *in, size_t len)
         return;
     }
     if (rc == -1) {
-        FUZZ_ASSERT(e == EAGAIN); /* the queue is at SNDHWM: the id stays selected */
+        FUZZ_ASSERT(e == EAGAIN); /* the queue is at SNDHWM: nothing stays selected */
+        r->want_payload = 0;
         return;
     }
     FUZZ_ASSERT(rc == (int)len);

@@ -515,7 +515,7 @@ static zl_conn_t *wait_for_room(zl_stream_t *s, int flags)
         if (c->q.lcount < (uint32_t)s->sndhwm)
             return c;
         if ((flags & ZLINK_DONTWAIT) || s->sndtimeo == 0) {
-            zl_set_errno(EAGAIN); /* the id stays selected for the retry */
+            zl_set_errno(EAGAIN);
             return NULL;
         }
         if (s->sndtimeo > 0) {
@@ -533,32 +533,16 @@ static zl_conn_t *wait_for_room(zl_stream_t *s, int flags)
     }
 }
 
-int zl_stream_send(zl_stream_t *s, const void *buf, size_t len, int flags)
+/* The payload frame: sends, queues or refuses it. The caller has cleared
+ * the selection already, so whatever happens here the next frame is an id
+ * frame (see zl_stream_send). */
+static int send_payload(zl_stream_t *s, const void *buf, size_t len,
+                        int flags)
 {
-    if (check_live(s))
-        return -1;
-    if (!s->tx_pending) {
-        /* routing id frame */
-        if (!(flags & ZLINK_SNDMORE))
-            return zl_fail(EINVAL);
-        if (len != 4 || !buf)
-            return zl_fail(EHOSTUNREACH);
-        zl_conn_t *c = zl_conn_by_id(s, zl_get_be32(buf));
-        if (!c || c->state != ZC_ACTIVE)
-            return zl_fail(EHOSTUNREACH);
-        s->tx_pending = 1;
-        s->tx_idx = c->idx;
-        s->tx_serial = c->serial;
-        return 4;
-    }
-    /* payload frame (a MORE flag on it is ignored, as libzmq does) */
     zl_conn_t *c = zl_conn_at(s, s->tx_idx, s->tx_serial);
-    if (!c || c->state != ZC_ACTIVE) {
-        s->tx_pending = 0;
+    if (!c || c->state != ZC_ACTIVE)
         return zl_fail(EHOSTUNREACH);
-    }
     if (len == 0) {
-        s->tx_pending = 0;
         zl_conn_request_close(s, c);
         return 0;
     }
@@ -577,8 +561,40 @@ int zl_stream_send(zl_stream_t *s, const void *buf, size_t len, int flags)
     if (zl_conn_queue(s, c, buf, len) != 0)
         return -1;
     c->msgs_sent++;
-    s->tx_pending = 0;
     return (int)len;
+}
+
+/* The send protocol (docs/zlink-abi.md, "STREAM sends"): a message is an id
+ * frame (4 bytes, SNDMORE) that selects a connection, then one payload frame
+ * (empty: close the connection). A payload frame always ends the message:
+ * sent, queued, or refused, the selection is gone afterwards, so after any
+ * failure the caller sends the whole [id][payload] again. Never does a
+ * refused payload leave the socket expecting a payload, which would make the
+ * caller's next id frame (for another connection, or a close) payload bytes
+ * of the stalled connection. */
+int zl_stream_send(zl_stream_t *s, const void *buf, size_t len, int flags)
+{
+    if (check_live(s))
+        return -1;
+    if (s->tx_pending) {
+        /* payload frame (a MORE flag on it is ignored, as libzmq does) */
+        s->tx_pending = 0;
+        return send_payload(s, buf, len, flags);
+    }
+    {
+        /* routing id frame */
+        if (!(flags & ZLINK_SNDMORE))
+            return zl_fail(EINVAL);
+        if (len != 4 || !buf)
+            return zl_fail(EHOSTUNREACH);
+        zl_conn_t *c = zl_conn_by_id(s, zl_get_be32(buf));
+        if (!c || c->state != ZC_ACTIVE)
+            return zl_fail(EHOSTUNREACH);
+        s->tx_pending = 1;
+        s->tx_idx = c->idx;
+        s->tx_serial = c->serial;
+        return 4;
+    }
 }
 
 /* ---- recv -------------------------------------------------------------- */

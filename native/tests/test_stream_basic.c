@@ -86,23 +86,18 @@ int main(void)
     size_t sent = 0, rcvd = 0;
     uint32_t evid;
     int ev;
-    int id_pending = 0;
     while (rcvd < total) {
         if (sent < total) {
             size_t chunk = total - sent < 65536 ? total - sent : 65536;
-            if (!id_pending) {
-                unsigned char idb[4];
-                tu_put_be32(idb, cid);
-                CHECK(zlink_send(cli, idb, 4, ZLINK_SNDMORE) == 4);
-                id_pending = 1;
-            }
-            /* at SNDHWM the payload fails with EAGAIN and the id stays
-             * selected: only the payload is retried */
+            unsigned char idb[4];
+            tu_put_be32(idb, cid);
+            CHECK(zlink_send(cli, idb, 4, ZLINK_SNDMORE) == 4);
+            /* at SNDHWM the payload fails with EAGAIN and nothing stays
+             * selected: the whole [id][payload] is retried */
             int n = zlink_send(cli, big + sent, chunk, ZLINK_DONTWAIT);
             if (n >= 0) {
                 CHECK((size_t)n == chunk);
                 sent += chunk;
-                id_pending = 0;
             } else {
                 CHECK(zlink_errno() == EAGAIN);
             }

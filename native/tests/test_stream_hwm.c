@@ -1,7 +1,10 @@
 /* test_stream_hwm.c - SNDHWM on STREAM: when a connection's queue is full
- * the payload send fails with EAGAIN, nothing is queued, the id stays
- * selected, and the retried payload goes through once the peer reads;
- * SNDTIMEO bounds a blocking send; order is preserved throughout. */
+ * the payload send fails with EAGAIN, nothing is queued and nothing stays
+ * selected: the next frame is an id frame again, so another connection's
+ * [id][payload] (or a close) goes where it is addressed and never into the
+ * stalled connection's stream; the whole [id][payload] retried goes through
+ * once the peer reads; SNDTIMEO bounds a blocking send; order is preserved
+ * throughout. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -44,16 +47,66 @@ int main(void)
     }
     /* the kernel took some, the queue holds at most SNDHWM messages */
     CHECK(accepted >= 4 && accepted < 4 + 1 + 8 * 1024 * 1024 / CHUNK);
-    /* the id is still selected: a payload retry fails the same way ... */
+    /* nothing stays selected: a payload alone is now an id frame without
+     * SNDMORE (EINVAL), and the stalled connection's stream is untouched */
+    CHECK_ERR(zlink_send(srv, chunk, CHUNK, ZLINK_DONTWAIT), EINVAL);
+    /* another connection's message goes to that connection, exactly */
+    void *cli2 = zlink_socket(ctx, ZLINK_STREAM);
+    CHECK(zlink_connect(cli2, ep) == 0);
+    uint32_t cid2, sid2, id2;
+    CHECK(tu_stream_event(cli2, &cid2) == 1);
+    CHECK(tu_stream_event(srv, &sid2) == 1);
+    CHECK(tu_stream_send(srv, sid2, "other", 5, ZLINK_DONTWAIT) == 5);
+    {
+        char ob[16];
+        int on;
+        long long until = tu_now_ms() + 5000;
+        while ((on = tu_stream_recv(cli2, &id2, ob, sizeof ob, ZLINK_DONTWAIT)) < 0 &&
+               tu_now_ms() < until) {
+            zlink_pollitem_t it[2] = {{srv, 0, ZLINK_POLLIN, 0}, {cli2, 0, ZLINK_POLLIN, 0}};
+            CHECK(zlink_poll(it, 2, 10) >= 0);
+        }
+        CHECK(on == 5 && id2 == cid2 && memcmp(ob, "other", 5) == 0);
+    }
+    /* the stalled connection refuses the same way again (a whole retry) ... */
+    CHECK(zlink_send(srv, idb, 4, ZLINK_SNDMORE) == 4);
     CHECK_ERR(zlink_send(srv, chunk, CHUNK, ZLINK_DONTWAIT), EAGAIN);
-    /* ... and a blocking send gives up after SNDTIMEO */
+    /* ... and a blocking send gives up after SNDTIMEO, deselecting too */
     tu_set_int(srv, ZLINK_SNDTIMEO, 100);
     long long t0 = tu_now_ms();
+    CHECK(zlink_send(srv, idb, 4, ZLINK_SNDMORE) == 4);
     CHECK_ERR(zlink_send(srv, chunk, CHUNK, 0), EAGAIN);
     CHECK(tu_now_ms() - t0 >= 90);
+    CHECK_ERR(zlink_send(srv, chunk, CHUNK, ZLINK_DONTWAIT), EINVAL);
+    /* closing the other connection while the first is stalled works */
+    {
+        unsigned char idb2[4];
+        tu_put_be32(idb2, sid2);
+        CHECK(zlink_send(srv, idb2, 4, ZLINK_SNDMORE) == 4);
+        CHECK(zlink_send(srv, NULL, 0, ZLINK_DONTWAIT) == 0);
+        int ev = -1;
+        long long until = tu_now_ms() + 5000;
+        char ob[16];
+        int on;
+        while (tu_now_ms() < until) {
+            on = tu_stream_recv(cli2, &id2, ob, sizeof ob, ZLINK_DONTWAIT);
+            if (on == 1 && ob[0] == 0) {
+                ev = 0;
+                break;
+            }
+            CHECK(on < 0); /* nothing but the disconnect event arrives */
+            zlink_pollitem_t it[2] = {{srv, 0, ZLINK_POLLIN, 0}, {cli2, 0, ZLINK_POLLIN, 0}};
+            CHECK(zlink_poll(it, 2, 10) >= 0);
+        }
+        CHECK(ev == 0 && id2 == cid2);
+        /* the server hears its own close as a 0x00 too */
+        CHECK(tu_stream_event(srv, &id) == 0 && id == sid2);
+    }
+    tu_set_int(cli2, ZLINK_LINGER, 0);
+    CHECK(zlink_close(cli2) == 0);
 
-    /* the client reads; retrying the payload alone eventually succeeds and
-     * the stream stays in order */
+    /* the client reads; retrying the whole [id][payload] eventually
+     * succeeds and the stream stays in order, with no stray byte */
     unsigned char *rb = malloc(CHUNK);
     uint64_t got = 0;
     int done = 0;
@@ -63,8 +116,8 @@ int main(void)
             if (done) {
                 for (int i = 0; i < CHUNK; i++)
                     chunk[i] = (unsigned char)((pos + (uint64_t)i) % 251);
-                CHECK(zlink_send(srv, idb, 4, ZLINK_SNDMORE) == 4);
             }
+            CHECK(zlink_send(srv, idb, 4, ZLINK_SNDMORE) == 4);
             int n = zlink_send(srv, chunk, CHUNK, ZLINK_DONTWAIT);
             if (n >= 0) {
                 CHECK(n == CHUNK);
