@@ -17,9 +17,9 @@ namespace NetZlink.Engine;
 /// Opens many connections to one or more endpoints and drives them from a fixed number of shard
 /// threads. Applications plug in an <see cref="IConnectionHandler"/> per shard (callbacks on the
 /// shard thread, no locks) or use <see cref="ChannelConnectionHandler"/> to read packets through a
-/// <c>ChannelReader</c>; any thread may send with <see cref="Post"/>.
+/// <c>ChannelReader</c>; any thread may send with <see cref="TryPost"/> or <see cref="PostAsync"/>.
 /// </summary>
-public sealed unsafe class ClientEngine : IDisposable
+public sealed class ClientEngine : IDisposable
 {
     private readonly EngineOptions _options;
     private readonly Context _context;
@@ -32,8 +32,8 @@ public sealed unsafe class ClientEngine : IDisposable
     private ContextHandle? _contextReference;
     private int _shardsUnresolved;
     private int _shardsRunning;
-    private long _droppedPosts;
     private Exception? _fault;
+    private volatile bool _faultStopped;
     private int _started;
     private int _disposed;
 
@@ -109,8 +109,23 @@ public sealed unsafe class ClientEngine : IDisposable
     /// </summary>
     public Exception? Fault => Volatile.Read(ref _fault);
 
-    /// <summary>Frames given to <see cref="Post"/> that could not be sent (connection closed or its queue full).</summary>
-    public long DroppedPosts => Interlocked.Read(ref _droppedPosts);
+    /// <summary>
+    /// Frames <see cref="TryPost"/> or <see cref="PostAsync"/> accepted that were dropped instead of
+    /// sent (see <see cref="ReadPostCounters"/> for the reasons).
+    /// </summary>
+    public long DroppedPosts
+    {
+        get
+        {
+            PostCounters c = ReadPostCounters();
+            return c.DroppedClosed + c.DroppedStopped;
+        }
+    }
+
+    /// <summary>True from <see cref="Start"/> until the first shard thread stops (stop, fault or context termination).</summary>
+    public bool IsRunning => Volatile.Read(ref _started) != 0 && Volatile.Read(ref _disposed) == 0 && !_stopped.Task.IsCompleted && !_anyShardStopping;
+
+    private volatile bool _anyShardStopping;
 
     /// <summary>Creates each shard's socket and handler and starts the shard threads, which begin connecting at once.</summary>
     /// <param name="handlerFactory">Called once per shard, on the calling thread, before that shard starts.</param>
@@ -165,21 +180,113 @@ public sealed unsafe class ClientEngine : IDisposable
     }
 
     /// <summary>
-    /// Sends a frame to a connection from any thread: the bytes are copied into a pooled buffer and
-    /// queued to the owning shard, which sends them on its next pass. Returns false when the engine
-    /// is not running.
+    /// Sends a frame to a connection from any thread, without blocking: the bytes are copied into a
+    /// pooled buffer and queued to the connection's shard, which sends them on its next pass. The
+    /// frame holds posting capacity until the native socket takes it: at most
+    /// <see cref="EngineOptions.PostCapacityPerConnection"/> bytes per connection and
+    /// <see cref="EngineOptions.PostCapacityPerShard"/> per shard. Every accepted frame is later
+    /// either sent or counted as dropped (<see cref="ReadPostCounters"/>): dropped when its
+    /// connection is not established when its turn comes or ends first, or when the engine stops.
     /// </summary>
-    public bool Post(Connection connection, ReadOnlySpan<byte> frame)
+    /// <returns>
+    /// True when accepted; false when there is no room now (a slow peer: retry later, or use
+    /// <see cref="PostAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
+    /// An empty frame is accepted and ignored.
+    /// </returns>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>, so it could never be accepted.</exception>
+    public bool TryPost(Connection connection, ReadOnlySpan<byte> frame)
+        => TryPostCore(connection, frame) == EngineShard.PostStatus.Accepted;
+
+    /// <summary>
+    /// Like <see cref="TryPost"/>, but waits (asynchronously, no thread blocked) for posting
+    /// capacity when the connection or its shard is full.
+    /// </summary>
+    /// <returns>True once accepted; false when the engine is not running or stops while waiting (nothing was accepted).</returns>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first; nothing was accepted.</exception>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>.</exception>
+    public ValueTask<bool> PostAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
     {
-        if ((uint)connection.Shard >= (uint)_shards.Length || Volatile.Read(ref _disposed) != 0 || Volatile.Read(ref _shardsRunning) == 0)
+        cancellationToken.ThrowIfCancellationRequested();
+        EngineShard.PostStatus status = TryPostCore(connection, frame.Span);
+        return status switch
         {
-            return false;
+            EngineShard.PostStatus.Accepted => new ValueTask<bool>(true),
+            EngineShard.PostStatus.Closed => new ValueTask<bool>(false),
+            _ => WaitAndPost(connection, frame, cancellationToken),
+        };
+    }
+
+    /// <summary>Posting counters summed over shards now (see <see cref="PostCounters"/>).</summary>
+    public PostCounters ReadPostCounters()
+    {
+        long accepted = 0, sent = 0, closed = 0, stopped = 0, held = 0;
+        foreach (EngineShard shard in _shards)
+        {
+            // Accepted first: a frame counted as sent or dropped below was accepted before.
+            accepted += shard.PostsAccepted;
         }
 
-        byte[] buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(frame.Length);
-        frame.CopyTo(buffer);
-        _shards[connection.Shard].Post(connection.Slot, buffer, frame.Length);
-        return true;
+        foreach (EngineShard shard in _shards)
+        {
+            ref ShardCounters c = ref shard.Counters;
+            sent += Volatile.Read(ref c.PostsSent);
+            closed += Volatile.Read(ref c.PostsDroppedClosed);
+            stopped += Volatile.Read(ref c.PostsDroppedStopped);
+            held += shard.PostedBytesHeld;
+        }
+
+        return new PostCounters(accepted, sent, closed, stopped, held);
+    }
+
+    private EngineShard.PostStatus TryPostCore(Connection connection, ReadOnlySpan<byte> frame)
+    {
+        EngineShard shard = ShardOf(connection);
+        if (frame.Length > _options.PostCapacityPerConnection)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(frame),
+                frame.Length,
+                $"A frame of {frame.Length} bytes can never be posted: EngineOptions.PostCapacityPerConnection is {_options.PostCapacityPerConnection}.");
+        }
+
+        if (Volatile.Read(ref _started) == 0 || Volatile.Read(ref _disposed) != 0)
+        {
+            return EngineShard.PostStatus.Closed;
+        }
+
+        return frame.IsEmpty ? EngineShard.PostStatus.Accepted : shard.TryPost(connection.Slot, frame);
+    }
+
+    private async ValueTask<bool> WaitAndPost(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken)
+    {
+        EngineShard shard = _shards[connection.Shard];
+        while (true)
+        {
+            Task room = shard.RoomSignal();
+            EngineShard.PostStatus status = TryPostCore(connection, frame.Span);
+            if (status != EngineShard.PostStatus.Full)
+            {
+                return status == EngineShard.PostStatus.Accepted;
+            }
+
+            await room.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private EngineShard ShardOf(Connection connection)
+    {
+        if ((uint)connection.Shard >= (uint)_shards.Length
+            || (uint)connection.Slot >= (uint)_shards[connection.Shard].SlotCount
+            || connection.Index != (connection.Slot * _shards.Length) + connection.Shard)
+        {
+            throw new ArgumentException(
+                $"{connection} is not a connection of this engine ({ConnectionCount} connections over {_shards.Length} shards): use the Connection a handler was given.",
+                nameof(connection));
+        }
+
+        return _shards[connection.Shard];
     }
 
     /// <summary>
@@ -294,7 +401,24 @@ public sealed unsafe class ClientEngine : IDisposable
 
     internal byte[] EndpointUtf8(int connectionIndex) => _endpoints[connectionIndex % _endpoints.Length];
 
-    internal void CountDroppedPost() => Interlocked.Increment(ref _droppedPosts);
+    /// <summary>True once a handler exception or a shard failure stopped the engine.</summary>
+    internal bool FaultStopped => _faultStopped;
+
+    /// <summary>
+    /// A shard failed (a handler threw, or a native call failed): that is the engine's fault, and
+    /// every shard stops, so no part of the engine runs on at reduced capacity.
+    /// </summary>
+    internal void ReportFault(EngineShard shard, Exception fault)
+    {
+        Interlocked.CompareExchange(ref _fault, new InvalidOperationException($"Engine shard {shard.Index} failed: {fault.Message}", fault), null);
+        _faultStopped = true;
+        _anyShardStopping = true;
+        _connectsResolved.TrySetException(_fault!);
+        foreach (EngineShard other in _shards)
+        {
+            other.RequestStop();
+        }
+    }
 
     internal void CountError(int errno)
     {
@@ -322,13 +446,14 @@ public sealed unsafe class ClientEngine : IDisposable
     /// <summary>The shard's last call, after it closed its socket and monitor.</summary>
     internal void OnShardExited(EngineShard shard, Exception? fault, bool contextTerminated)
     {
+        _anyShardStopping = true;
         if (contextTerminated)
         {
             Interlocked.CompareExchange(ref _fault, ContextTerminatedFault(shard.Index), null);
         }
         else if (fault is not null)
         {
-            Interlocked.CompareExchange(ref _fault, new InvalidOperationException($"Engine shard {shard.Index} failed: {fault.Message}", fault), null);
+            ReportFault(shard, fault);
         }
 
         if (_fault is not null)
@@ -399,7 +524,7 @@ public sealed unsafe class ClientEngine : IDisposable
         }
     }
 
-    private static void SetInt(nint socket, int option, int value, string name)
+    private static unsafe void SetInt(nint socket, int option, int value, string name)
     {
         if (NativeMethods.zlink_setsockopt(socket, option, &value, sizeof(int)) != 0)
         {

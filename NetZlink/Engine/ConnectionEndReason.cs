@@ -21,4 +21,10 @@ public enum ConnectionEndReason
     /// itself (see <see cref="ClientEngine.Fault"/>).
     /// </summary>
     ContextTerminated,
+
+    /// <summary>
+    /// The engine stopped because a handler callback threw or a shard failed: every connection of
+    /// every shard ends with this reason, and <see cref="ClientEngine.Fault"/> holds the exception.
+    /// </summary>
+    EngineFault,
 }

@@ -22,4 +22,8 @@ internal struct ConnectionSlot
     /// <summary>Frames the socket refused (EAGAIN at SNDHWM), kept in order for the next passes.</summary>
     public byte[]? Pending;
     public int PendingLength;
+
+    /// <summary>How much of <see cref="Pending"/> came from ClientEngine posts (they hold posting capacity until sent).</summary>
+    public int PendingPostedBytes;
+    public int PendingPostedFrames;
 }

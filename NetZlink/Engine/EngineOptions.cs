@@ -43,6 +43,16 @@ public sealed class EngineOptions
     /// <summary>Bytes a connection may hold in its retry queue while its socket queue is full; beyond it Send returns Full.</summary>
     public int MaxPendingBytesPerConnection { get; set; } = 4 * 1024 * 1024;
 
+    /// <summary>
+    /// Bytes of posted frames (<see cref="ClientEngine.TryPost"/>) one connection may hold before
+    /// they reach its socket (queued, or waiting at the high-water mark); beyond it TryPost says no
+    /// and PostAsync waits. Also the largest frame that can be posted.
+    /// </summary>
+    public int PostCapacityPerConnection { get; set; } = 4 * 1024 * 1024;
+
+    /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no.</summary>
+    public long PostCapacityPerShard { get; set; } = 64L * 1024 * 1024;
+
     /// <summary>How packets are cut out of the byte stream. Default: the seeds' u32 big-endian length prefix.</summary>
     public IPacketFramer Framer { get; set; } = LengthPrefixFramer.Instance;
 
@@ -68,6 +78,8 @@ public sealed class EngineOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(SendScratchSize, 1024);
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxPacketSize, Framer.HeaderSize);
         ArgumentOutOfRangeException.ThrowIfNegative(HighWaterMark);
+        ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerConnection, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerShard, 1);
         if (ConnectTimeout <= TimeSpan.Zero)
         {
             throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive.");

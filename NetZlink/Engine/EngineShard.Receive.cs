@@ -143,7 +143,7 @@ public sealed unsafe partial class EngineShard
         int lost = s.Partial.Length;
         Counters.LostPartialBytes += lost;
         Counters.Disconnects++;
-        ReturnBuffers(ref s);
+        ReturnBuffers(ref s, slot, stopping: false);
         s.State = ConnectionState.Closed;
 
         _handler.OnDisconnected(this, ConnectionAt(slot), reason, lost);

@@ -16,13 +16,22 @@ public sealed unsafe partial class EngineShard
 
     /// <summary>
     /// Sends one frame (one or more whole packets) to a connection of this shard. Call on the
-    /// shard's thread only (from a handler callback); other threads use <see cref="ClientEngine.Post"/>.
+    /// shard's thread only (from a handler callback); other threads use <see cref="ClientEngine.TryPost"/> or <see cref="ClientEngine.PostAsync"/>.
     /// Never blocks and never throws for a closed connection or a full queue.
     /// </summary>
     public SendResult Send(Connection connection, ReadOnlySpan<byte> frame)
     {
         Debug.Assert(connection.Shard == Index, "a shard sends only to its own connections");
-        ref ConnectionSlot s = ref _slots[connection.Slot];
+        return SendCore(connection.Slot, frame, posted: false);
+    }
+
+    /// <summary>
+    /// Sends or holds a frame. A posted frame is bounded by the posting capacity already, so only
+    /// the handler's own frames meet <see cref="EngineOptions.MaxPendingBytesPerConnection"/>.
+    /// </summary>
+    private SendResult SendCore(int slot, ReadOnlySpan<byte> frame, bool posted)
+    {
+        ref ConnectionSlot s = ref _slots[slot];
         if (s.State != ConnectionState.Connected)
         {
             return SendResult.Closed;
@@ -36,11 +45,11 @@ public sealed unsafe partial class EngineShard
 
         if (s.PendingLength > 0)
         {
-            return AppendPending(connection.Slot, frame);
+            return AppendPending(slot, frame, posted);
         }
 
-        SendResult result = TrySendNative(connection.Slot, frame);
-        return result == SendResult.Queued ? AppendPending(connection.Slot, frame) : result;
+        SendResult result = TrySendNative(slot, frame);
+        return result == SendResult.Queued ? AppendPending(slot, frame, posted) : result;
     }
 
     /// <summary>Closes a connection of this shard; the handler's OnDisconnected runs before this returns.</summary>
@@ -103,11 +112,11 @@ public sealed unsafe partial class EngineShard
         return SendResult.Closed;
     }
 
-    private SendResult AppendPending(int slot, ReadOnlySpan<byte> frame)
+    private SendResult AppendPending(int slot, ReadOnlySpan<byte> frame, bool posted)
     {
         ref ConnectionSlot s = ref _slots[slot];
         int needed = s.PendingLength + frame.Length;
-        if (needed > _options.MaxPendingBytesPerConnection)
+        if (!posted && needed - s.PendingPostedBytes > _options.MaxPendingBytesPerConnection)
         {
             return SendResult.Full;
         }
@@ -162,6 +171,7 @@ public sealed unsafe partial class EngineShard
                     continue;
                 }
 
+                SettlePendingPosts(ref s, slot, sent: true, stopping: false);
                 _pool.Return(s.Pending!);
                 s.Pending = null;
                 s.PendingLength = 0;

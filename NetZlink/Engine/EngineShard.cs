@@ -39,7 +39,6 @@ public sealed unsafe partial class EngineShard
     private readonly byte[] _sendScratch;
     private readonly System.Buffers.ArrayPool<byte> _pool;
     private readonly PacketReassembler _reassembler;
-    private readonly ConcurrentQueue<PostedFrame> _posted = new();
     private readonly Lock _wakeFdGate = new();
     private int _wakeFd;
     private IConnectionHandler _handler = null!;
@@ -69,6 +68,7 @@ public sealed unsafe partial class EngineShard
         _reassembler = new PacketReassembler(options.Framer, options.MaxPacketSize, _pool);
         _waiting = new List<int>(Math.Min(slotCount, options.ConnectConcurrency) + 16);
         _pendingSends = new List<int>(64);
+        _postedBytesBySlot = new int[slotCount];
         _wakeFd = LibcMethods.eventfd(0, LibcMethods.EFD_NONBLOCK | LibcMethods.EFD_CLOEXEC);
         if (_wakeFd < 0)
         {
@@ -138,6 +138,8 @@ public sealed unsafe partial class EngineShard
     {
         if (_thread is null)
         {
+            CloseToPosts();
+            DropPosted();
             ReleaseNative();
         }
     }
@@ -147,12 +149,6 @@ public sealed unsafe partial class EngineShard
     {
         // Interlocked (a full fence) before Wake reads _sleeping, like the queue's enqueue for Post.
         Interlocked.Exchange(ref _passRequested, 1);
-        Wake();
-    }
-
-    internal void Post(int slot, byte[] rented, int length)
-    {
-        _posted.Enqueue(new PostedFrame(slot, rented, length));
         Wake();
     }
 
@@ -206,11 +202,38 @@ public sealed unsafe partial class EngineShard
         }
         finally
         {
-            bool contextTerminated = fault is ContextTerminatedException || (fault is null && _stopRequested && !_stopAsked);
-            fault ??= EndConnections(contextTerminated ? ConnectionEndReason.ContextTerminated : ConnectionEndReason.EngineStopped);
-            ReleaseNative();
-            _engine.OnShardExited(this, fault, contextTerminated);
+            Exit(fault);
         }
+    }
+
+    /// <summary>
+    /// The shard's way out, whatever stopped it: a handler exception or native failure stops the
+    /// whole engine first (<see cref="ClientEngine.Fault"/>), then posting closes, every
+    /// established connection hears OnDisconnected once (EngineFault, ContextTerminated or
+    /// EngineStopped), every frame still held is counted as dropped, and the socket is closed.
+    /// </summary>
+    private void Exit(Exception? fault)
+    {
+        bool contextTerminated = fault is ContextTerminatedException || (fault is null && _stopRequested && !_stopAsked);
+        if (fault is not null && !contextTerminated)
+        {
+            _engine.ReportFault(this, fault);
+        }
+
+        CloseToPosts();
+        ConnectionEndReason reason = _engine.FaultStopped ? ConnectionEndReason.EngineFault
+            : contextTerminated ? ConnectionEndReason.ContextTerminated
+            : ConnectionEndReason.EngineStopped;
+        Exception? thrown = EndConnections(reason);
+        DropPosted();
+        if (thrown is not null && fault is null)
+        {
+            fault = thrown;
+            _engine.ReportFault(this, thrown);
+        }
+
+        ReleaseNative();
+        _engine.OnShardExited(this, fault, contextTerminated);
     }
 
     private void Sleep()
@@ -293,24 +316,6 @@ public sealed unsafe partial class EngineShard
         return LibcMethods.timerfd_settime(_timerFd, LibcMethods.TFD_TIMER_ABSTIME, &spec, null) == 0;
     }
 
-    private bool DrainPosted()
-    {
-        bool any = false;
-        while (_posted.TryDequeue(out PostedFrame frame))
-        {
-            any = true;
-            SendResult result = Send(ConnectionAt(frame.Slot), frame.Buffer.AsSpan(0, frame.Length));
-            if (result is SendResult.Closed or SendResult.Full)
-            {
-                _engine.CountDroppedPost();
-            }
-
-            System.Buffers.ArrayPool<byte>.Shared.Return(frame.Buffer);
-        }
-
-        return any;
-    }
-
     /// <summary>Ends every live connection with <paramref name="reason"/>; returns what a handler threw, if anything.</summary>
     private Exception? EndConnections(ConnectionEndReason reason)
     {
@@ -319,7 +324,7 @@ public sealed unsafe partial class EngineShard
         {
             ref ConnectionSlot s = ref _slots[slot];
             int lost = s.Partial.Length;
-            ReturnBuffers(ref s);
+            ReturnBuffers(ref s, slot, stopping: true);
             if (s.State != ConnectionState.Connected)
             {
                 continue;
@@ -337,11 +342,6 @@ public sealed unsafe partial class EngineShard
             {
                 thrown ??= ex;
             }
-        }
-
-        while (_posted.TryDequeue(out PostedFrame frame))
-        {
-            System.Buffers.ArrayPool<byte>.Shared.Return(frame.Buffer);
         }
 
         return thrown;
@@ -375,8 +375,9 @@ public sealed unsafe partial class EngineShard
         }
     }
 
-    private void ReturnBuffers(ref ConnectionSlot s)
+    private void ReturnBuffers(ref ConnectionSlot s, int slot, bool stopping)
     {
+        SettlePendingPosts(ref s, slot, sent: false, stopping);
         _reassembler.Release(ref s.Partial);
         if (s.Pending is not null)
         {
@@ -386,6 +387,4 @@ public sealed unsafe partial class EngineShard
 
         s.PendingLength = 0;
     }
-
-    private readonly record struct PostedFrame(int Slot, byte[] Buffer, int Length);
 }

@@ -1,0 +1,219 @@
+// Frames other threads hand to a shard (ClientEngine.TryPost / PostAsync), with bounded memory
+// and exact accounting.
+//
+// Capacity: a posted frame holds capacity from the moment TryPost accepts it until the native
+// socket has taken it (or it is dropped): at most PostCapacityPerConnection bytes per connection
+// and PostCapacityPerShard bytes per shard. That covers the post queue and, for a connection whose
+// socket queue is at its high-water mark, the frames waiting in its retry buffer; a slow peer
+// therefore makes TryPost say no (and PostAsync wait) instead of growing memory or dropping.
+//
+// Accounting: every accepted frame ends exactly once, as sent (the socket took it) or as dropped
+// with a reason (its connection was not established when the frame's turn came or ended before
+// the frame went out; or the shard stopped with the frame still held). Accepted = Sent +
+// DroppedClosed + DroppedStopped once the engine has stopped.
+//
+// Closing: the shard shuts the gate (under _postGate) before it ends its connections and empties
+// its queue, and TryPost enqueues only under the same gate while it is open, so no frame can be
+// enqueued after the last drain.
+using System.Collections.Concurrent;
+
+namespace NetZlink.Engine;
+
+public sealed unsafe partial class EngineShard
+{
+    private readonly ConcurrentQueue<PostedFrame> _posted = new();
+    private readonly Lock _postGate = new();
+    private readonly int[] _postedBytesBySlot;
+    private long _postedBytes;
+    private long _postsAccepted;
+    private bool _postClosed;
+    private TaskCompletionSource? _room;
+
+    internal enum PostStatus
+    {
+        Accepted,
+        Full,
+        Closed,
+    }
+
+    internal long PostsAccepted => Interlocked.Read(ref _postsAccepted);
+
+    internal long PostedBytesHeld => Interlocked.Read(ref _postedBytes);
+
+    /// <summary>Any thread: copies the frame into a pooled buffer and queues it, if there is room.</summary>
+    internal PostStatus TryPost(int slot, ReadOnlySpan<byte> frame)
+    {
+        int length = frame.Length;
+        if (Interlocked.Add(ref _postedBytesBySlot[slot], length) > _options.PostCapacityPerConnection)
+        {
+            Interlocked.Add(ref _postedBytesBySlot[slot], -length);
+            return PostStatus.Full;
+        }
+
+        if (Interlocked.Add(ref _postedBytes, length) > _options.PostCapacityPerShard)
+        {
+            Interlocked.Add(ref _postedBytes, -length);
+            Interlocked.Add(ref _postedBytesBySlot[slot], -length);
+            return PostStatus.Full;
+        }
+
+        byte[] buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(length);
+        frame.CopyTo(buffer);
+        lock (_postGate)
+        {
+            if (!_postClosed)
+            {
+                _posted.Enqueue(new PostedFrame(slot, buffer, length));
+                _postsAccepted++;
+                buffer = null!;
+            }
+        }
+
+        if (buffer is not null)
+        {
+            System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
+            Interlocked.Add(ref _postedBytes, -length);
+            Interlocked.Add(ref _postedBytesBySlot[slot], -length);
+            return PostStatus.Closed;
+        }
+
+        Wake();
+        return PostStatus.Accepted;
+    }
+
+    /// <summary>
+    /// Any thread: a task that completes when this shard next gives posting capacity back (or
+    /// closes to posts). The caller tries again after it; the caller must also try once more
+    /// after taking the task, since room may have come back just before.
+    /// </summary>
+    internal Task RoomSignal()
+    {
+        Task task;
+        lock (_postGate)
+        {
+            if (_postClosed)
+            {
+                return Task.CompletedTask;
+            }
+
+            _room ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            task = _room.Task;
+        }
+
+        // Pairs with the Interlocked.Add in ReleasePosted: either the shard sees _room and
+        // signals it, or the caller's retry sees the capacity it gave back.
+        Interlocked.MemoryBarrier();
+        return task;
+    }
+
+    /// <summary>Shard thread: gives posting capacity back and wakes anyone waiting for it.</summary>
+    private void ReleasePosted(int slot, int bytes)
+    {
+        Interlocked.Add(ref _postedBytesBySlot[slot], -bytes);
+        Interlocked.Add(ref _postedBytes, -bytes);
+        if (Volatile.Read(ref _room) is not null)
+        {
+            SignalRoom();
+        }
+    }
+
+    private void SignalRoom()
+    {
+        TaskCompletionSource? room;
+        lock (_postGate)
+        {
+            room = _room;
+            _room = null;
+        }
+
+        room?.TrySetResult();
+    }
+
+    /// <summary>
+    /// Shard thread: hands up to <see cref="MaxMessagesPerPass"/> posted frames to their
+    /// connections, so that a flood of posts cannot starve the receive side; true when any.
+    /// </summary>
+    private bool DrainPosted()
+    {
+        int taken = 0;
+        while (taken < MaxMessagesPerPass && _posted.TryDequeue(out PostedFrame frame))
+        {
+            taken++;
+            ref ConnectionSlot s = ref _slots[frame.Slot];
+            SendResult result = s.State != ConnectionState.Connected
+                ? SendResult.Closed
+                : SendCore(frame.Slot, frame.Buffer.AsSpan(0, frame.Length), posted: true);
+            switch (result)
+            {
+                case SendResult.Sent:
+                    Counters.PostsSent++;
+                    ReleasePosted(frame.Slot, frame.Length);
+                    break;
+                case SendResult.Queued:
+                    // Held in the connection's retry buffer; capacity comes back when it goes out.
+                    s.PendingPostedFrames++;
+                    s.PendingPostedBytes += frame.Length;
+                    break;
+                default:
+                    Counters.PostsDroppedClosed++;
+                    ReleasePosted(frame.Slot, frame.Length);
+                    break;
+            }
+
+            System.Buffers.ArrayPool<byte>.Shared.Return(frame.Buffer);
+        }
+
+        return taken > 0;
+    }
+
+    /// <summary>Shard thread: the posted frames in a slot's retry buffer went out (sent) or were dropped with it.</summary>
+    private void SettlePendingPosts(ref ConnectionSlot s, int slot, bool sent, bool stopping)
+    {
+        if (s.PendingPostedFrames == 0)
+        {
+            return;
+        }
+
+        if (sent)
+        {
+            Counters.PostsSent += s.PendingPostedFrames;
+        }
+        else if (stopping)
+        {
+            Counters.PostsDroppedStopped += s.PendingPostedFrames;
+        }
+        else
+        {
+            Counters.PostsDroppedClosed += s.PendingPostedFrames;
+        }
+
+        int bytes = s.PendingPostedBytes;
+        s.PendingPostedFrames = 0;
+        s.PendingPostedBytes = 0;
+        ReleasePosted(slot, bytes);
+    }
+
+    /// <summary>Shard thread, on the way out: no frame can be posted any more.</summary>
+    private void CloseToPosts()
+    {
+        lock (_postGate)
+        {
+            _postClosed = true;
+        }
+
+        SignalRoom();
+    }
+
+    /// <summary>After <see cref="CloseToPosts"/>: every frame still queued is dropped and counted.</summary>
+    private void DropPosted()
+    {
+        while (_posted.TryDequeue(out PostedFrame frame))
+        {
+            Counters.PostsDroppedStopped++;
+            ReleasePosted(frame.Slot, frame.Length);
+            System.Buffers.ArrayPool<byte>.Shared.Return(frame.Buffer);
+        }
+    }
+
+    private readonly record struct PostedFrame(int Slot, byte[] Buffer, int Length);
+}
