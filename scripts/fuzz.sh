@@ -37,7 +37,7 @@ fi
 
 # inputs past these lengths add time, not paths
 declare -A max_len=([fuzz_endpoint]=2048 [fuzz_sockopt]=2048 [fuzz_stream_send]=4096
-                    [fuzz_stream_recv]=16384)
+                    [fuzz_stream_multi]=4096 [fuzz_stream_recv]=16384)
 failed=0
 for t in "${targets[@]}"; do
   name=${t#fuzz_}

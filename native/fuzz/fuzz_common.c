@@ -64,8 +64,15 @@ void *fuzz_stream_listener(uint16_t *port)
 
 int fuzz_tcp_connect(uint16_t port)
 {
+    return fuzz_tcp_connect_rcvbuf(port, 0);
+}
+
+int fuzz_tcp_connect_rcvbuf(uint16_t port, int rcvbuf)
+{
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     FUZZ_ASSERT(fd >= 0);
+    if (rcvbuf > 0)
+        FUZZ_ASSERT(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) == 0);
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;
@@ -77,7 +84,7 @@ int fuzz_tcp_connect(uint16_t port)
     return fd;
 }
 
-static long long now_ms(void)
+long long fuzz_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -101,7 +108,7 @@ static uint32_t wait_event(void *s, uint8_t byte, int match_id, uint32_t want)
     int t = 100;
     FUZZ_ASSERT(zlink_setsockopt(s, ZLINK_RCVTIMEO, &t, sizeof t) == 0);
     static unsigned char buf[65536];
-    long long deadline = now_ms() + 10000;
+    long long deadline = fuzz_now_ms() + 10000;
     for (;;) {
         uint32_t id;
         int n = recv_one(s, &id, buf, sizeof buf);
@@ -109,7 +116,7 @@ static uint32_t wait_event(void *s, uint8_t byte, int match_id, uint32_t want)
             return id;
         if (n < 0)
             FUZZ_ASSERT(zlink_errno() == EAGAIN);
-        if (now_ms() > deadline) {
+        if (fuzz_now_ms() > deadline) {
             fprintf(stderr, "fuzz: notification 0x%02x never came\n", byte);
             abort();
         }

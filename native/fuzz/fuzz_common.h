@@ -52,6 +52,13 @@ void *fuzz_stream_listener(uint16_t *port);
 /* A blocking plain TCP socket connected to 127.0.0.1:port. */
 int fuzz_tcp_connect(uint16_t port);
 
+/* The same with SO_RCVBUF set to rcvbuf before the connect (the window the
+ * handshake announces follows it); rcvbuf <= 0 keeps the default. */
+int fuzz_tcp_connect_rcvbuf(uint16_t port, int rcvbuf);
+
+/* CLOCK_MONOTONIC in milliseconds, for the targets' deadlines. */
+long long fuzz_now_ms(void);
+
 /* Receives from a STREAM socket until the notification `byte` (0x01 or
  * 0x00) of a connection arrives; data payloads met on the way are
  * discarded. Returns that connection's routing id. Aborts after 10 s. */

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 enum { END_SHUTDOWN, END_CLOSE, END_RESET, END_LOCAL };
@@ -44,13 +43,6 @@ typedef struct rx {
 } rx_t;
 
 static const size_t sizes[] = {0, 1, 2, 3, 5, 64, 4096, 65536};
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A payload of n bytes whose first `copied` are in data. */
 static void check_payload(rx_t *x, const uint8_t *data, size_t n, size_t copied)
@@ -119,9 +111,9 @@ static int receive_one(rx_t *x, int may_block)
 static uint32_t wait_connected(void)
 {
     unsigned char idb[4], b[16];
-    long long deadline = now_ms() + 10000;
+    long long deadline = fuzz_now_ms() + 10000;
     while (zlink_recv(srv, idb, sizeof idb, 0) != 4)
-        FUZZ_ASSERT(zlink_errno() == EAGAIN && now_ms() < deadline);
+        FUZZ_ASSERT(zlink_errno() == EAGAIN && fuzz_now_ms() < deadline);
     FUZZ_ASSERT(zlink_recv(srv, b, sizeof b, 0) == 1 && b[0] == 0x01);
     return tu_be32(idb);
 }
@@ -145,9 +137,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rx_t x = {in.p, 0, 0, 0, 0, sched, 0};
     x.id = wait_connected();
     FUZZ_ASSERT(x.id != stale_id);
-    long long deadline = now_ms() + 10000;
+    long long deadline = fuzz_now_ms() + 10000;
     while (x.nsent < in.n) {
-        FUZZ_ASSERT(now_ms() < deadline);
+        FUZZ_ASSERT(fuzz_now_ms() < deadline);
         size_t n = in.n - x.nsent < chunk ? in.n - x.nsent : chunk;
         ssize_t w = send(peer, in.p + x.nsent, n, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (w > 0)
@@ -177,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     int asked_close = 0;
     while (!x.closed) {
-        FUZZ_ASSERT(now_ms() < deadline);
+        FUZZ_ASSERT(fuzz_now_ms() < deadline);
         if (end == END_LOCAL && !asked_close && x.nreceived + 1 >= x.nsent) {
             /* all in (a held-back last byte may stay so): close from here */
             unsigned char idb[4];

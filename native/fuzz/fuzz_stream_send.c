@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MAX_EXPECTED (1u << 20)
@@ -161,15 +160,9 @@ static void send_payload(run_t *r, uint8_t flags, fuzz_reader_t *in, size_t len)
     r->nexpected += len;
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One step towards the end of the connection: completes a selected
- * message, then asks for the close ([id]+empty). */
+ * message (sent or refused, the payload frame ends it), then asks for the
+ * close ([id]+empty). */
 static void step_close(run_t *r, int closed)
 {
     if (r->want_payload) {
@@ -177,13 +170,12 @@ static void step_close(run_t *r, int closed)
         if (rc == 3) {
             memcpy(r->expected + r->nexpected, "end", 3); /* the buffer has room */
             r->nexpected += 3;
-            r->want_payload = 0;
         } else if (rc == -1 && zlink_errno() == EHOSTUNREACH) {
             FUZZ_ASSERT(r->peer_gone);
-            r->want_payload = 0;
         } else {
             FUZZ_ASSERT(rc == -1 && zlink_errno() == EAGAIN);
         }
+        r->want_payload = 0;
     } else if (!r->closing) {
         unsigned char idb[4];
         tu_put_be32(idb, r->id);
@@ -203,12 +195,12 @@ static void step_close(run_t *r, int closed)
  * compares what the peer got with what the socket accepted. */
 static void finish(run_t *r)
 {
-    long long deadline = now_ms() + 10000;
+    long long deadline = fuzz_now_ms() + 10000;
     static unsigned char got[MAX_EXPECTED + 4];
     size_t ngot = 0;
     int eof = r->peer < 0, closed = 0;
     while (!eof || !closed || !r->closing) {
-        FUZZ_ASSERT(now_ms() < deadline);
+        FUZZ_ASSERT(fuzz_now_ms() < deadline);
         step_close(r, closed);
         int progress = 0;
         if (!eof) {

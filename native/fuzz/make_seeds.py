@@ -108,6 +108,81 @@ w("stream_send", "bad-ids",
   + f(0x06) + live + f(0x04, length=5) + f(0, b"ok"))
 w("stream_send", "reset",
   bytes([0x08 | 0x20]) + b"".join(live + f(0x08, length=30000) for _ in range(4)))
+# the input ends with an id selected while the queue is at SNDHWM: the harness's closing
+# payload is refused, which ends the message too
+w("stream_send", "hwm-end-refused",
+  bytes([1]) + b"".join(live + f(0x08 | 0x01, length=60000) for _ in range(3)) + live)
+
+# stream_multi: [setup] then records [op][operands]; setup: client count, SNDHWM, SNDTIMEO 2 ms,
+# SNDMORE on payload frames; op bits 0-2: 0 MSG 1 ID 2 FRAME 3 CLOSE 4 READ 5 VANISH 6 RECV
+# 7 EVENTS, bits 3-4 the client, bits 5-7 m (MSG/FRAME: 1 filler 2 DONTWAIT 4 NULL; ID: the
+# kind of id; VANISH: 1 reset)
+FILL, DW, NUL = 1, 2, 4
+
+
+def ms(clients=2, hwm=1, timeo=False, more=False):
+    return bytes([{2: 0, 3: 1, 4: 2}[clients] | {1: 0, 2: 1, 5: 2, 0: 3}[hwm] << 2
+                  | (0x10 if timeo else 0) | (0x20 if more else 0)])
+
+
+def mop(what, k=0, m=0):
+    return bytes([what | k << 3 | m << 5])
+
+
+def mpayload(what, k, data, m, length):
+    n = len(data) if length is None else length
+    return mop(what, k, m) + struct.pack(">H", n) + (b"" if m & (FILL | NUL) else data)
+
+
+def msg(k, data=b"", m=0, length=None):
+    return mpayload(0, k, data, m, length)
+
+
+def mframe(data=b"", m=0, length=None):
+    return mpayload(2, 0, data, m, length)
+
+
+def mid(k, m=0, extra=b""):
+    return mop(1, k, m) + extra
+
+
+def mclose(k):
+    return mop(3, k)
+
+
+def mread(k, n=0):
+    return mop(4, k) + bytes([n])
+
+
+def mvanish(k, reset=False):
+    return mop(5, k, 1 if reset else 0)
+
+
+RECV, EVENTS = mop(6), mop(7)
+big = msg(0, m=FILL | DW, length=60000)
+w("stream_multi", "two-hello",
+  ms(2, 5) + msg(0, b"hello") + msg(1, b"world") + msg(0, b"again") + mread(0) + mread(1))
+# connection 0 held at SNDHWM, then another connection's message and a close
+w("stream_multi", "hwm-then-other",
+  ms(2, 1) + big * 3 + msg(1, b"other") + mread(1) + mclose(1) + mread(0, 4) + big + mread(0))
+w("stream_multi", "hwm-then-close",
+  ms(3, 2) + msg(0, m=FILL | DW, length=65535) * 4 + mclose(1) + msg(2, b"x" * 100) + mread(2)
+  + mread(0, 255) + EVENTS + msg(0, b"tail") + mread(0))
+w("stream_multi", "hwm-sndtimeo",
+  ms(2, 1, timeo=True) + msg(0, m=FILL, length=65535) * 3 + msg(1, m=FILL, length=30000)
+  + mread(0) + EVENTS + msg(0, b"more"))
+w("stream_multi", "vanish",
+  ms(4, 2) + big * 3 + mvanish(0) + big * 2 + RECV + msg(1, b"after") + msg(2, m=FILL, length=9000)
+  + mvanish(2, reset=True) + msg(2, b"x") + RECV + EVENTS + mclose(3) + mread(1) + RECV)
+w("stream_multi", "frames",
+  ms(2, 1, more=True) + mid(0) + mframe(b"p0") + mid(1, 1) + mid(0, 2) + mid(0, 3, b"\0\0\0\0")
+  + mid(0, 4) + mid(0, 5) + mframe(b"abcd") + mid(1) + mframe(m=NUL, length=5) + mid(1)
+  + mframe(b"") + mid(1) + mid(0) + mframe(m=FILL | DW, length=60000) + mid(0) + mframe(b"ok"))
+w("stream_multi", "interleaved-reads",
+  ms(3, 5) + b"".join(msg(k, m=FILL | DW, length=20000) + mread(k, 50) + EVENTS
+                      for _ in range(4) for k in range(3)) + mread(1))
+w("stream_multi", "unlimited",
+  ms(2, 0) + msg(0, m=FILL, length=65535) * 8 + msg(1, m=FILL, length=65535) * 8 + mread(1))
 
 # stream_recv: [mode][8 schedule bytes][bytes]; mode bits 0-1: 0 shutdown 1 close 2 reset
 # 3 local close, bit 2 chunked by (mode >> 3) + 1; schedule: bits 0-2 size index
