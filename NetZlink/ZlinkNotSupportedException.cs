@@ -13,4 +13,10 @@ public sealed class ZlinkNotSupportedException : ZlinkException
         : base(errno, operation, description)
     {
     }
+
+    /// <summary>Creates the exception with a whole message of the binding's (e.g. the engine's start check).</summary>
+    internal ZlinkNotSupportedException(int errno, string operation, string message, Exception? innerException)
+        : base(errno, operation, message, innerException)
+    {
+    }
 }

@@ -12,7 +12,7 @@ internal sealed class StressProcess : IDisposable
     private readonly List<string> stderr = [];
     private readonly Lock gate = new();
 
-    private StressProcess(IEnumerable<string> args, string? shellPrefix = null)
+    private StressProcess(IEnumerable<string> args, string? shellPrefix = null, IReadOnlyDictionary<string, string>? environment = null)
     {
         var info = new ProcessStartInfo(shellPrefix is null ? DotnetHost : "bash")
         {
@@ -36,6 +36,11 @@ internal sealed class StressProcess : IDisposable
         }
 
         info.Environment.Remove(ShutdownSignals.ChildVariable);
+        foreach ((string name, string value) in environment ?? new Dictionary<string, string>())
+        {
+            info.Environment[name] = value;
+        }
+
         process = new Process { StartInfo = info };
         process.OutputDataReceived += (_, e) => Collect(stdout, e.Data);
         process.ErrorDataReceived += (_, e) => Collect(stderr, e.Data);
@@ -68,9 +73,14 @@ internal sealed class StressProcess : IDisposable
     }
 
     /// <summary>Runs to the end and returns the finished process.</summary>
-    public static async Task<StressProcess> RunAsync(CancellationToken cancellationToken, params string[] args)
+    public static Task<StressProcess> RunAsync(CancellationToken cancellationToken, params string[] args)
+        => RunWithEnvironmentAsync(new Dictionary<string, string>(), cancellationToken, args);
+
+    /// <summary>Runs to the end with <paramref name="environment"/> added to (or replacing in) this process's own.</summary>
+    public static async Task<StressProcess> RunWithEnvironmentAsync(
+        IReadOnlyDictionary<string, string> environment, CancellationToken cancellationToken, params string[] args)
     {
-        var run = new StressProcess(args);
+        var run = new StressProcess(args, environment: environment);
         await run.WaitForExitAsync(cancellationToken);
         return run;
     }

@@ -65,7 +65,7 @@ internal sealed class StressOptions
     [Option("connect-timeout", Default = 10.0, HelpText = "Seconds to wait for one connection attempt.")]
     public double ConnectTimeout { get; set; } = 10;
 
-    [Option("connect-retries", Default = 3, HelpText = "Retries after a failed or timed-out connection attempt.")]
+    [Option("connect-retries", Default = 3, HelpText = "Retries after a failed or timed-out connection attempt (none after an error a retry cannot change, e.g. EINVAL or EOPNOTSUPP, on the netzlink stack).")]
     public int ConnectRetries { get; set; } = 3;
 
     [Option("connect-retry-delay-ms", Default = 100, HelpText = "Milliseconds between connection retries.")]

@@ -39,13 +39,16 @@ public sealed class ClientEngine : IDisposable
 
     /// <summary>Creates an engine for <paramref name="connectionCount"/> connections; nothing connects before <see cref="Start"/>.</summary>
     /// <param name="connectionCount">Connections to open (at least 1).</param>
-    /// <param name="options">Endpoints and tuning; validated here.</param>
+    /// <param name="options">Endpoints and tuning; validated here, and every host name in them resolved once.</param>
     /// <param name="context">The context to create sockets in; null makes (and later disposes) one of its own.</param>
+    /// <exception cref="ArgumentException">The options are invalid, or a host name in an endpoint does not
+    /// resolve to an IPv4 address: "could not resolve host 'name' in endpoint tcp://name:port: reason".</exception>
     public ClientEngine(int connectionCount, EngineOptions options, Context? context = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentOutOfRangeException.ThrowIfLessThan(connectionCount, 1);
         options.Validate();
+        EndpointHosts.EnsureResolvable(options.Endpoints);
         _options = options;
         ConnectionCount = connectionCount;
         int shards = Math.Min(options.EffectiveShardCount, connectionCount);
@@ -127,10 +130,18 @@ public sealed class ClientEngine : IDisposable
 
     private volatile bool _anyShardStopping;
 
-    /// <summary>Creates each shard's socket and handler and starts the shard threads, which begin connecting at once.</summary>
+    /// <summary>
+    /// Checks that the native library's STREAM sockets can connect, creates each shard's socket and
+    /// handler and starts the shard threads, which begin connecting at once. A failed connect
+    /// attempt is retried (<see cref="EngineOptions.ConnectRetries"/>) unless its errno cannot change
+    /// on a retry (<see cref="ConnectFailure.Permanent"/>): then the connection fails after that one attempt.
+    /// </summary>
     /// <param name="handlerFactory">Called once per shard, on the calling thread, before that shard starts.</param>
     /// <exception cref="ObjectDisposedException">The engine, or the context it was given, was disposed.</exception>
     /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The loaded native library cannot connect STREAM sockets
+    /// (zlink_connect on one fails with EOPNOTSUPP, as on a zlink 1.3 build, whose STREAM is server-only); the
+    /// message names the library file. Checked once per process, before any shard socket is made.</exception>
     public void Start(Func<EngineShard, IConnectionHandler> handlerFactory)
     {
         ArgumentNullException.ThrowIfNull(handlerFactory);
@@ -148,6 +159,7 @@ public sealed class ClientEngine : IDisposable
         try
         {
             _contextReference = _context.AddReference("ClientEngine.Start");
+            StreamConnectProbe.Check(_contextReference.DangerousGetHandle());
             for (int i = 0; i < _shards.Length; i++)
             {
                 sockets[i] = CreateShardSocket(i);

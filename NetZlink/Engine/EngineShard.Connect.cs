@@ -1,5 +1,6 @@
 // The connect side of a shard: at most its share of ConnectConcurrency attempts in flight, each
-// with a deadline, failed attempts retried after a delay, until every slot is resolved.
+// with a deadline, failed attempts retried after a delay, until every slot is resolved. An attempt
+// that failed with a permanent errno (ConnectErrnoPolicy) is not retried.
 //
 // Each attempt gets a fresh routing id (generation in the top byte, slot below) set through
 // CONNECT_ROUTING_ID, so an event of an abandoned attempt can never be taken for the current one.
@@ -118,7 +119,9 @@ public sealed unsafe partial class EngineShard
         s.LastTimedOut = timedOut;
         s.LastErrno = errno;
         _engine.CountError(errno);
-        if (s.Attempts <= _options.ConnectRetries)
+        // An error that would come back the same on the next try resolves the connection now
+        // (ConnectErrnoPolicy lists both kinds).
+        if (s.Attempts <= _options.ConnectRetries && (timedOut || !ConnectErrnoPolicy.IsPermanent(errno)))
         {
             s.State = ConnectionState.RetryWait;
             s.DeadlineTicks = Stopwatch.GetTimestamp() + (long)(_options.ConnectRetryDelay.TotalSeconds * Stopwatch.Frequency);

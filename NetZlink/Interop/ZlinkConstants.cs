@@ -21,6 +21,7 @@ internal static class ZlinkConstants
     internal const int EAGAIN = 11;
     internal const int ENOMEM = 12;
     internal const int EFAULT = 14;
+    internal const int ENODEV = 19;
     internal const int EINVAL = 22;
     internal const int EMFILE = 24;
     internal const int ENOTSOCK = 88;
@@ -28,6 +29,7 @@ internal static class ZlinkConstants
     internal const int EPROTONOSUPPORT = 93;
     internal const int ENOTSUP = 95;
     internal const int EOPNOTSUPP = 95;
+    internal const int EAFNOSUPPORT = 97;
     internal const int EADDRINUSE = 98;
     internal const int EADDRNOTAVAIL = 99;
     internal const int ECONNREFUSED = 111;

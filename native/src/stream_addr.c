@@ -95,7 +95,9 @@ int zl_endpoint_port_check(const char *ep, int for_bind)
 }
 
 /* Returns 0, or a negative errno: -EPROTONOSUPPORT for another transport,
- * -EINVAL for anything malformed or unresolvable. */
+ * -EINVAL for anything malformed or unresolvable. A name getaddrinfo cannot
+ * resolve is EINVAL as in libzmq's resolver (connect side), so callers that
+ * test for it keep working; see native/README.md, Endpoints. */
 int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
                       zl_sockaddr_t *out, socklen_t *outlen)
 {
