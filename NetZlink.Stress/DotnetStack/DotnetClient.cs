@@ -61,7 +61,7 @@ internal sealed class DotnetClient : ILoadDriver
     public static DotnetClient Start(ScenarioSettings settings, int ccu, LoadPlan plan)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(ccu, 1);
-        DescriptorBudget.Ensure(ccu, reserved: 64);
+        Platform.DescriptorLimit.Ensure(ccu, reserved: 64);
         IPEndPoint endpoint = EndpointResolver.ForClient(settings.Host, settings.Port);
         var client = new DotnetClient(settings, ccu, plan, endpoint);
         foreach (DotnetClientShard shard in client._shards)

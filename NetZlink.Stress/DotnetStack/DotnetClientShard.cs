@@ -270,9 +270,8 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
         }
 
         // LoadPlan's clock is Stopwatch's, CLOCK_MONOTONIC on Linux. An interrupted sleep just ends early.
-        var until = NetZlink.Interop.LibcMethods.TimeSpec.FromNanoseconds(nanoseconds);
-        _ = NetZlink.Interop.LibcMethods.clock_nanosleep(
-            NetZlink.Interop.LibcMethods.CLOCK_MONOTONIC, NetZlink.Interop.LibcMethods.TIMER_ABSTIME, &until, null);
+        var until = Platform.Libc.TimeSpec.FromNanoseconds(nanoseconds);
+        _ = Platform.Libc.clock_nanosleep(Platform.Libc.CLOCK_MONOTONIC, Platform.Libc.TIMER_ABSTIME, &until, null);
     }
 
     private void EnterPhase(LoadPhase phase, ClientThreadState state)

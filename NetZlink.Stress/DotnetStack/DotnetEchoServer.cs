@@ -70,7 +70,7 @@ internal sealed class DotnetEchoServer : IEchoServer
             throw new InvalidOperationException("The echo server is already started.");
         }
 
-        DescriptorBudget.RaiseSoftLimitToHard();
+        Platform.DescriptorLimit.RaiseSoftToHard();
         Socket listener = ServerListener.Open(Settings);
         Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
         _listener = listener;

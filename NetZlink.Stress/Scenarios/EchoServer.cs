@@ -57,7 +57,7 @@ public sealed unsafe class EchoServer : IDisposable, IEchoServer
             throw new InvalidOperationException("The echo server is already started.");
         }
 
-        DescriptorBudget.RaiseSoftLimitToHard();
+        Platform.DescriptorLimit.RaiseSoftToHard();
         _context = new Context();
         try
         {

@@ -43,6 +43,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
             SendScratchSize = Math.Max(256 * 1024, settings.SendBatch * (settings.Size + 4)),
             MaxPacketSize = settings.Size + 4,
             Framer = new LengthPrefixFramer(maxBody: settings.Size, minBody: settings.Size),
+            RaiseDescriptorLimit = true,
         };
 
         var engine = new ClientEngine(ccu, options, context);

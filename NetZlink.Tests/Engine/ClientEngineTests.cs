@@ -297,6 +297,36 @@ public sealed class ClientEngineTests
         Assert.That(ex.Message, Does.Contain(hard.ToString(System.Globalization.CultureInfo.InvariantCulture)));
     }
 
+    [Test]
+    public unsafe void TheDescriptorLimit_IsRaisedOnlyWhenTheCallerAsks()
+    {
+        (ulong soft, ulong hard) = DescriptorBudget.GetLimits();
+        int open = DescriptorBudget.CountOpenDescriptors();
+        ulong lowered = (ulong)open + 200;
+        Assume.That(lowered + 1000, Is.LessThan(hard), "the hard limit leaves room to test raising");
+        var limit = new NetZlink.Interop.LibcMethods.RLimit { Current = lowered, Maximum = hard };
+        Assert.That(NetZlink.Interop.LibcMethods.setrlimit(NetZlink.Interop.LibcMethods.RLIMIT_NOFILE, &limit), Is.Zero);
+        try
+        {
+            var refused = Assert.Throws<InvalidOperationException>(() => new ClientEngine(1000, Options("tcp://127.0.0.1:1")));
+            TestContext.Out.WriteLine(refused!.Message);
+            Assert.That(refused.Message, Does.Contain("RaiseDescriptorLimit").And.Contain(lowered.ToString(System.Globalization.CultureInfo.InvariantCulture)));
+            Assert.That(DescriptorBudget.GetLimits().Soft, Is.EqualTo(lowered), "nothing raised without asking");
+
+            EngineOptions asking = Options("tcp://127.0.0.1:1");
+            asking.RaiseDescriptorLimit = true;
+            using (new ClientEngine(1000, asking))
+            {
+                Assert.That(DescriptorBudget.GetLimits().Soft, Is.EqualTo(hard), "raised to the hard limit when asked");
+            }
+        }
+        finally
+        {
+            var restore = new NetZlink.Interop.LibcMethods.RLimit { Current = soft, Maximum = hard };
+            _ = NetZlink.Interop.LibcMethods.setrlimit(NetZlink.Interop.LibcMethods.RLIMIT_NOFILE, &restore);
+        }
+    }
+
     private static EngineOptions Options(string endpoint) => new()
     {
         Endpoints = [endpoint],

@@ -18,13 +18,13 @@ public enum ConnectionEndReason
 
     /// <summary>
     /// The engine's context was disposed or shut down while the engine ran: every shard stopped by
-    /// itself (see <see cref="ClientEngine.Fault"/>).
+    /// itself (see <see cref="StreamEngine.Fault"/>).
     /// </summary>
     ContextTerminated,
 
     /// <summary>
     /// The engine stopped because a handler callback threw or a shard failed: every connection of
-    /// every shard ends with this reason, and <see cref="ClientEngine.Fault"/> holds the exception.
+    /// every shard ends with this reason, and <see cref="StreamEngine.Fault"/> holds the exception.
     /// </summary>
     EngineFault,
 }

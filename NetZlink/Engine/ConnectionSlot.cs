@@ -4,8 +4,14 @@ namespace NetZlink.Engine;
 
 internal struct ConnectionSlot
 {
-    /// <summary>The routing id of the current attempt: generation in the top byte, slot below.</summary>
+    /// <summary>
+    /// Client: the routing id of the current attempt (generation in the top byte, slot below).
+    /// Server: the id the socket gave the accepted connection.
+    /// </summary>
     public uint RoutingId;
+
+    /// <summary>The connection's <see cref="Connection.Index"/>: fixed for a client slot, new for each connection a server slot holds.</summary>
+    public int Serial;
     public ConnectionState State;
     public byte Generation;
     public bool InWaitList;

@@ -4,7 +4,7 @@ using NetZlink.Interop;
 namespace NetZlink.Engine;
 
 /// <summary>The process's open-file limit against what a number of connections needs.</summary>
-public static class DescriptorBudget
+internal static class DescriptorBudget
 {
     /// <summary>Current soft and hard RLIMIT_NOFILE of this process.</summary>
     public static unsafe (ulong Soft, ulong Hard) GetLimits()
@@ -37,10 +37,11 @@ public static class DescriptorBudget
 
     /// <summary>
     /// Makes sure <paramref name="connections"/> more descriptors plus <paramref name="reserved"/> fit:
-    /// raises the soft limit up to the hard one when that is enough, and otherwise throws an
-    /// <see cref="InvalidOperationException"/> naming the need and the limit.
+    /// when they do not, raises the soft limit up to the hard one if <paramref name="mayRaise"/> and
+    /// that is enough, and otherwise throws an <see cref="InvalidOperationException"/> naming the
+    /// need, the limits and the way out.
     /// </summary>
-    public static unsafe void Ensure(int connections, int reserved)
+    public static unsafe void Ensure(int connections, int reserved, bool mayRaise)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(connections);
         ArgumentOutOfRangeException.ThrowIfNegative(reserved);
@@ -58,6 +59,14 @@ public static class DescriptorBudget
                 $"{connections} connections need {need} open files ({connections} sockets + {reserved} reserved + {open} already open), " +
                 $"but this process may open at most {hard} (ulimit -n: soft {soft}, hard {hard}). " +
                 "Lower the connection count, raise the hard limit, or split the run over several processes or hosts.");
+        }
+
+        if (!mayRaise)
+        {
+            throw new InvalidOperationException(
+                $"{connections} connections need {need} open files ({connections} sockets + {reserved} reserved + {open} already open), " +
+                $"above this process's soft limit {soft} (hard {hard}). Raise it before starting (ulimit -n {need}), or set " +
+                "EngineOptions.RaiseDescriptorLimit = true to let the engine raise the soft limit to the hard one.");
         }
 
         LibcMethods.RLimit raised = new() { Current = hard, Maximum = hard };

@@ -9,7 +9,7 @@ internal static class EngineMetrics
 {
     internal const string MeterName = "NetZlink";
 
-    private static readonly List<ClientEngine> Engines = new();
+    private static readonly List<StreamEngine> Engines = new();
     private static readonly Meter Meter = new(MeterName, "0.1.0");
 
     static EngineMetrics()
@@ -24,7 +24,7 @@ internal static class EngineMetrics
         Meter.CreateObservableCounter("netzlink.engine.protocol_errors", () => Sum(c => c.ProtocolErrors), "{connection}", "Connections closed for bytes the framer rejected");
     }
 
-    internal static void Register(ClientEngine engine)
+    internal static void Register(StreamEngine engine)
     {
         lock (Engines)
         {
@@ -32,7 +32,7 @@ internal static class EngineMetrics
         }
     }
 
-    internal static void Unregister(ClientEngine engine)
+    internal static void Unregister(StreamEngine engine)
     {
         lock (Engines)
         {
@@ -45,7 +45,7 @@ internal static class EngineMetrics
         long total = 0;
         lock (Engines)
         {
-            foreach (ClientEngine engine in Engines)
+            foreach (StreamEngine engine in Engines)
             {
                 total += field(engine.ReadCounters());
             }

@@ -1,10 +1,16 @@
 // Tuning of a ClientEngine: shard count, connect policy, socket options and buffers.
 namespace NetZlink.Engine;
 
-/// <summary>Settings of a <see cref="ClientEngine"/>. Defaults follow the seeds' fixed profile.</summary>
+/// <summary>
+/// Settings of a <see cref="ClientEngine"/> or <see cref="ServerEngine"/>. Connect settings apply to
+/// the client only; <see cref="MaxConnections"/> and <see cref="Backlog"/> to the server only.
+/// </summary>
 public sealed class EngineOptions
 {
-    /// <summary>Endpoints to connect to (<c>tcp://host:port</c>); connection <c>i</c> uses endpoint <c>i % Count</c>.</summary>
+    /// <summary>
+    /// Client: endpoints to connect to (<c>tcp://host:port</c>); connection <c>i</c> uses endpoint
+    /// <c>i % Count</c>. Server: endpoints to bind (<c>tcp://127.0.0.1:*</c> picks a port), one shard each.
+    /// </summary>
     public IReadOnlyList<string> Endpoints { get; set; } = Array.Empty<string>();
 
     /// <summary>Number of worker shards (threads). 0 means one per processor core.</summary>
@@ -44,7 +50,7 @@ public sealed class EngineOptions
     public int MaxPendingBytesPerConnection { get; set; } = 4 * 1024 * 1024;
 
     /// <summary>
-    /// Bytes of posted frames (<see cref="ClientEngine.TryPost"/>) one connection may hold before
+    /// Bytes of posted frames (<see cref="StreamEngine.TryPost"/>) one connection may hold before
     /// they reach its socket (queued, or waiting at the high-water mark); beyond it TryPost says no
     /// and PostAsync waits. Also the largest frame that can be posted.
     /// </summary>
@@ -59,6 +65,22 @@ public sealed class EngineOptions
     /// <summary>Descriptors the process needs besides one per connection (runtime, sockets, pipes).</summary>
     public int ReservedDescriptors { get; set; } = 256;
 
+    /// <summary>
+    /// When the process's soft open-file limit (RLIMIT_NOFILE) is too low for the connections, let
+    /// the engine raise it up to the hard limit. Off by default: a library does not change process
+    /// limits unless asked; without it such an engine fails at construction, naming the numbers.
+    /// </summary>
+    public bool RaiseDescriptorLimit { get; set; }
+
+    /// <summary>
+    /// Server engines: most connections one shard accepts at once; a connection beyond it is closed
+    /// at once and counted (<see cref="EngineCounters.ConnectFailed"/>). Default 65,536.
+    /// </summary>
+    public int MaxConnections { get; set; } = 65_536;
+
+    /// <summary>Server engines: the listen backlog of each bound endpoint. Default 4096.</summary>
+    public int Backlog { get; set; } = 4096;
+
     /// <summary>Name prefix of the shard threads.</summary>
     public string ThreadNamePrefix { get; set; } = "netzlink-shard";
 
@@ -68,7 +90,7 @@ public sealed class EngineOptions
     {
         if (Endpoints.Count == 0)
         {
-            throw new ArgumentException("EngineOptions.Endpoints is empty: name at least one tcp:// endpoint to connect to.");
+            throw new ArgumentException("EngineOptions.Endpoints is empty: name at least one tcp:// endpoint to connect to (client) or bind (server).");
         }
 
         ArgumentOutOfRangeException.ThrowIfNegative(ShardCount);
@@ -80,6 +102,9 @@ public sealed class EngineOptions
         ArgumentOutOfRangeException.ThrowIfNegative(HighWaterMark);
         ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerConnection, 1);
         ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerShard, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxConnections, 1);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxConnections, 1 << 24);
+        ArgumentOutOfRangeException.ThrowIfLessThan(Backlog, 1);
         if (ConnectTimeout <= TimeSpan.Zero)
         {
             throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive.");

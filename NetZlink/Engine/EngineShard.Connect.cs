@@ -21,12 +21,17 @@ public sealed unsafe partial class EngineShard
 
     private bool AdvanceConnects(long now)
     {
+        if (_accepting)
+        {
+            return false;
+        }
+
         if (_unresolved == -1)
         {
             _unresolved = _slots.Length;
             if (_unresolved == 0)
             {
-                _engine.OnShardConnectsResolved();
+                ((ClientEngine)_engine).OnShardConnectsResolved();
             }
         }
 
@@ -82,7 +87,7 @@ public sealed unsafe partial class EngineShard
         int rc = NativeMethods.zlink_setsockopt(_socket, ZlinkConstants.ZLINK_CONNECT_ROUTING_ID, id, 4);
         if (rc == 0)
         {
-            byte[] endpoint = _engine.EndpointUtf8((slot * _shardCount) + Index);
+            byte[] endpoint = ((ClientEngine)_engine).EndpointUtf8((slot * _shardCount) + Index);
             fixed (byte* e = endpoint)
             {
                 rc = NativeMethods.zlink_connect(_socket, e);
@@ -147,14 +152,14 @@ public sealed unsafe partial class EngineShard
     {
         if (--_unresolved == 0)
         {
-            _engine.OnShardConnectsResolved();
+            ((ClientEngine)_engine).OnShardConnectsResolved();
         }
     }
 
     /// <summary>Milliseconds until the next connect deadline or retry, capped so stop requests are seen.</summary>
     private int NextTimerDelayMs()
     {
-        if (_waiting.Count == 0 && _nextToConnect >= _slots.Length)
+        if (_accepting || (_waiting.Count == 0 && _nextToConnect >= _slots.Length))
         {
             return IdleSleepMs;
         }

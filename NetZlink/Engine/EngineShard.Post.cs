@@ -41,7 +41,7 @@ public sealed unsafe partial class EngineShard
     internal long PostedBytesHeld => Interlocked.Read(ref _postedBytes);
 
     /// <summary>Any thread: copies the frame into a pooled buffer and queues it, if there is room.</summary>
-    internal PostStatus TryPost(int slot, ReadOnlySpan<byte> frame)
+    internal PostStatus TryPost(int slot, int connectionIndex, ReadOnlySpan<byte> frame)
     {
         int length = frame.Length;
         if (Interlocked.Add(ref _postedBytesBySlot[slot], length) > _options.PostCapacityPerConnection)
@@ -63,7 +63,7 @@ public sealed unsafe partial class EngineShard
         {
             if (!_postClosed)
             {
-                _posted.Enqueue(new PostedFrame(slot, buffer, length));
+                _posted.Enqueue(new PostedFrame(slot, connectionIndex, buffer, length));
                 _postsAccepted++;
                 buffer = null!;
             }
@@ -140,7 +140,8 @@ public sealed unsafe partial class EngineShard
         {
             taken++;
             ref ConnectionSlot s = ref _slots[frame.Slot];
-            SendResult result = s.State != ConnectionState.Connected
+            // A server slot may hold a later connection by now: the frame was for the one it names.
+            SendResult result = s.State != ConnectionState.Connected || s.Serial != frame.ConnectionIndex
                 ? SendResult.Closed
                 : SendCore(frame.Slot, frame.Buffer.AsSpan(0, frame.Length), posted: true);
             switch (result)
@@ -215,5 +216,5 @@ public sealed unsafe partial class EngineShard
         }
     }
 
-    private readonly record struct PostedFrame(int Slot, byte[] Buffer, int Length);
+    private readonly record struct PostedFrame(int Slot, int ConnectionIndex, byte[] Buffer, int Length);
 }

@@ -35,8 +35,19 @@ public sealed unsafe partial class EngineShard
                     continue;
                 }
 
-                int slot = Lookup(idLength == 4 ? BinaryPrimitives.ReadUInt32BigEndian(new ReadOnlySpan<byte>(id, 4)) : 0, idLength);
-                if (slot < 0 || length == 0)
+                uint routingId = idLength == 4 ? BinaryPrimitives.ReadUInt32BigEndian(new ReadOnlySpan<byte>(id, 4)) : 0;
+                int slot = Lookup(routingId, idLength);
+                if (slot < 0)
+                {
+                    if (_accepting && idLength == 4 && length == 1 && buffer[0] == 1)
+                    {
+                        Accept(routingId);
+                    }
+
+                    continue;
+                }
+
+                if (length == 0)
                 {
                     continue;
                 }
@@ -100,6 +111,11 @@ public sealed unsafe partial class EngineShard
             return -1;
         }
 
+        if (_accepting)
+        {
+            return _slotById!.TryGetValue(routingId, out int accepted) ? accepted : -1;
+        }
+
         int slot = (int)(routingId & 0x00FF_FFFF);
         return slot < _slots.Length && _slots[slot].RoutingId == routingId ? slot : -1;
     }
@@ -145,15 +161,31 @@ public sealed unsafe partial class EngineShard
         Counters.Disconnects++;
         ReturnBuffers(ref s, slot, stopping: false);
         s.State = ConnectionState.Closed;
-
-        _handler.OnDisconnected(this, ConnectionAt(slot), reason, lost);
+        try
+        {
+            _handler.OnDisconnected(this, ConnectionAt(slot), reason, lost);
+        }
+        finally
+        {
+            if (_accepting)
+            {
+                _slotById!.Remove(s.RoutingId);
+                _freeSlots!.Push(slot);
+            }
+        }
     }
 
     /// <summary>Cuts packets out of one read and hands each whole packet to the handler.</summary>
     private void Dispatch(int slot, ReadOnlySpan<byte> data)
     {
+        if (_raw)
+        {
+            _ = DeliverPacket(slot, data);
+            return;
+        }
+
         var delivery = new PacketDelivery(this, slot);
-        if (_reassembler.Feed(ref _slots[slot].Partial, data, ref delivery) == ReassemblyResult.ProtocolError)
+        if (_reassembler!.Feed(ref _slots[slot].Partial, data, ref delivery) == ReassemblyResult.ProtocolError)
         {
             ProtocolError(slot);
         }

@@ -16,7 +16,7 @@ public sealed unsafe partial class EngineShard
 
     /// <summary>
     /// Sends one frame (one or more whole packets) to a connection of this shard. Call on the
-    /// shard's thread only (from a handler callback); other threads use <see cref="ClientEngine.TryPost"/> or <see cref="ClientEngine.PostAsync"/>.
+    /// shard's thread only (from a handler callback); other threads use <see cref="StreamEngine.TryPost"/> or <see cref="StreamEngine.PostAsync"/>.
     /// Never blocks and never throws for a closed connection or a full queue.
     /// </summary>
     public SendResult Send(Connection connection, ReadOnlySpan<byte> frame)

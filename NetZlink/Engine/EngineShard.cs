@@ -31,14 +31,16 @@ public sealed unsafe partial class EngineShard
     private const int MaxMessagesPerPass = 512;
     private const int IdleSleepMs = 250;
 
-    private readonly ClientEngine _engine;
+    private readonly StreamEngine _engine;
+    private readonly bool _accepting;
+    private readonly bool _raw;
     private readonly EngineOptions _options;
     private readonly int _shardCount;
     private readonly ConnectionSlot[] _slots;
     private readonly byte[] _receiveBuffer;
     private readonly byte[] _sendScratch;
     private readonly System.Buffers.ArrayPool<byte> _pool;
-    private readonly PacketReassembler _reassembler;
+    private readonly PacketReassembler? _reassembler;
     private readonly Lock _wakeFdGate = new();
     private int _wakeFd;
     private IConnectionHandler _handler = null!;
@@ -55,9 +57,11 @@ public sealed unsafe partial class EngineShard
     private volatile bool _stopAsked;
     internal ShardCounters Counters;
 
-    internal EngineShard(ClientEngine engine, EngineOptions options, int index, int shardCount, int slotCount)
+    internal EngineShard(StreamEngine engine, EngineOptions options, int index, int shardCount, int slotCount, bool accepting)
     {
         _engine = engine;
+        _accepting = accepting;
+        _raw = options.Framer is RawStreamFramer;
         _options = options;
         Index = index;
         _shardCount = shardCount;
@@ -65,7 +69,20 @@ public sealed unsafe partial class EngineShard
         _receiveBuffer = GC.AllocateArray<byte>(options.ReceiveChunkSize, pinned: true);
         _sendScratch = GC.AllocateArray<byte>(options.SendScratchSize, pinned: true);
         _pool = System.Buffers.ArrayPool<byte>.Create(Math.Max(options.MaxPacketSize, options.MaxPendingBytesPerConnection), slotCount + 16);
-        _reassembler = new PacketReassembler(options.Framer, options.MaxPacketSize, _pool);
+        _reassembler = _raw ? null : new PacketReassembler(options.Framer, options.MaxPacketSize, _pool);
+        if (accepting)
+        {
+            _slotById = new Dictionary<uint, int>();
+            _freeSlots = new Stack<int>(Enumerable.Range(0, slotCount).Reverse());
+        }
+        else
+        {
+            for (int slot = 0; slot < slotCount; slot++)
+            {
+                _slots[slot].Serial = (slot * shardCount) + index;
+            }
+        }
+
         _waiting = new List<int>(Math.Min(slotCount, options.ConnectConcurrency) + 16);
         _pendingSends = new List<int>(64);
         _postedBytesBySlot = new int[slotCount];
@@ -86,8 +103,12 @@ public sealed unsafe partial class EngineShard
     /// <summary>A per-shard buffer in which a handler may build outgoing frames; valid on the shard thread only.</summary>
     public Span<byte> SendScratch => _sendScratch;
 
-    /// <summary>The engine-wide connection for one of this shard's slots.</summary>
-    public Connection ConnectionAt(int slot) => new(slot * _shardCount + Index, Index, slot);
+    /// <summary>
+    /// The connection in one of this shard's slots. A client engine's connection <c>i</c> is always
+    /// in the same slot; a server engine reuses a slot for later connections, each with a new
+    /// <see cref="Connection.Index"/>.
+    /// </summary>
+    public Connection ConnectionAt(int slot) => new(_slots[slot].Serial, Index, slot);
 
     /// <summary>True while the connection in <paramref name="slot"/> is established.</summary>
     public bool IsConnected(int slot) => _slots[slot].State == ConnectionState.Connected;
@@ -144,7 +165,7 @@ public sealed unsafe partial class EngineShard
         }
     }
 
-    /// <summary>Makes the shard run a pass soon (see <see cref="ClientEngine.RequestPass"/>); any thread.</summary>
+    /// <summary>Makes the shard run a pass soon (see <see cref="StreamEngine.RequestPass"/>); any thread.</summary>
     internal void RequestPass()
     {
         // Interlocked (a full fence) before Wake reads _sleeping, like the queue's enqueue for Post.
@@ -208,7 +229,7 @@ public sealed unsafe partial class EngineShard
 
     /// <summary>
     /// The shard's way out, whatever stopped it: a handler exception or native failure stops the
-    /// whole engine first (<see cref="ClientEngine.Fault"/>), then posting closes, every
+    /// whole engine first (<see cref="StreamEngine.Fault"/>), then posting closes, every
     /// established connection hears OnDisconnected once (EngineFault, ContextTerminated or
     /// EngineStopped), every frame still held is counted as dropped, and the socket is closed.
     /// </summary>
@@ -378,7 +399,7 @@ public sealed unsafe partial class EngineShard
     private void ReturnBuffers(ref ConnectionSlot s, int slot, bool stopping)
     {
         SettlePendingPosts(ref s, slot, sent: false, stopping);
-        _reassembler.Release(ref s.Partial);
+        _reassembler?.Release(ref s.Partial);
         if (s.Pending is not null)
         {
             _pool.Return(s.Pending);

@@ -22,7 +22,7 @@ public interface IConnectionHandler
 
     /// <summary>
     /// Called once per pass of the shard loop, after received data was dispatched: the place to send.
-    /// An idle shard makes a pass when something wakes it; <see cref="ClientEngine.RequestPass"/>
+    /// An idle shard makes a pass when something wakes it; <see cref="StreamEngine.RequestPass"/>
     /// asks for one from outside, <see cref="EngineShard.WakeBy"/> from a handler.
     /// </summary>
     void OnPass(EngineShard shard);

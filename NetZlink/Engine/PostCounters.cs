@@ -3,7 +3,7 @@ namespace NetZlink.Engine;
 
 /// <summary>
 /// A snapshot of an engine's posting counters, summed over shards (see
-/// <see cref="ClientEngine.TryPost"/>). Once the engine has stopped,
+/// <see cref="StreamEngine.TryPost"/>). Once the engine has stopped,
 /// <c>Accepted == Sent + DroppedClosed + DroppedStopped</c> and <c>BytesHeld == 0</c>; while it runs
 /// the difference is what is still queued or waiting at a high-water mark.
 /// </summary>

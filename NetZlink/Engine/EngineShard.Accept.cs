@@ -1,0 +1,30 @@
+// The accepting side of a server engine's shard: a [id][0x01] from an id the shard does not know
+// is a new connection, given a free slot (or closed at once when every slot is taken). A slot is
+// free again once its connection has ended and the handler has heard so.
+namespace NetZlink.Engine;
+
+public sealed partial class EngineShard
+{
+    private readonly Dictionary<uint, int>? _slotById;
+    private readonly Stack<int>? _freeSlots;
+
+    private void Accept(uint routingId)
+    {
+        if (_freeSlots!.Count == 0)
+        {
+            // Every slot is taken (EngineOptions.MaxConnections): refuse, counted.
+            StreamFrames.RequestClose(_socket, routingId);
+            Counters.ConnectFailed++;
+            return;
+        }
+
+        int slot = _freeSlots.Pop();
+        ref ConnectionSlot s = ref _slots[slot];
+        s.RoutingId = routingId;
+        s.Serial = ((ServerEngine)_engine).NextConnectionIndex();
+        s.State = ConnectionState.Connected;
+        _slotById![routingId] = slot;
+        Counters.Connected++;
+        _handler.OnConnected(this, ConnectionAt(slot));
+    }
+}

@@ -1,0 +1,110 @@
+// The server side of the engine: one shard per bound endpoint, each owning one STREAM socket that
+// accepts connections, with the same handler model, send path, retry buffer, posting and fault
+// rules as the client engine (they are the same EngineShard).
+using System.Text;
+using NetZlink.Interop;
+
+namespace NetZlink.Engine;
+
+/// <summary>
+/// Accepts many connections on one or more bound endpoints (one shard thread each) and drives
+/// them with the same <see cref="IConnectionHandler"/> model as <see cref="ClientEngine"/>: a
+/// connection is announced by <see cref="IConnectionHandler.OnConnected"/>, its packets (cut by
+/// <see cref="EngineOptions.Framer"/>; <see cref="RawStreamFramer"/> hands on bytes as they
+/// arrive) by <see cref="IConnectionHandler.OnPacket"/>, its end by
+/// <see cref="IConnectionHandler.OnDisconnected"/>. Slots are reused: each connection gets a new
+/// <see cref="Connection.Index"/>.
+/// </summary>
+/// <example>
+/// <code>
+/// using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
+/// server.Start(_ =&gt; new EchoHandler());   // OnPacket: shard.Send(connection, bytes)
+/// Console.WriteLine(server.BoundEndpoints[0]);
+/// </code>
+/// </example>
+public sealed class ServerEngine : StreamEngine
+{
+    private readonly string[] _bound;
+    private int _nextConnectionIndex = -1;
+
+    /// <summary>Creates a server for <see cref="EngineOptions.Endpoints"/> (one shard each); nothing is bound before <see cref="Start"/>.</summary>
+    /// <param name="options">Endpoints to bind and tuning; validated here.</param>
+    /// <param name="context">The context to create sockets in; null makes (and later disposes) one of its own.</param>
+    /// <exception cref="ArgumentException">The options are invalid.</exception>
+    public ServerEngine(EngineOptions options, Context? context = null)
+        : base(Checked(options), context, engine => MakeShards((ServerEngine)engine, options))
+    {
+        _bound = new string[options.Endpoints.Count];
+    }
+
+    /// <summary>The endpoint each shard is bound to, with the port the system chose for <c>:*</c> (after <see cref="Start"/>).</summary>
+    public IReadOnlyList<string> BoundEndpoints => _bound;
+
+    /// <summary>Binds each shard's endpoint and starts the shard threads, which accept at once.</summary>
+    /// <param name="handlerFactory">Called once per shard, on the calling thread, before that shard starts.</param>
+    /// <exception cref="EndpointException">An endpoint cannot be bound (in use, invalid); nothing stays bound.</exception>
+    /// <exception cref="ObjectDisposedException">The engine, or the context it was given, was disposed.</exception>
+    /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
+    public void Start(Func<EngineShard, IConnectionHandler> handlerFactory)
+        => StartShards("ServerEngine.Start", handlerFactory, _ => { }, CreateShardSocket, _ => null);
+
+    internal int NextConnectionIndex() => Interlocked.Increment(ref _nextConnectionIndex) & int.MaxValue;
+
+    private protected override bool IsConnectionOfThisEngine(Connection connection) => connection.Index >= 0;
+
+    private protected override unsafe void ConfigureShardSocket(nint socket, int shard)
+    {
+        SetInt(socket, ZlinkConstants.ZLINK_BACKLOG, Options.Backlog, "BACKLOG");
+        string endpoint = Options.Endpoints[shard];
+        byte[] utf8 = Encoding.UTF8.GetBytes(endpoint + "\0");
+        fixed (byte* e = utf8)
+        {
+            if (NativeMethods.zlink_bind(socket, e) != 0)
+            {
+                Ensure.ThrowEndpoint(NativeMethods.zlink_errno(), "ServerEngine.Start: Bind", endpoint);
+            }
+        }
+
+        byte* last = stackalloc byte[256];
+        nuint size = 256;
+        _bound[shard] = NativeMethods.zlink_getsockopt(socket, ZlinkConstants.ZLINK_LAST_ENDPOINT, last, &size) == 0 && size > 0
+            ? Encoding.UTF8.GetString(last, (int)size - 1)
+            : endpoint;
+    }
+
+    private static EngineOptions Checked(EngineOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        if (options.RaiseDescriptorLimit)
+        {
+            // A server cannot know how many will connect: the most the process may open.
+            DescriptorBudget.RaiseSoftLimitToHard();
+        }
+
+        return options;
+    }
+
+    private static EngineShard[] MakeShards(ServerEngine engine, EngineOptions options)
+    {
+        var made = new EngineShard[options.Endpoints.Count];
+        try
+        {
+            for (int i = 0; i < made.Length; i++)
+            {
+                made[i] = new EngineShard(engine, options, i, made.Length, options.MaxConnections, accepting: true);
+            }
+        }
+        catch
+        {
+            foreach (EngineShard? shard in made)
+            {
+                shard?.ReleaseUnstarted();
+            }
+
+            throw;
+        }
+
+        return made;
+    }
+}

@@ -1,0 +1,515 @@
+// What the client and the server engine share: a fixed set of shard threads, each owning one
+// STREAM socket and the connections assigned to it, driven as non-blocking state machines; posting
+// from other threads; counters; and the lifetime rules.
+//
+// Lifetime: from Start until the last shard thread has exited, the engine holds a reference on its
+// context's native handle. Each shard closes its own socket (and monitor) on the way out, whatever
+// stopped it (Stop/Dispose, a fault, or ETERM when the context is disposed or shut down under a
+// running engine), and the last one gives the reference back; so disposing the context from any
+// thread neither waits on the engine nor frees the context under it, and the final termination
+// runs once nothing of the engine is left open.
+using NetZlink.Interop;
+
+namespace NetZlink.Engine;
+
+/// <summary>
+/// The shared part of <see cref="ClientEngine"/> and <see cref="ServerEngine"/>: shard threads,
+/// posting from any thread (<see cref="TryPost"/>, <see cref="PostAsync"/>), counters, stop and
+/// dispose. The contracts (threading, backpressure, posting, faults) are in docs/engine.md.
+/// </summary>
+public abstract class StreamEngine : IDisposable
+{
+    private readonly EngineOptions _options;
+    private readonly Context _context;
+    private readonly bool _ownsContext;
+    private readonly EngineShard[] _shards;
+    private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Dictionary<int, long> _errors = new();
+    private ContextHandle? _contextReference;
+    private int _shardsRunning;
+    private Exception? _fault;
+    private volatile bool _faultStopped;
+    private volatile bool _anyShardStopping;
+    private int _started;
+    private int _disposed;
+
+    /// <summary>Makes the shards (their threads start in <see cref="StartShards"/>); cleans up and rethrows when one cannot be made.</summary>
+    private protected StreamEngine(EngineOptions options, Context? context, Func<StreamEngine, EngineShard[]> makeShards)
+    {
+        _options = options;
+        _ownsContext = context is null;
+        _context = context ?? new Context();
+        try
+        {
+            _shards = makeShards(this);
+        }
+        catch
+        {
+            if (_ownsContext)
+            {
+                _context.Dispose();
+            }
+
+            throw;
+        }
+    }
+
+    /// <summary>Number of shard threads.</summary>
+    public int ShardCount => _shards.Length;
+
+    /// <summary>
+    /// Completes when every shard thread has exited and closed its socket: after <see cref="Stop"/>,
+    /// <see cref="Dispose"/>, a fault, or the termination of the engine's context.
+    /// </summary>
+    public Task Stopped => _stopped.Task;
+
+    /// <summary>
+    /// The first exception that stopped the engine, if any: an <see cref="InvalidOperationException"/>
+    /// naming the shard, whose inner exception is what a handler threw or the native failure; a
+    /// <see cref="ContextTerminatedException"/> when the engine's context was disposed or shut down
+    /// while the shards ran (their live connections then end with
+    /// <see cref="ConnectionEndReason.ContextTerminated"/>). Nothing is thrown on any thread.
+    /// </summary>
+    public Exception? Fault => Volatile.Read(ref _fault);
+
+    /// <summary>
+    /// Frames <see cref="TryPost"/> or <see cref="PostAsync"/> accepted that were dropped instead of
+    /// sent (see <see cref="ReadPostCounters"/> for the reasons).
+    /// </summary>
+    public long DroppedPosts
+    {
+        get
+        {
+            PostCounters c = ReadPostCounters();
+            return c.DroppedClosed + c.DroppedStopped;
+        }
+    }
+
+    /// <summary>True from Start until the first shard thread stops (stop, fault or context termination).</summary>
+    public bool IsRunning => Volatile.Read(ref _started) != 0 && Volatile.Read(ref _disposed) == 0 && !_stopped.Task.IsCompleted && !_anyShardStopping;
+
+    private protected EngineOptions Options => _options;
+
+    private protected EngineShard[] Shards => _shards;
+
+    /// <summary>True once a handler exception or a shard failure stopped the engine.</summary>
+    internal bool FaultStopped => _faultStopped;
+
+    /// <summary>
+    /// Sends a frame to a connection from any thread, without blocking: the bytes are copied into a
+    /// pooled buffer and queued to the connection's shard, which sends them on its next pass. The
+    /// frame holds posting capacity until the native socket takes it: at most
+    /// <see cref="EngineOptions.PostCapacityPerConnection"/> bytes per connection and
+    /// <see cref="EngineOptions.PostCapacityPerShard"/> per shard. Every accepted frame is later
+    /// either sent or counted as dropped (<see cref="ReadPostCounters"/>): dropped when its
+    /// connection is not established when its turn comes or ends first, or when the engine stops.
+    /// </summary>
+    /// <returns>
+    /// True when accepted; false when there is no room now (a slow peer: retry later, or use
+    /// <see cref="PostAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
+    /// An empty frame is accepted and ignored.
+    /// </returns>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>, so it could never be accepted.</exception>
+    public bool TryPost(Connection connection, ReadOnlySpan<byte> frame)
+        => TryPostCore(connection, frame) == EngineShard.PostStatus.Accepted;
+
+    /// <summary>
+    /// Like <see cref="TryPost"/>, but waits (asynchronously, no thread blocked) for posting
+    /// capacity when the connection or its shard is full.
+    /// </summary>
+    /// <returns>True once accepted; false when the engine is not running or stops while waiting (nothing was accepted).</returns>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first; nothing was accepted.</exception>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>.</exception>
+    public ValueTask<bool> PostAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        EngineShard.PostStatus status = TryPostCore(connection, frame.Span);
+        return status switch
+        {
+            EngineShard.PostStatus.Accepted => new ValueTask<bool>(true),
+            EngineShard.PostStatus.Closed => new ValueTask<bool>(false),
+            _ => WaitAndPost(connection, frame, cancellationToken),
+        };
+    }
+
+    /// <summary>Posting counters summed over shards now (see <see cref="PostCounters"/>).</summary>
+    public PostCounters ReadPostCounters()
+    {
+        long accepted = 0, sent = 0, closed = 0, stopped = 0, held = 0;
+        foreach (EngineShard shard in _shards)
+        {
+            // Accepted first: a frame counted as sent or dropped below was accepted before.
+            accepted += shard.PostsAccepted;
+        }
+
+        foreach (EngineShard shard in _shards)
+        {
+            ref ShardCounters c = ref shard.Counters;
+            sent += Volatile.Read(ref c.PostsSent);
+            closed += Volatile.Read(ref c.PostsDroppedClosed);
+            stopped += Volatile.Read(ref c.PostsDroppedStopped);
+            held += shard.PostedBytesHeld;
+        }
+
+        return new PostCounters(accepted, sent, closed, stopped, held);
+    }
+
+    private EngineShard.PostStatus TryPostCore(Connection connection, ReadOnlySpan<byte> frame)
+    {
+        EngineShard shard = ShardOf(connection);
+        if (frame.Length > _options.PostCapacityPerConnection)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(frame),
+                frame.Length,
+                $"A frame of {frame.Length} bytes can never be posted: EngineOptions.PostCapacityPerConnection is {_options.PostCapacityPerConnection}.");
+        }
+
+        if (Volatile.Read(ref _started) == 0 || Volatile.Read(ref _disposed) != 0)
+        {
+            return EngineShard.PostStatus.Closed;
+        }
+
+        return frame.IsEmpty ? EngineShard.PostStatus.Accepted : shard.TryPost(connection.Slot, connection.Index, frame);
+    }
+
+    private async ValueTask<bool> WaitAndPost(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken)
+    {
+        EngineShard shard = _shards[connection.Shard];
+        while (true)
+        {
+            Task room = shard.RoomSignal();
+            EngineShard.PostStatus status = TryPostCore(connection, frame.Span);
+            if (status != EngineShard.PostStatus.Full)
+            {
+                return status == EngineShard.PostStatus.Accepted;
+            }
+
+            await room.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private EngineShard ShardOf(Connection connection)
+    {
+        if ((uint)connection.Shard >= (uint)_shards.Length
+            || (uint)connection.Slot >= (uint)_shards[connection.Shard].SlotCount
+            || !IsConnectionOfThisEngine(connection))
+        {
+            throw new ArgumentException(
+                $"{connection} is not a connection of this engine ({_shards.Length} shards): use the Connection a handler was given.",
+                nameof(connection));
+        }
+
+        return _shards[connection.Shard];
+    }
+
+    /// <summary>Beyond shard and slot ranges: whether the connection's index can be one of this engine's.</summary>
+    private protected abstract bool IsConnectionOfThisEngine(Connection connection);
+
+    /// <summary>
+    /// Makes every shard run a pass (<see cref="IConnectionHandler.OnPass"/>) soon, from any thread:
+    /// for a handler that acts on state changed outside the engine. Without it an idle shard sees
+    /// such a change on its next wake-up, up to a quarter of a second later. A no-op once the
+    /// engine has stopped.
+    /// </summary>
+    public void RequestPass()
+    {
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            return;
+        }
+
+        foreach (EngineShard shard in _shards)
+        {
+            shard.RequestPass();
+        }
+    }
+
+    /// <summary>Sums the shards' counters now (each read without locks).</summary>
+    public EngineCounters ReadCounters()
+    {
+        long connected = 0, failed = 0, timedOut = 0, packets = 0, bytesIn = 0, frames = 0, bytesOut = 0, queued = 0, protocol = 0, disconnects = 0, lost = 0;
+        foreach (EngineShard shard in _shards)
+        {
+            ref ShardCounters c = ref shard.Counters;
+            connected += Volatile.Read(ref c.Connected);
+            failed += Volatile.Read(ref c.ConnectFailed);
+            timedOut += Volatile.Read(ref c.ConnectTimedOut);
+            packets += Volatile.Read(ref c.PacketsReceived);
+            bytesIn += Volatile.Read(ref c.BytesReceived);
+            frames += Volatile.Read(ref c.FramesSent);
+            bytesOut += Volatile.Read(ref c.BytesSent);
+            queued += Volatile.Read(ref c.FramesQueued);
+            protocol += Volatile.Read(ref c.ProtocolErrors);
+            disconnects += Volatile.Read(ref c.Disconnects);
+            lost += Volatile.Read(ref c.LostPartialBytes);
+        }
+
+        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost);
+    }
+
+    /// <summary>errno → count of failed connect attempts (and other native errors the shards met).</summary>
+    public IReadOnlyDictionary<int, long> ErrorsByErrno()
+    {
+        lock (_errors)
+        {
+            return new Dictionary<int, long>(_errors);
+        }
+    }
+
+    /// <summary>
+    /// Stops every shard (each finishes its current pass, closes its socket and calls the handler's
+    /// OnDisconnected for connections still up), waits up to <paramref name="timeout"/> for the
+    /// threads, and returns whether they all exited in time.
+    /// </summary>
+    public bool Stop(TimeSpan timeout)
+    {
+        foreach (EngineShard shard in _shards)
+        {
+            shard.RequestStop();
+        }
+
+        bool all = true;
+        var deadline = DateTime.UtcNow + timeout;
+        foreach (EngineShard shard in _shards)
+        {
+            TimeSpan left = deadline - DateTime.UtcNow;
+            all &= shard.Join(left > TimeSpan.Zero ? left : TimeSpan.Zero);
+        }
+
+        return all;
+    }
+
+    /// <summary>
+    /// Stops the shards, waiting up to <see cref="DisposeTimeout"/> for their threads, and disposes
+    /// the context if the engine created it. Idempotent; safe from any thread, also after the
+    /// context was terminated under the engine. A shard still busy in a handler callback when the
+    /// wait ends finishes on its own and the context is terminated once it has.
+    /// </summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _ = Stop(DisposeTimeout);
+        foreach (EngineShard shard in _shards)
+        {
+            shard.ReleaseUnstarted();
+        }
+
+        EngineMetrics.Unregister(this);
+        if (_ownsContext)
+        {
+            // Never waits on a shard that is still running: it holds a reference on the handle,
+            // and the context's shutdown makes it leave at its next native call.
+            _context.Dispose();
+        }
+
+        if (Volatile.Read(ref _started) == 0)
+        {
+            _stopped.TrySetResult();
+        }
+
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>How long <see cref="Dispose"/> waits for the shard threads (10 s).</summary>
+    public static TimeSpan DisposeTimeout { get; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// Marks the engine started (once), takes a reference on the context, makes each shard's socket
+    /// with <paramref name="openSocket"/> and handler, and starts the shard threads; on failure
+    /// closes what it opened and rethrows.
+    /// </summary>
+    private protected void StartShards(
+        string caller,
+        Func<EngineShard, IConnectionHandler> handlerFactory,
+        Action<nint> beforeSockets,
+        Func<int, nint> openSocket,
+        Func<nint, ConnectErrnoMonitor?> openMonitor)
+    {
+        ArgumentNullException.ThrowIfNull(handlerFactory);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        if (Interlocked.Exchange(ref _started, 1) != 0)
+        {
+            throw new InvalidOperationException($"{caller} was already called; an engine runs once.");
+        }
+
+        _shardsRunning = _shards.Length;
+        var sockets = new nint[_shards.Length];
+        var monitors = new ConnectErrnoMonitor?[_shards.Length];
+        var handlers = new IConnectionHandler[_shards.Length];
+        try
+        {
+            _contextReference = _context.AddReference(caller);
+            beforeSockets(_contextReference.DangerousGetHandle());
+            for (int i = 0; i < _shards.Length; i++)
+            {
+                sockets[i] = openSocket(i);
+                monitors[i] = openMonitor(sockets[i]);
+                handlers[i] = handlerFactory(_shards[i]) ?? throw new InvalidOperationException($"The handler factory returned null for shard {i}.");
+            }
+        }
+        catch
+        {
+            for (int i = 0; i < _shards.Length; i++)
+            {
+                monitors[i]?.Dispose();
+                if (sockets[i] != 0)
+                {
+                    CloseShardSocket(sockets[i]);
+                }
+            }
+
+            ReleaseContextReference();
+            Volatile.Write(ref _shardsRunning, 0);
+            _stopped.TrySetResult();
+            throw;
+        }
+
+        EngineMetrics.Register(this);
+        for (int i = 0; i < _shards.Length; i++)
+        {
+            _shards[i].Start(handlers[i], sockets[i], monitors[i]);
+        }
+    }
+
+    /// <summary>The native context handle while the engine holds its reference (from StartShards on).</summary>
+    private protected nint ContextHandleValue => _contextReference!.DangerousGetHandle();
+
+    /// <summary>Called when the engine stops with a fault (a ClientEngine faults its ConnectsResolved with it).</summary>
+    private protected virtual void OnFault(Exception fault)
+    {
+    }
+
+    /// <summary>Called once every shard has exited.</summary>
+    private protected virtual void OnAllShardsExited()
+    {
+    }
+
+    /// <summary>
+    /// A shard failed (a handler threw, or a native call failed): that is the engine's fault, and
+    /// every shard stops, so no part of the engine runs on at reduced capacity.
+    /// </summary>
+    internal void ReportFault(EngineShard shard, Exception fault)
+    {
+        Interlocked.CompareExchange(ref _fault, new InvalidOperationException($"Engine shard {shard.Index} failed: {fault.Message}", fault), null);
+        _faultStopped = true;
+        _anyShardStopping = true;
+        OnFault(_fault!);
+        foreach (EngineShard other in _shards)
+        {
+            other.RequestStop();
+        }
+    }
+
+    internal void CountError(int errno)
+    {
+        lock (_errors)
+        {
+            _errors[errno] = _errors.GetValueOrDefault(errno) + 1;
+        }
+    }
+
+    /// <summary>Closes a shard's STREAM socket (once its owner is done with it) and stops counting it.</summary>
+    internal static void CloseShardSocket(nint socket)
+    {
+        _ = NativeMethods.zlink_close(socket);
+        HandleTracker.Closed(NativeHandleKind.Socket);
+    }
+
+    /// <summary>The shard's last call, after it closed its socket and monitor.</summary>
+    internal void OnShardExited(EngineShard shard, Exception? fault, bool contextTerminated)
+    {
+        _anyShardStopping = true;
+        if (contextTerminated)
+        {
+            Interlocked.CompareExchange(ref _fault, ContextTerminatedFault(shard.Index), null);
+        }
+        else if (fault is not null)
+        {
+            ReportFault(shard, fault);
+        }
+
+        if (_fault is not null)
+        {
+            OnFault(_fault);
+        }
+
+        if (Interlocked.Decrement(ref _shardsRunning) == 0)
+        {
+            // Every shard has closed what it opened on the context: a context disposed meanwhile
+            // is terminated here, on this thread, before Stopped completes.
+            ReleaseContextReference();
+            OnAllShardsExited();
+            _stopped.TrySetResult();
+        }
+    }
+
+    private ContextTerminatedException ContextTerminatedFault(int shard)
+        => (ContextTerminatedException)Ensure.Create(
+            ZlinkConstants.ETERM,
+            ErrorScope.General,
+            $"{GetType().Name} shard {shard}",
+            target: null,
+            hint: "the engine's context was disposed or shut down while the engine ran; every shard stopped and ended its connections with ContextTerminated");
+
+    private void ReleaseContextReference()
+    {
+        if (Interlocked.Exchange(ref _contextReference, null) is { } reference)
+        {
+            reference.DangerousRelease();
+        }
+    }
+
+    /// <summary>A shard's STREAM socket with the shared options (LINGER 0, high-water marks, buffers) and the kind's own.</summary>
+    private protected nint CreateShardSocket(int shard)
+    {
+        nint socket = NativeMethods.zlink_socket(_contextReference!.DangerousGetHandle(), ZlinkConstants.ZLINK_STREAM);
+        if (socket == 0)
+        {
+            EngineErrors.Throw($"zlink_socket(STREAM) for shard {shard}", NativeMethods.zlink_errno());
+        }
+
+        HandleTracker.Opened(NativeHandleKind.Socket);
+
+        try
+        {
+            SetInt(socket, ZlinkConstants.ZLINK_LINGER, 0, "LINGER");
+            SetInt(socket, ZlinkConstants.ZLINK_SNDHWM, _options.HighWaterMark, "SNDHWM");
+            SetInt(socket, ZlinkConstants.ZLINK_RCVHWM, _options.HighWaterMark, "RCVHWM");
+            if (_options.SendBufferSize > 0)
+            {
+                SetInt(socket, ZlinkConstants.ZLINK_SNDBUF, _options.SendBufferSize, "SNDBUF");
+            }
+
+            if (_options.ReceiveBufferSize > 0)
+            {
+                SetInt(socket, ZlinkConstants.ZLINK_RCVBUF, _options.ReceiveBufferSize, "RCVBUF");
+            }
+
+            ConfigureShardSocket(socket, shard);
+            return socket;
+        }
+        catch
+        {
+            CloseShardSocket(socket);
+            throw;
+        }
+    }
+
+    /// <summary>What the kind of engine sets on a shard's socket besides the shared options (connect options; a bind).</summary>
+    private protected abstract void ConfigureShardSocket(nint socket, int shard);
+
+    private protected static unsafe void SetInt(nint socket, int option, int value, string name)
+    {
+        if (NativeMethods.zlink_setsockopt(socket, option, &value, sizeof(int)) != 0)
+        {
+            EngineErrors.Throw($"zlink_setsockopt({name}={value}) on an engine STREAM socket", NativeMethods.zlink_errno());
+        }
+    }
+}
