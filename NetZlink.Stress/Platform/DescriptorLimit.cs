@@ -32,8 +32,8 @@ internal static unsafe class DescriptorLimit
     public static void Ensure(int connections, int reserved)
     {
         RaiseSoftToHard();
-        int open = CountOpen();
-        ulong need = (ulong)connections + (ulong)reserved + (ulong)Math.Max(0, open);
+        int open = Directory.EnumerateFileSystemEntries("/proc/self/fd").Count();
+        ulong need = (ulong)connections + (ulong)reserved + (ulong)open;
         (ulong soft, ulong hard) = Get();
         if (need > soft)
         {
@@ -41,22 +41,6 @@ internal static unsafe class DescriptorLimit
                 $"{connections} connections need {need} open files ({connections} sockets + {reserved} reserved + {open} already open), " +
                 $"but this process may open at most {soft} (ulimit -n: soft {soft}, hard {hard}). " +
                 "Lower the connection count, raise the hard limit, or split the run over several processes or hosts.");
-        }
-    }
-
-    private static int CountOpen()
-    {
-        try
-        {
-            return Directory.GetFiles("/proc/self/fd").Length;
-        }
-        catch (IOException)
-        {
-            return -1;
-        }
-        catch (UnauthorizedAccessException)
-        {
-            return -1;
         }
     }
 }
