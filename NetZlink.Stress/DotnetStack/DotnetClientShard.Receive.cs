@@ -2,11 +2,12 @@
 // outstanding: it completes when the socket is readable, without a buffer tied up per idle
 // connection. The completion then reads with non-blocking Socket.Receive into the thread's
 // buffer until the socket is empty, frames the packets ([u32 BE length][body], split or merged
-// arbitrarily; a partial packet waits in the connection's tail), counts them, and tops the
+// arbitrarily) with the library's PacketReassembler (a partial packet waits in its pooled buffer), counts them, and tops the
 // connection up while the phase sends. One zero-byte receive at a time means one receive callback
 // at a time per connection, so the receive fields of DotnetConnection are plain.
 using System.Buffers.Binary;
 using System.Net.Sockets;
+using NetZlink.Engine;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
@@ -150,6 +151,8 @@ internal sealed partial class DotnetClientShard
         bool open = endErrno < 0;
         if (!open)
         {
+            // Only this callback feeds the connection's partial packet, so only it gives the buffer back.
+            _reassembler.Release(ref c.Partial);
             Close(slot, endErrno, byPeer);
         }
         else if (echoes > 0 && _plan.SendsIn(phase))
@@ -160,65 +163,40 @@ internal sealed partial class DotnetClientShard
         return open;
     }
 
-    /// <summary>Frames <paramref name="data"/> after the connection's tail; returns the good echoes, <paramref name="bad"/> on a bad one.</summary>
+    /// <summary>Frames <paramref name="data"/> with the library's PacketReassembler; returns the good echoes, <paramref name="bad"/> on a bad one.</summary>
     private int Frame(int slot, ref DotnetConnection c, ReadOnlySpan<byte> data, LoadPhase phase, ClientThreadState state, out bool bad)
     {
-        bad = false;
-        int length = _plan.PacketLength;
-        int offset = 0;
-        int echoes = 0;
-        if (c.TailLength > 0)
+        var sink = new EchoSink(this, slot, phase, state);
+        ReassemblyResult result = _reassembler.Feed(ref c.Partial, data, ref sink);
+        if (result == ReassemblyResult.ProtocolError)
         {
-            Span<byte> tail = _tails.AsSpan(slot * length, length);
-            int take = Math.Min(length - c.TailLength, data.Length);
-            data[..take].CopyTo(tail[c.TailLength..]);
-            c.TailLength += take;
-            offset = take;
-            if (c.TailLength < length)
-            {
-                return 0;
-            }
-
-            c.TailLength = 0;
-            if (!OnEcho(ref c, tail, phase, state))
-            {
-                bad = true;
-                return 0;
-            }
-
-            echoes++;
+            // A length other than the run's packet size: counted as the netzlink engine's framer counts it.
+            c.ProtocolErrors++;
         }
 
-        while (data.Length - offset >= length)
+        bad = result != ReassemblyResult.Consumed;
+        return sink.Echoes;
+    }
+
+    /// <summary>Where the reassembler hands each whole echo of one connection.</summary>
+    private struct EchoSink(DotnetClientShard shard, int slot, LoadPhase phase, ClientThreadState state) : IPacketSink
+    {
+        public int Echoes;
+
+        public bool OnPacket(ReadOnlySpan<byte> packet)
         {
-            if (!OnEcho(ref c, data.Slice(offset, length), phase, state))
+            if (!shard.OnEcho(ref shard._connections[slot], packet, phase, state))
             {
-                bad = true;
-                return echoes;
+                return false;
             }
 
-            echoes++;
-            offset += length;
+            Echoes++;
+            return true;
         }
-
-        if (offset < data.Length)
-        {
-            data[offset..].CopyTo(_tails.AsSpan(slot * length, length));
-            c.TailLength = data.Length - offset;
-        }
-
-        return echoes;
     }
 
     private bool OnEcho(ref DotnetConnection c, ReadOnlySpan<byte> packet, LoadPhase phase, ClientThreadState state)
     {
-        if (BinaryPrimitives.ReadUInt32BigEndian(packet) != (uint)_plan.Size)
-        {
-            // Counted as the netzlink engine's framer counts it: a protocol error, not a bad echo.
-            c.ProtocolErrors++;
-            return false;
-        }
-
         if (_plan.VerifyPayload && !packet[(4 + 9)..].SequenceEqual(_expectedBody.AsSpan(9)))
         {
             c.BadEchoes++;

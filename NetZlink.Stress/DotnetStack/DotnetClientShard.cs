@@ -15,6 +15,7 @@
 // System.IO.Pipelines is not used here: a Pipe per connection needs a reader loop (a task or a
 // continuation) per connection and a buffer segment per connection between reads, which is what
 // this shape avoids; the bytes are framed straight out of one per-thread receive buffer.
+using NetZlink.Engine;
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
@@ -40,7 +41,7 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
     private readonly DotnetConnection[] _connections;
     private readonly ClientSocketEventArgs[] _receiveArgs;
     private readonly ClientSocketEventArgs?[] _sendArgs;
-    private readonly byte[] _tails;
+    private readonly PacketReassembler _reassembler;
     private readonly byte[] _expectedBody;
     private readonly AutoResetEvent _wake = new(initialState: false);
     private readonly Thread _thread;
@@ -77,7 +78,10 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
             _receiveArgs[slot] = new ClientSocketEventArgs(this, slot, sends: false);
         }
 
-        _tails = new byte[connectionCount * plan.PacketLength];
+        _reassembler = new PacketReassembler(
+            new LengthPrefixFramer(maxBody: plan.Size, minBody: plan.Size),
+            plan.PacketLength,
+            System.Buffers.ArrayPool<byte>.Create(plan.PacketLength, Math.Max(16, connectionCount)));
         _expectedBody = new byte[plan.Size];
         for (int i = 9; i < plan.Size; i++)
         {

@@ -8,6 +8,8 @@
 //   - Outstanding is shared by both paths: Interlocked only.
 // The runner sums the plain counters with Volatile.Read while the run goes on.
 
+using NetZlink.Engine;
+
 namespace NetZlink.Stress.DotnetStack;
 
 // Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
@@ -26,7 +28,7 @@ internal struct DotnetConnection
     public int LastErrno;
 
     // Receive path.
-    public int TailLength;
+    public PartialPacket Partial;
     public long ReceivedTotal;
     public long ReceivedMeasured;
     public long GatingViolations;

@@ -19,7 +19,14 @@ using System.Runtime.CompilerServices;
 
 namespace NetZlink.Engine;
 
-internal sealed class PacketReassembler
+/// <summary>
+/// Cuts whole packets out of a TCP byte stream read in pieces of any length (the engine's own
+/// reassembler, public for code that reads its own sockets): whole packets in a read are handed on in
+/// place, a packet that spans reads is gathered in a pooled buffer held by the connection's
+/// <see cref="PartialPacket"/>. Thread-safe for different connections; one connection's reads must
+/// be fed in order, one at a time.
+/// </summary>
+public sealed class PacketReassembler
 {
     // A partial header needs only HeaderSize bytes, but renting a little more lets most small
     // packets complete in that first buffer without a second rental.
@@ -34,7 +41,7 @@ internal sealed class PacketReassembler
     /// <param name="framer">Finds each packet's length from its header.</param>
     /// <param name="maxPacketSize">Largest packet accepted, header included.</param>
     /// <param name="pool">Where partial packets are gathered; should hand out arrays of <paramref name="maxPacketSize"/>.</param>
-    internal PacketReassembler(IPacketFramer framer, int maxPacketSize, ArrayPool<byte> pool)
+    public PacketReassembler(IPacketFramer framer, int maxPacketSize, ArrayPool<byte> pool)
     {
         ArgumentNullException.ThrowIfNull(framer);
         ArgumentNullException.ThrowIfNull(pool);
@@ -47,13 +54,13 @@ internal sealed class PacketReassembler
     }
 
     /// <summary>Largest packet accepted, header included.</summary>
-    internal int MaxPacketSize => _maxPacketSize;
+    public int MaxPacketSize => _maxPacketSize;
 
     /// <summary>
     /// Takes one read of the stream: completes the partial packet, delivers every whole packet to
     /// <paramref name="sink"/> in order, and keeps what is left in <paramref name="partial"/>.
     /// </summary>
-    internal ReassemblyResult Feed<TSink>(ref PartialPacket partial, ReadOnlySpan<byte> data, ref TSink sink)
+    public ReassemblyResult Feed<TSink>(ref PartialPacket partial, ReadOnlySpan<byte> data, ref TSink sink)
         where TSink : struct, IPacketSink
     {
         if (!partial.IsEmpty)
@@ -96,7 +103,7 @@ internal sealed class PacketReassembler
     }
 
     /// <summary>Returns the partial packet's buffer to the pool (a connection ended); the dropped bytes were <see cref="PartialPacket.Length"/>.</summary>
-    internal void Release(ref PartialPacket partial)
+    public void Release(ref PartialPacket partial)
     {
         if (partial.Buffer is not null)
         {
@@ -119,7 +126,7 @@ internal sealed class PacketReassembler
         int expected = data.Length >= header ? _framer.GetPacketLength(data) : 0;
         partial.Buffer = _pool.Rent(Math.Max(expected, Math.Max(header, SmallestRental)));
         data.CopyTo(partial.Buffer);
-        partial.Length = data.Length;
+        partial.Gathered = data.Length;
         partial.Expected = expected;
     }
 
@@ -132,15 +139,15 @@ internal sealed class PacketReassembler
     private ReassemblyResult CompletePartial<TSink>(ref PartialPacket partial, ref ReadOnlySpan<byte> data, ref TSink sink)
         where TSink : struct, IPacketSink
     {
-        Debug.Assert(partial.Buffer is not null && partial.Length > 0, "a partial packet has bytes");
+        Debug.Assert(partial.Buffer is not null && partial.Gathered > 0, "a partial packet has bytes");
         int header = _header;
         if (partial.Expected == 0)
         {
-            int headerPart = Math.Min(header - partial.Length, data.Length);
-            data[..headerPart].CopyTo(partial.Buffer.AsSpan(partial.Length));
-            partial.Length += headerPart;
+            int headerPart = Math.Min(header - partial.Gathered, data.Length);
+            data[..headerPart].CopyTo(partial.Buffer.AsSpan(partial.Gathered));
+            partial.Gathered += headerPart;
             data = data[headerPart..];
-            if (partial.Length < header)
+            if (partial.Gathered < header)
             {
                 return ReassemblyResult.Consumed;
             }
@@ -155,24 +162,24 @@ internal sealed class PacketReassembler
             if (partial.Buffer!.Length < expected)
             {
                 byte[] larger = _pool.Rent(expected);
-                partial.Buffer.AsSpan(0, partial.Length).CopyTo(larger);
+                partial.Buffer.AsSpan(0, partial.Gathered).CopyTo(larger);
                 _pool.Return(partial.Buffer);
                 partial.Buffer = larger;
             }
         }
 
-        int take = Math.Min(partial.Expected - partial.Length, data.Length);
-        data[..take].CopyTo(partial.Buffer.AsSpan(partial.Length));
-        partial.Length += take;
+        int take = Math.Min(partial.Expected - partial.Gathered, data.Length);
+        data[..take].CopyTo(partial.Buffer.AsSpan(partial.Gathered));
+        partial.Gathered += take;
         data = data[take..];
-        if (partial.Length < partial.Expected)
+        if (partial.Gathered < partial.Expected)
         {
             return ReassemblyResult.Consumed;
         }
 
         // Detach before delivering: the sink may end the connection, which releases the state.
         byte[] whole = partial.Buffer!;
-        int length = partial.Length;
+        int length = partial.Gathered;
         partial = default;
         bool goOn = sink.OnPacket(whole.AsSpan(0, length));
         _pool.Return(whole);

@@ -3,17 +3,21 @@
 // buffer comes from the reassembler's pool and goes back to it (PacketReassembler.Release).
 namespace NetZlink.Engine;
 
-internal struct PartialPacket
+/// <summary>A connection's packet in progress for <see cref="PacketReassembler"/>: keep one per connection, starting as <c>default</c>.</summary>
+public struct PartialPacket
 {
     /// <summary>The gathered bytes; null when the stream is at a packet boundary.</summary>
-    public byte[]? Buffer;
+    internal byte[]? Buffer;
 
     /// <summary>Bytes gathered so far (header included).</summary>
-    public int Length;
+    internal int Gathered;
 
     /// <summary>The whole packet's length once its header is complete, else 0.</summary>
-    public int Expected;
+    internal int Expected;
+
+    /// <summary>Bytes of the packet in progress gathered so far (0 at a packet boundary).</summary>
+    public readonly int Length => Gathered;
 
     /// <summary>True when no packet is in progress.</summary>
-    public readonly bool IsEmpty => Length == 0;
+    public readonly bool IsEmpty => Gathered == 0;
 }

@@ -1,7 +1,8 @@
 // What PacketReassembler.Feed did with one read.
 namespace NetZlink.Engine;
 
-internal enum ReassemblyResult
+/// <summary>What <see cref="PacketReassembler.Feed"/> did with one read.</summary>
+public enum ReassemblyResult
 {
     /// <summary>Every byte was used: whole packets were delivered and the rest, if any, kept as a partial packet.</summary>
     Consumed,
