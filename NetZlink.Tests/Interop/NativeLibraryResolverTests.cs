@@ -52,10 +52,38 @@ public sealed class NativeLibraryResolverTests
     }
 
     [Test]
+    public void ALibraryInANativeBuildFolderAboveTheApplication_IsNeverLoaded()
+    {
+        // What a checkout-walking resolver would have picked up: a stray native/build/libzlink.so
+        // in a parent of the application's directory.
+        string root = Directory.CreateTempSubdirectory("netzlink-stray-").FullName;
+        try
+        {
+            Directory.CreateDirectory(Path.Combine(root, "native", "build"));
+            string stray = Path.Combine(root, "native", "build", "libzlink.so");
+            File.Copy(ZlinkLibrary.LoadedFrom!.Split(" (from ")[0], stray);
+            string app = Directory.CreateDirectory(Path.Combine(root, "app", "bin")).FullName;
+
+            var attempts = new List<string>();
+            nint library = NativeLibraryResolver.Probe(null, app, attempts, out string? from);
+            TestContext.Out.WriteLine(NativeLibraryResolver.Describe(attempts));
+            Assert.That(from ?? string.Empty, Does.Not.Contain(stray));
+            Assert.That(attempts, Has.None.Contain(stray));
+            if (library != 0)
+            {
+                NativeLibrary.Free(library);
+            }
+        }
+        finally
+        {
+            Directory.Delete(root, recursive: true);
+        }
+    }
+
+    [Test]
     public void WithNothingAnywhere_EveryPlaceIsListedInOrder()
     {
-        // A directory with no runtimes/ and no native/build above it (the temp directory's
-        // parents hold no native/build/libzlink.so).
+        // A directory with no runtimes/ and no library next to it.
         string empty = Directory.CreateTempSubdirectory("netzlink-resolver-").FullName;
         try
         {
@@ -65,7 +93,7 @@ public sealed class NativeLibraryResolverTests
             Assert.That(attempts[0], Does.StartWith($"{NativeLibraryResolver.EnvironmentVariable}: not set"));
             Assert.That(attempts[1], Does.StartWith(Path.Combine(empty, "runtimes")).And.Contain("native/libzlink.so"));
             Assert.That(attempts, Has.Some.StartWith(Path.Combine(empty, "libzlink.so")));
-            Assert.That(attempts, Has.Some.Contain("native/build/libzlink.so").And.Contain("not found"));
+            Assert.That(attempts, Has.None.Contain("native/build"), "the resolver walks no directories");
             if (library != 0)
             {
                 // The system path is the last place; it succeeds here when a libzlink.so is

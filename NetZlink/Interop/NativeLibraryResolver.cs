@@ -9,10 +9,11 @@
 //   2. runtimes/<rid>/native/libzlink.so next to this assembly (how NetZlink.csproj and the
 //      NuGet package lay it out), for the runtime's RID and the portable linux-<arch> RID, then
 //      libzlink.so directly next to the assembly (a RID-specific publish flattens runtimes/).
-//   3. native/build/libzlink.so in this assembly's directory or any directory above it (the
-//      repository's own build, for code run straight from a checkout).
-//   4. The system search path: libzlink.so ("zlink") via LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib.
+//   3. The system search path: libzlink.so ("zlink") via LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib.
 // When nothing loads, the DllNotFoundException lists every place tried and why each failed.
+// Nothing else is searched: a libzlink.so lying in some directory above an application is never
+// picked up. Code run from the repository's checkout finds the native build because every
+// project's output gets a copy under runtimes/ (NetZlink.csproj).
 using System.Diagnostics.CodeAnalysis;
 using System.Reflection;
 using System.Runtime.CompilerServices;
@@ -111,22 +112,6 @@ internal static class NativeLibraryResolver
 
         string flat = Path.Combine(assemblyDirectory, FileName);
         yield return (flat, () => LoadFile(flat));
-
-        bool foundBuild = false;
-        for (var dir = new DirectoryInfo(assemblyDirectory); dir is not null; dir = dir.Parent)
-        {
-            string path = Path.Combine(dir.FullName, "native", "build", FileName);
-            if (File.Exists(path))
-            {
-                foundBuild = true;
-                yield return (path, () => LoadFile(path));
-            }
-        }
-
-        if (!foundBuild)
-        {
-            attempts.Add($"native/build/{FileName} in {assemblyDirectory} or any parent: not found");
-        }
 
         // A bare file name makes dlopen search the system path: LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib.
         yield return ($"{FileName} on the system library path", () => NativeLibrary.Load(FileName));
