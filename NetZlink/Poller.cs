@@ -6,7 +6,10 @@ namespace NetZlink;
 
 /// <summary>
 /// Polls a set of sockets and file descriptors. Add items, then call <see cref="Poll(TimeSpan)"/>
-/// and read each item's <see cref="GetReturnedEvents"/>. Not thread-safe.
+/// and read each item's <see cref="GetReturnedEvents"/>. Not thread-safe. For the length of a
+/// <see cref="Poll(long)"/> the poller holds each of its sockets as a call on it would: another
+/// thread's call on one of them is refused with <see cref="InvalidOperationException"/> (see
+/// <see cref="Socket"/>), and so is the poll when another thread is inside a call on one of them.
 /// </summary>
 public sealed unsafe class Poller
 {
@@ -80,6 +83,7 @@ public sealed unsafe class Poller
     /// <returns>The number of ready items; 0 when the timeout passed (or a signal interrupted the wait).</returns>
     /// <exception cref="ContextTerminatedException">A polled socket's context was shut down.</exception>
     /// <exception cref="ObjectDisposedException">A polled socket was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is inside a call on one of the sockets.</exception>
     public int Poll(TimeSpan timeout)
     {
         long milliseconds = timeout == Timeout.InfiniteTimeSpan ? -1 : (long)Math.Ceiling(timeout.TotalMilliseconds);
@@ -90,29 +94,21 @@ public sealed unsafe class Poller
     /// <summary>Waits until at least one item is ready or <paramref name="timeoutMilliseconds"/> pass (-1 for ever).</summary>
     /// <param name="timeoutMilliseconds">The timeout in milliseconds; 0 to check, -1 for ever.</param>
     /// <returns>The number of ready items; 0 when the timeout passed (or a signal interrupted the wait).</returns>
+    /// <exception cref="InvalidOperationException">Another thread is inside a call on one of the sockets.</exception>
     public int Poll(long timeoutMilliseconds)
     {
         int count = Count;
         try
         {
-            // Hold every socket for the length of the wait, so a concurrent Dispose cannot
-            // close one under zlink_poll.
+            // Take every socket for the length of the wait, as any call on it does: another
+            // thread's call on one of them is refused meanwhile, and a concurrent Dispose cannot
+            // close one under zlink_poll. A socket in several items is taken once.
             for (int i = 0; i < count; i++)
             {
                 _items[i].Revents = 0;
                 if (_sockets[i] is { } socket)
                 {
-                    SocketHandle handle = socket.Handle;
-                    try
-                    {
-                        handle.DangerousAddRef(ref _leased[i]);
-                    }
-                    catch (ObjectDisposedException)
-                    {
-                        HandleLease.ThrowDisposed($"{nameof(Socket)} (poller item {i})");
-                    }
-
-                    _items[i].Socket = handle.DangerousGetHandle();
+                    _items[i].Socket = Take(socket.Handle, i);
                 }
             }
 
@@ -140,9 +136,36 @@ public sealed unsafe class Poller
                 if (_leased[i])
                 {
                     _leased[i] = false;
-                    _sockets[i]!.Handle.DangerousRelease();
+                    _sockets[i]!.Handle.ExitCall();
                 }
             }
+        }
+    }
+
+    /// <summary>Takes item <paramref name="index"/>'s socket for the poll (unless an earlier item of this poll took it); returns the native pointer.</summary>
+    private nint Take(SocketHandle handle, int index)
+    {
+        if (handle.IsHeldByCurrentThread)
+        {
+            for (int j = 0; j < index; j++)
+            {
+                if (_leased[j] && _sockets[j]!.Handle == handle)
+                {
+                    return handle.DangerousGetHandle();
+                }
+            }
+        }
+
+        try
+        {
+            nint pointer = handle.EnterCall("Poll");
+            _leased[index] = true;
+            return pointer;
+        }
+        catch (ObjectDisposedException)
+        {
+            HandleLease.ThrowDisposed($"{nameof(Socket)} (poller item {index})");
+            throw;
         }
     }
 

@@ -1,6 +1,7 @@
-// One public Socket call's hold on its native socket: a concurrent Dispose defers the close until
-// the lease ends, and a call after Dispose throws ObjectDisposedException. The protocol (no
-// atomic operation on this path) is described in SocketHandle.
+// One public Socket call's hold on its native socket: another thread's call meanwhile is refused
+// with InvalidOperationException, a concurrent Dispose defers the close until the lease ends, and
+// a call after Dispose throws ObjectDisposedException. The protocol (one compare-exchange on
+// entry, a plain store on exit) is described in SocketHandle.
 using System.Runtime.CompilerServices;
 
 namespace NetZlink.Interop;
@@ -18,8 +19,9 @@ internal readonly ref struct SocketLease
     /// <summary>The native socket pointer, valid until <see cref="Dispose"/>.</summary>
     public nint Value { get; }
 
+    /// <summary>Takes the socket for <paramref name="operation"/> (named if the call is refused).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static SocketLease Acquire(SocketHandle handle) => new(handle, handle.EnterCall());
+    public static SocketLease Acquire(SocketHandle handle, string operation) => new(handle, handle.EnterCall(operation));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Dispose() => _handle.ExitCall();
