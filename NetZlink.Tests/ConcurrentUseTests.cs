@@ -26,8 +26,31 @@ public sealed class ConcurrentUseTests
 
     private delegate void Call(Socket socket, Random random, byte[] buffer);
 
-    [TestCase(SocketType.Pair), TestCase(SocketType.Stream), TestCase(SocketType.Sub), CancelAfter(180_000)]
-    public void OneSocket_HammeredFromSeveralThreads_RefusesOverlappingCalls_AndLeaksNothing(SocketType type)
+    /// <param name="type">The socket hammered.</param>
+    /// <param name="revokeOnEveryChange">
+    /// False: the binding's policy (a socket stops giving its bias to a thread after two
+    /// revocations). True: the bias moves to every thread that takes the socket, so the
+    /// revocation races (a thread entering on its bias while another revokes it) happen on most
+    /// changes of thread.
+    /// </param>
+    [TestCase(SocketType.Pair, false), TestCase(SocketType.Stream, false), TestCase(SocketType.Sub, false)]
+    [TestCase(SocketType.Pair, true), TestCase(SocketType.Stream, true), TestCase(SocketType.Sub, true)]
+    [CancelAfter(180_000)]
+    public void OneSocket_HammeredFromSeveralThreads_RefusesOverlappingCalls_AndLeaksNothing(SocketType type, bool revokeOnEveryChange)
+    {
+        int maxRevocations = SocketHandle.s_maxRevocations;
+        SocketHandle.s_maxRevocations = revokeOnEveryChange ? int.MaxValue : maxRevocations;
+        try
+        {
+            Hammer(type);
+        }
+        finally
+        {
+            SocketHandle.s_maxRevocations = maxRevocations;
+        }
+    }
+
+    private static void Hammer(SocketType type)
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
@@ -79,20 +102,39 @@ public sealed class ConcurrentUseTests
         });
     }
 
-    [Test, CancelAfter(30_000)]
-    public void AnotherThreadsCall_WhileOneIsInside_IsRefused_NamingTheSocketAndTheOperation()
+    /// <param name="receiverCalledBefore">
+    /// True: the receiving thread makes a call first, so the socket is biased to it and its
+    /// Receive is inside on the bias (plain stores); false: its Receive is the call that takes the
+    /// socket from the thread that bound it (the owner word).
+    /// </param>
+    [TestCase(false), TestCase(true), CancelAfter(30_000)]
+    public void AnotherThreadsCall_WhileOneIsInside_IsRefused_NamingTheSocketAndTheOperation(bool receiverCalledBefore)
     {
         using var context = new Context();
         (Socket socket, Socket peer, string endpoint) = InprocPair(context);
         byte[] received = new byte[16];
-        var receiving = Task.Factory.StartNew(() => socket.Receive(received), TaskCreationOptions.LongRunning);
+        int receiverThread = 0;
+        var receiving = Task.Factory.StartNew(() =>
+        {
+            receiverThread = Environment.CurrentManagedThreadId;
+            if (receiverCalledBefore)
+            {
+                Assert.That(socket.TryReceive(received, out _), Is.False);
+            }
+
+            return socket.Receive(received);
+        }, TaskCreationOptions.LongRunning);
 
         // The receive blocks inside the socket until the peer sends: meanwhile every other call on
         // the socket is refused, and nothing reaches the native socket.
         var option = RefusedWithin(() => _ = socket.ReceiveHighWaterMark, "a call overlapping the blocked Receive to be refused");
         Assert.That(option.Message, Does.StartWith($"Socket(PAIR {endpoint}) {InUse} (GetOption refused: managed thread "));
         var send = Assert.Throws<InvalidOperationException>(() => socket.TrySend("x"u8));
-        Assert.That(send!.Message, Does.StartWith($"Socket(PAIR {endpoint}) {InUse} (TrySend refused: managed thread "));
+        Assert.That(send!.Message, Does.StartWith($"Socket(PAIR {endpoint}) {InUse} (TrySend refused: managed thread {receiverThread} is inside a call on it)"));
+        if (receiverCalledBefore)
+        {
+            Assert.That(socket.Handle.BiasedThread, Is.EqualTo(receiverThread), "the refused calls left the receiver its bias");
+        }
 
         peer.Send("go"u8);
         Assert.That(receiving.Wait(Wait.Long), Is.True, "the receive never returned");

@@ -16,6 +16,7 @@ public sealed unsafe class Poller
     private ZlinkPollItem[] _items = new ZlinkPollItem[4];
     private Socket?[] _sockets = new Socket?[4];
     private bool[] _leased = new bool[4];
+    private SocketHandle.BiasToken?[] _biases = new SocketHandle.BiasToken?[4];
 
     /// <summary>Number of items.</summary>
     public int Count { get; private set; }
@@ -136,7 +137,8 @@ public sealed unsafe class Poller
                 if (_leased[i])
                 {
                     _leased[i] = false;
-                    _sockets[i]!.Handle.ExitCall();
+                    _sockets[i]!.Handle.ExitCall(_biases[i]);
+                    _biases[i] = null;
                 }
             }
         }
@@ -158,7 +160,7 @@ public sealed unsafe class Poller
 
         try
         {
-            nint pointer = handle.EnterCall("Poll");
+            nint pointer = handle.EnterCall("Poll", out _biases[index]);
             _leased[index] = true;
             return pointer;
         }
@@ -176,6 +178,7 @@ public sealed unsafe class Poller
             Array.Resize(ref _items, Count * 2);
             Array.Resize(ref _sockets, Count * 2);
             Array.Resize(ref _leased, Count * 2);
+            Array.Resize(ref _biases, Count * 2);
         }
 
         _items[Count] = item;
