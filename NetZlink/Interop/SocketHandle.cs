@@ -80,6 +80,12 @@ internal sealed class SocketHandle : SafeHandle
     // The last endpoint bound or connected, named in the refusal of an overlapping call.
     private string? _endpoint;
 
+    // This thread's managed id, or 0 until read once. Reading it is a call to the runtime's
+    // thread-static helper, which measured cheaper than Environment.CurrentManagedThreadId (not
+    // inlined either): TwoSocketLeases 4.4-4.7 ns against 5.3-8.7 ns, one noisy pass each.
+    [ThreadStatic]
+    private static int t_threadId;
+
     /// <summary>Takes over a reference the caller already holds on <paramref name="context"/>.</summary>
     internal SocketHandle(nint socket, ContextHandle context, SocketType type)
         : base(0, ownsHandle: true)
@@ -116,6 +122,17 @@ internal sealed class SocketHandle : SafeHandle
         }
     }
 
+    /// <summary>The calling thread's managed id (Environment.CurrentManagedThreadId), cached in a thread-static.</summary>
+    private static int CurrentThreadId
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get
+        {
+            int id = t_threadId;
+            return id != 0 ? id : t_threadId = Environment.CurrentManagedThreadId;
+        }
+    }
+
     /// <summary>The thread the socket is biased to (0 for none), for tests.</summary>
     internal int BiasedThread => Volatile.Read(ref _bias)?.ThreadId ?? 0;
 
@@ -131,7 +148,7 @@ internal sealed class SocketHandle : SafeHandle
     internal nint EnterCall(string operation, out BiasToken? bias)
     {
         BiasToken? token = _bias;
-        if (token is not null && token.ThreadId == Environment.CurrentManagedThreadId && token.InCall == 0)
+        if (token is not null && token.ThreadId == CurrentThreadId && token.InCall == 0)
         {
             Volatile.Write(ref token.InCall, 1);
             if (Volatile.Read(ref _bias) == token && Volatile.Read(ref _closing) == 0)
