@@ -2,12 +2,12 @@
 // monitoring live in the other Socket.*.cs parts.
 //
 // A socket is for one thread at a time, as in libzmq, and the binding enforces it: every native
-// call takes the socket for its duration (SocketLease: one compare-exchange), so a call from
-// another thread meanwhile is refused with InvalidOperationException instead of reaching the
-// native socket. Dispose is the exception and may race with anything: it defers the close until
-// the call in progress returns, and later calls throw ObjectDisposedException (the protocol is in
-// SocketHandle). A thread blocked in a receive is released by disposing (or shutting down) the
-// context, not by disposing the socket.
+// call takes the socket for its duration (SocketLease: plain stores on the thread the socket is
+// biased to, a compare-exchange on another), so a call from another thread meanwhile is refused
+// with InvalidOperationException instead of reaching the native socket. Dispose is the exception
+// and may race with anything: it defers the close until the call in progress returns, and later
+// calls throw ObjectDisposedException (the protocol is in SocketHandle). A thread blocked in a
+// receive is released by disposing (or shutting down) the context, not by disposing the socket.
 using NetZlink.Interop;
 
 namespace NetZlink;
