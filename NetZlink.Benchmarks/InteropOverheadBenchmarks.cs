@@ -3,7 +3,8 @@
 // no errno check beyond the return value). The Ratio column is public API / raw P/Invoke.
 // TwoHandleLeases times the lease the public API used to take (one per call, two per step:
 // DangerousAddRef + DangerousRelease on each socket's SafeHandle); TwoSocketLeases the one it
-// takes now (SocketLease: plain stores and loads, the barrier moved to Dispose; see SocketHandle).
+// takes now (SocketLease on the thread the socket is biased to: plain loads and stores, a
+// second thread refused, the barriers moved to Dispose and to a change of thread; see SocketHandle).
 using BenchmarkDotNet.Attributes;
 using NetZlink.Interop;
 
@@ -58,8 +59,8 @@ public unsafe class InteropOverheadBenchmarks
     [Benchmark]
     public nint TwoSocketLeases()
     {
-        using var sender = SocketLease.Acquire(_pair.Client.Handle);
-        using var receiver = SocketLease.Acquire(_pair.Server.Handle);
+        using var sender = SocketLease.Acquire(_pair.Client.Handle, "TrySend");
+        using var receiver = SocketLease.Acquire(_pair.Server.Handle, "TryReceive");
         return sender.Value ^ receiver.Value;
     }
 }

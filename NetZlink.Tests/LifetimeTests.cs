@@ -145,8 +145,8 @@ public sealed class LifetimeTests
     public void SocketDispose_DuringSendsOnAnotherThread_NeverCrashes()
     {
         // Dispose lands at random points of the pump's calls (the close is deferred to a call in
-        // progress without atomic operations on the calling side: see SocketHandle); every close
-        // must still happen exactly once.
+        // progress, whose exit has no fence of its own: see SocketHandle); every close must still
+        // happen exactly once.
         var random = new Random(20261122);
         using var context = new Context();
         for (int round = 0; round < 200; round++)

@@ -53,6 +53,51 @@ public sealed class MessageTests
     }
 
     [Test]
+    public void CopyTo_Itself_KeepsTheContent_UntilDisposed()
+    {
+        var message = new Message(Wait.Bytes("abc"));
+        message.CopyTo(message);
+        Assert.That(Wait.Text(message.ToArray()), Is.EqualTo("abc"));
+        Assert.That(message.IsShared, Is.False, "nothing was copied, so nothing is shared");
+
+        message.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => message.CopyTo(message));
+    }
+
+    [Test]
+    public void MoveTo_Itself_KeepsTheContent_UntilDisposed()
+    {
+        var message = new Message(Wait.Bytes("abc"));
+        message.MoveTo(message);
+        Assert.That(Wait.Text(message.ToArray()), Is.EqualTo("abc"));
+
+        message.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => message.MoveTo(message));
+    }
+
+    [Test, CancelAfter(10_000)]
+    public void ZeroCopyMessage_CopiedAndMovedOntoItself_IsStillSent_AndReleasedOnce()
+    {
+        using var context = new Context();
+        using var receiver = context.CreateSocket(SocketType.Pair);
+        using var sender = context.CreateSocket(SocketType.Pair);
+        sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
+
+        int calls = 0;
+        byte[] array = Wait.Bytes("zero-copy");
+        using (var message = Message.FromArray(array, _ => Interlocked.Increment(ref calls)))
+        {
+            message.CopyTo(message);
+            message.MoveTo(message);
+            sender.Send(message);
+        }
+
+        Assert.That(Wait.Frame(receiver), Is.EqualTo(array));
+        Wait.Until(() => Volatile.Read(ref calls) == 1, "the release callback");
+        Assert.That(calls, Is.EqualTo(1));
+    }
+
+    [Test]
     public void Message_AfterDispose_ThrowsObjectDisposed()
     {
         var message = new Message(8);

@@ -1,6 +1,7 @@
 // What a process holds at one moment, for the churn tests: open descriptors (/proc/self/fd), the
 // binding's live native handles (HandleTracker: contexts, sockets, monitors, messages, the
-// engine's STREAM sockets and monitors included), and the managed heap after full collections.
+// engine's STREAM sockets and monitors included), the managed heap after full collections, and
+// the native library's background threads (libzmq names its I/O and reaper threads "ZMQbg/...").
 //
 // Descriptors of loaded assemblies (*.dll) are left out: the runtime keeps every assembly it loads
 // open for the life of the process, and tiered JIT or the test framework may load one more in the
@@ -9,7 +10,7 @@ using NetZlink.Interop;
 
 namespace NetZlink.Tests;
 
-internal sealed record ResourceSnapshot(IReadOnlyList<string> Descriptors, int NativeHandles, long ManagedBytes)
+internal sealed record ResourceSnapshot(IReadOnlyList<string> Descriptors, int NativeHandles, long ManagedBytes, int LibraryThreads)
 {
     /// <summary>Counts everything now; the managed figure after collections that also run finalizers.</summary>
     public static ResourceSnapshot Take()
@@ -22,7 +23,7 @@ internal sealed record ResourceSnapshot(IReadOnlyList<string> Descriptors, int N
         }
 
         long managed = GC.GetTotalMemory(forceFullCollection: true);
-        return new ResourceSnapshot(OpenDescriptors(), HandleTracker.LiveCount, managed);
+        return new ResourceSnapshot(OpenDescriptors(), HandleTracker.LiveCount, managed, CountLibraryThreads());
     }
 
     /// <summary>"fd -> target" of every open descriptor but loaded assemblies (the one listing the directory included, in every snapshot alike).</summary>
@@ -50,9 +51,32 @@ internal sealed record ResourceSnapshot(IReadOnlyList<string> Descriptors, int N
         return open;
     }
 
-    /// <summary>"descriptors 41 -> 41, native handles 2 -> 2, managed heap 1234567 -> 1240000 bytes (+5433)".</summary>
+    /// <summary>Threads of this process named "ZMQbg/..." (/proc/self/task/*/comm): the I/O and reaper threads of every live context.</summary>
+    public static int CountLibraryThreads()
+    {
+        int count = 0;
+        foreach (string task in Directory.EnumerateDirectories("/proc/self/task"))
+        {
+            try
+            {
+                if (File.ReadAllText(Path.Combine(task, "comm")).StartsWith("ZMQbg", StringComparison.Ordinal))
+                {
+                    count++;
+                }
+            }
+            catch (IOException)
+            {
+                // the thread ended while we listed
+            }
+        }
+
+        return count;
+    }
+
+    /// <summary>"descriptors 41 -> 41, native handles 2 -> 2, library threads 0 -> 0, managed heap 1234567 -> 1240000 bytes (+5433)".</summary>
     public string Against(ResourceSnapshot after) =>
         $"descriptors {Descriptors.Count} -> {after.Descriptors.Count}, native handles {NativeHandles} -> {after.NativeHandles}, " +
+        $"library threads {LibraryThreads} -> {after.LibraryThreads}, " +
         $"managed heap {ManagedBytes} -> {after.ManagedBytes} bytes ({after.ManagedBytes - ManagedBytes:+#;-#;0})";
 
     /// <summary>Descriptors open in <paramref name="after"/> that were not open here (by number and target).</summary>

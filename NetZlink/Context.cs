@@ -159,7 +159,7 @@ public sealed class Context : IDisposable
                     Ensure.Throw(NativeMethods.zlink_errno(), $"CreateSocket({type})");
                 }
 
-                var socketHandle = new SocketHandle(socket, _handle);
+                var socketHandle = new SocketHandle(socket, _handle, type);
                 contextAdded = false;
 
                 int linger = 0;
@@ -234,7 +234,7 @@ public sealed class Context : IDisposable
         lock (_gate)
         {
             ThrowIfDisposed();
-            using var target = HandleLease.Acquire(socket, nameof(Socket));
+            using var target = SocketLease.Acquire(socket, "OpenMonitor");
             bool contextAdded = false;
             _handle.DangerousAddRef(ref contextAdded);
             try

@@ -157,12 +157,20 @@ public sealed unsafe class Message : IDisposable
         }
     }
 
-    /// <summary>Makes <paramref name="destination"/> share this message's data (no byte copy); its old content is released.</summary>
-    /// <param name="destination">The message to overwrite.</param>
+    /// <summary>
+    /// Makes <paramref name="destination"/> share this message's data (no byte copy); its old content is released.
+    /// Copying a message onto itself does nothing: it keeps its content.
+    /// </summary>
+    /// <param name="destination">The message to overwrite; may be this message.</param>
+    /// <exception cref="ObjectDisposedException">Either message was disposed.</exception>
     public void CopyTo(Message destination) => Transfer(destination, copy: true);
 
-    /// <summary>Moves this message's content to <paramref name="destination"/> (its old content is released) and leaves this one empty.</summary>
-    /// <param name="destination">The message to overwrite.</param>
+    /// <summary>
+    /// Moves this message's content to <paramref name="destination"/> (its old content is released) and leaves this one empty.
+    /// Moving a message onto itself does nothing: it keeps its content.
+    /// </summary>
+    /// <param name="destination">The message to overwrite; may be this message.</param>
+    /// <exception cref="ObjectDisposedException">Either message was disposed.</exception>
     public void MoveTo(Message destination) => Transfer(destination, copy: false);
 
     /// <summary>A copy of the frame's bytes.</summary>
@@ -209,6 +217,14 @@ public sealed unsafe class Message : IDisposable
     {
         ArgumentNullException.ThrowIfNull(destination);
         using var source = Lease();
+        if (ReferenceEquals(destination, this))
+        {
+            // zlink_msg_copy and zlink_msg_move close the destination before they read the
+            // source: onto itself, a copy aborts the process (libzmq's msg check) or releases
+            // zero-copy data still in use, and a move empties the message.
+            return;
+        }
+
         using var target = destination.Lease();
         int rc = copy
             ? NativeMethods.zlink_msg_copy((ZlinkMsg*)target.Value, (ZlinkMsg*)source.Value)

@@ -6,13 +6,17 @@ namespace NetZlink;
 
 /// <summary>
 /// Polls a set of sockets and file descriptors. Add items, then call <see cref="Poll(TimeSpan)"/>
-/// and read each item's <see cref="GetReturnedEvents"/>. Not thread-safe.
+/// and read each item's <see cref="GetReturnedEvents"/>. Not thread-safe. For the length of a
+/// <see cref="Poll(long)"/> the poller holds each of its sockets as a call on it would: another
+/// thread's call on one of them is refused with <see cref="InvalidOperationException"/> (see
+/// <see cref="Socket"/>), and so is the poll when another thread is inside a call on one of them.
 /// </summary>
 public sealed unsafe class Poller
 {
     private ZlinkPollItem[] _items = new ZlinkPollItem[4];
     private Socket?[] _sockets = new Socket?[4];
     private bool[] _leased = new bool[4];
+    private SocketHandle.BiasToken?[] _biases = new SocketHandle.BiasToken?[4];
 
     /// <summary>Number of items.</summary>
     public int Count { get; private set; }
@@ -80,6 +84,7 @@ public sealed unsafe class Poller
     /// <returns>The number of ready items; 0 when the timeout passed (or a signal interrupted the wait).</returns>
     /// <exception cref="ContextTerminatedException">A polled socket's context was shut down.</exception>
     /// <exception cref="ObjectDisposedException">A polled socket was disposed.</exception>
+    /// <exception cref="InvalidOperationException">Another thread is inside a call on one of the sockets.</exception>
     public int Poll(TimeSpan timeout)
     {
         long milliseconds = timeout == Timeout.InfiniteTimeSpan ? -1 : (long)Math.Ceiling(timeout.TotalMilliseconds);
@@ -90,29 +95,21 @@ public sealed unsafe class Poller
     /// <summary>Waits until at least one item is ready or <paramref name="timeoutMilliseconds"/> pass (-1 for ever).</summary>
     /// <param name="timeoutMilliseconds">The timeout in milliseconds; 0 to check, -1 for ever.</param>
     /// <returns>The number of ready items; 0 when the timeout passed (or a signal interrupted the wait).</returns>
+    /// <exception cref="InvalidOperationException">Another thread is inside a call on one of the sockets.</exception>
     public int Poll(long timeoutMilliseconds)
     {
         int count = Count;
         try
         {
-            // Hold every socket for the length of the wait, so a concurrent Dispose cannot
-            // close one under zlink_poll.
+            // Take every socket for the length of the wait, as any call on it does: another
+            // thread's call on one of them is refused meanwhile, and a concurrent Dispose cannot
+            // close one under zlink_poll. A socket in several items is taken once.
             for (int i = 0; i < count; i++)
             {
                 _items[i].Revents = 0;
                 if (_sockets[i] is { } socket)
                 {
-                    SocketHandle handle = socket.Handle;
-                    try
-                    {
-                        handle.DangerousAddRef(ref _leased[i]);
-                    }
-                    catch (ObjectDisposedException)
-                    {
-                        HandleLease.ThrowDisposed($"{nameof(Socket)} (poller item {i})");
-                    }
-
-                    _items[i].Socket = handle.DangerousGetHandle();
+                    _items[i].Socket = Take(socket.Handle, i);
                 }
             }
 
@@ -140,9 +137,37 @@ public sealed unsafe class Poller
                 if (_leased[i])
                 {
                     _leased[i] = false;
-                    _sockets[i]!.Handle.DangerousRelease();
+                    _sockets[i]!.Handle.ExitCall(_biases[i]);
+                    _biases[i] = null;
                 }
             }
+        }
+    }
+
+    /// <summary>Takes item <paramref name="index"/>'s socket for the poll (unless an earlier item of this poll took it); returns the native pointer.</summary>
+    private nint Take(SocketHandle handle, int index)
+    {
+        if (handle.IsHeldByCurrentThread)
+        {
+            for (int j = 0; j < index; j++)
+            {
+                if (_leased[j] && _sockets[j]!.Handle == handle)
+                {
+                    return handle.DangerousGetHandle();
+                }
+            }
+        }
+
+        try
+        {
+            nint pointer = handle.EnterCall("Poll", out _biases[index]);
+            _leased[index] = true;
+            return pointer;
+        }
+        catch (ObjectDisposedException)
+        {
+            HandleLease.ThrowDisposed($"{nameof(Socket)} (poller item {index})");
+            throw;
         }
     }
 
@@ -153,6 +178,7 @@ public sealed unsafe class Poller
             Array.Resize(ref _items, Count * 2);
             Array.Resize(ref _sockets, Count * 2);
             Array.Resize(ref _leased, Count * 2);
+            Array.Resize(ref _biases, Count * 2);
         }
 
         _items[Count] = item;

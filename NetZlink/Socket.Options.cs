@@ -296,7 +296,7 @@ public sealed unsafe partial class Socket
 
     private void SetOptionRaw(SocketOption option, void* value, nuint size)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "SetOption");
         if (NativeMethods.zlink_setsockopt(socket.Value, (int)option, value, size) != 0)
         {
             Ensure.ThrowOption(NativeMethods.zlink_errno(), "SetOption", OptionName(option));
@@ -315,7 +315,7 @@ public sealed unsafe partial class Socket
     /// <summary>0, or the errno of the failed zlink_getsockopt.</summary>
     private int GetOptionErrno(SocketOption option, void* value, nuint* size)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "GetOption");
         return NativeMethods.zlink_getsockopt(socket.Value, (int)option, value, size) == 0 ? 0 : NativeMethods.zlink_errno();
     }
 

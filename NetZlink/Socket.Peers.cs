@@ -15,7 +15,7 @@ public sealed unsafe partial class Socket
     {
         get
         {
-            using var socket = SocketLease.Acquire(_handle);
+            using var socket = SocketLease.Acquire(_handle, "PeerCount");
             int count = NativeMethods.zlink_socket_peer_count(socket.Value);
             if (count < 0)
             {
@@ -33,7 +33,7 @@ public sealed unsafe partial class Socket
     /// <exception cref="ZlinkException">No peer at that index.</exception>
     public RoutingId GetPeerRoutingId(int index)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "GetPeerRoutingId");
         ZlinkRoutingId id = default;
         if (NativeMethods.zlink_socket_peer_routing_id(socket.Value, index, &id) != 0)
         {
@@ -55,7 +55,7 @@ public sealed unsafe partial class Socket
         id.Size = (byte)bytes.Length;
         bytes.CopyTo(new Span<byte>(id.Data, 255));
 
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "GetPeerInfo");
         ZlinkPeerInfo info = default;
         if (NativeMethods.zlink_socket_peer_info(socket.Value, &id, &info) != 0)
         {
@@ -74,7 +74,7 @@ public sealed unsafe partial class Socket
         int capacity = PeerCount + 16;
         var infos = new ZlinkPeerInfo[capacity];
         nuint count = (nuint)capacity;
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "GetPeers");
         fixed (ZlinkPeerInfo* p = infos)
         {
             if (NativeMethods.zlink_socket_peers(socket.Value, p, &count) != 0)

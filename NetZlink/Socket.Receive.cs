@@ -17,7 +17,7 @@ public sealed unsafe partial class Socket
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public int Receive(Span<byte> buffer)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "Receive");
         fixed (byte* p = buffer)
         {
             while (true)
@@ -45,7 +45,7 @@ public sealed unsafe partial class Socket
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public bool TryReceive(Span<byte> buffer, out int size)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "TryReceive");
         fixed (byte* p = buffer)
         {
             size = NativeMethods.zlink_recv(socket.Value, p, (nuint)buffer.Length, ZlinkConstants.ZLINK_DONTWAIT);
@@ -86,7 +86,7 @@ public sealed unsafe partial class Socket
     public void Receive(Message message)
     {
         ArgumentNullException.ThrowIfNull(message);
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "Receive");
         using var msg = message.Lease();
         while (NativeMethods.zlink_msg_recv((ZlinkMsg*)msg.Value, socket.Value, 0) < 0)
         {
@@ -104,7 +104,7 @@ public sealed unsafe partial class Socket
     public bool TryReceive(Message message)
     {
         ArgumentNullException.ThrowIfNull(message);
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "TryReceive");
         using var msg = message.Lease();
         if (NativeMethods.zlink_msg_recv((ZlinkMsg*)msg.Value, socket.Value, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
         {
@@ -194,7 +194,7 @@ public sealed unsafe partial class Socket
     /// <summary>One frame as a new array, through a zlink_msg_t on the stack; null on "would block".</summary>
     private byte[]? ReceiveFrame(int flags, string operation, out bool more)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, operation);
         ZlinkMsg msg = default;
         _ = NativeMethods.zlink_msg_init(&msg);
         try

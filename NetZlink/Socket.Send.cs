@@ -15,7 +15,7 @@ public sealed unsafe partial class Socket
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public void Send(ReadOnlySpan<byte> data, SendFlags flags = SendFlags.None)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "Send");
         fixed (byte* p = data)
         {
             while (NativeMethods.zlink_send(socket.Value, p, (nuint)data.Length, (int)flags) < 0)
@@ -49,7 +49,7 @@ public sealed unsafe partial class Socket
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public bool TrySend(ReadOnlySpan<byte> data, SendFlags flags = SendFlags.None)
     {
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "TrySend");
         fixed (byte* p = data)
         {
             if (NativeMethods.zlink_send(socket.Value, p, (nuint)data.Length, (int)(flags | SendFlags.DontWait)) >= 0)
@@ -87,7 +87,7 @@ public sealed unsafe partial class Socket
     public void Send(Message message, SendFlags flags = SendFlags.None)
     {
         ArgumentNullException.ThrowIfNull(message);
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "Send");
         using var msg = message.Lease();
         while (NativeMethods.zlink_msg_send((ZlinkMsg*)msg.Value, socket.Value, (int)flags) < 0)
         {
@@ -106,7 +106,7 @@ public sealed unsafe partial class Socket
     public bool TrySend(Message message, SendFlags flags = SendFlags.None)
     {
         ArgumentNullException.ThrowIfNull(message);
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "TrySend");
         using var msg = message.Lease();
         if (NativeMethods.zlink_msg_send((ZlinkMsg*)msg.Value, socket.Value, (int)(flags | SendFlags.DontWait)) >= 0)
         {
@@ -159,7 +159,7 @@ public sealed unsafe partial class Socket
             return false;
         }
 
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, "Poll");
         var item = new ZlinkPollItem { Socket = socket.Value, Events = (short)events };
         int ready = NativeMethods.zlink_poll(&item, 1, remaining);
         if (ready < 0)

@@ -1,20 +1,31 @@
 // A zlink socket: identity, endpoints and lifetime. Sending, receiving, options, peers and
 // monitoring live in the other Socket.*.cs parts.
 //
-// A socket is meant for one thread at a time, as in libzmq; Dispose is the exception and may
-// race with anything: every native call marks itself inside the handle (SocketLease) for its
-// duration, so a concurrent Dispose defers the close until the call returns and later calls
-// throw ObjectDisposedException (the protocol, free of atomic operations on the calling side, is
-// in SocketHandle). A thread blocked in a receive is released by disposing (or
-// shutting down) the context, not by disposing the socket.
+// A socket is for one thread at a time, as in libzmq, and the binding enforces it: every native
+// call takes the socket for its duration (SocketLease: plain stores on the thread the socket is
+// biased to, a compare-exchange on another), so a call from another thread meanwhile is refused
+// with InvalidOperationException instead of reaching the native socket. Dispose is the exception
+// and may race with anything: it defers the close until the call in progress returns, and later
+// calls throw ObjectDisposedException (the protocol is in SocketHandle). A thread blocked in a
+// receive is released by disposing (or shutting down) the context, not by disposing the socket.
 using NetZlink.Interop;
 
 namespace NetZlink;
 
 /// <summary>
 /// A zlink socket of any <see cref="SocketType"/>, created by <see cref="Context.CreateSocket"/>.
-/// Use it from one thread at a time; <see cref="Dispose"/> may be called from any thread.
+/// Use it from one thread at a time (it may move between threads); <see cref="Dispose"/> may be
+/// called from any thread, at any time.
 /// </summary>
+/// <remarks>
+/// A call made while another thread is inside a call on the same socket (a blocking
+/// <see cref="Receive(Span{byte})"/>, a <see cref="Poller.Poll(TimeSpan)"/> that holds the socket,
+/// or any other method) is refused before it reaches the native socket: it throws
+/// <see cref="InvalidOperationException"/> whose message names the socket's type, its last bound
+/// or connected endpoint, the refused operation and the thread inside, e.g.
+/// <c>Socket(PAIR inproc://jobs) is in use by another thread (Receive refused: managed thread 12 is inside a call on it).</c>
+/// The refused call has no effect; the socket stays usable once the other call returns.
+/// </remarks>
 public sealed unsafe partial class Socket : IDisposable
 {
     private readonly SocketHandle _handle;
@@ -90,13 +101,18 @@ public sealed unsafe partial class Socket : IDisposable
         }
 
         Span<byte> text = Utf8Z.Encode(endpoint, stackalloc byte[Utf8Z.StackLimit]);
-        using var socket = SocketLease.Acquire(_handle);
+        using var socket = SocketLease.Acquire(_handle, operation);
         fixed (byte* p = text)
         {
             if (call(socket.Value, p) != 0)
             {
                 Ensure.ThrowEndpoint(NativeMethods.zlink_errno(), operation, endpoint);
             }
+        }
+
+        if (operation is "Bind" or "Connect")
+        {
+            _handle.Endpoint = endpoint;
         }
     }
 }

@@ -3,18 +3,44 @@
 // ReleaseHandle only closes (the binding sets LINGER 0 at creation, so close never lingers) and
 // never terminates anything itself, which keeps it safe on the finalizer thread.
 //
-// Calls through the public Socket API do not take SafeHandle references (two interlocked
-// compare-exchange loops per call, measured at 14-19 ns of a ~150 ns inproc send+receive).
-// A socket is used by one thread at a time, so the calling side needs no atomic operation: it
-// marks itself inside a call with a plain store, then reads the closing flag. Dispose, which may
-// come from any thread, sets the flag and issues a process-wide memory barrier
-// (Interlocked.MemoryBarrierProcessWide, membarrier(2) on Linux) before it looks at the mark. The
-// barrier orders the caller's store and load as a full fence would, at a point somewhere in the
-// caller's instruction stream: either the caller's mark is visible to Dispose (which then leaves
-// the close to the caller's exit), or the caller's load comes after the barrier and sees the flag
-// (and the caller backs out with ObjectDisposedException). Whoever sees "closing and no call
-// inside" last performs the close; a compare-exchange on that rare path makes it happen once.
-// The cost moves to Dispose (a few microseconds), which is rare.
+// A socket is for one thread at a time, and the binding enforces it: a call made while another
+// thread is inside a call on the socket is refused with InvalidOperationException before it
+// reaches the native socket (libzmq sockets are not thread-safe: two threads inside one corrupt
+// its memory). Every call through the public API (SocketLease), a Poller's wait and OpenMonitor
+// take the socket in one of two ways:
+//
+// - Owner word (slow path): a compare-exchange of _owner from 0 to the caller's managed thread id
+//   on entry, a release store of 0 on exit. A thread that finds it taken is refused.
+// - Bias (fast path): a locked instruction waits for the core's store buffer to drain, which
+//   after a 1 KB receive into a buffer costs more than the rest of the wrapper (benchmarks/README).
+//   So the socket is biased to the thread that used it last: a BiasToken naming that thread, set
+//   by a thread holding the owner word. That thread marks itself inside with a plain store to the
+//   token's InCall, then re-reads _bias and _closing; on exit it clears InCall with a plain
+//   store. No atomic operation. Another thread that wants the socket takes the owner word,
+//   revokes the bias (_bias = null), issues a process-wide memory barrier
+//   (Interlocked.MemoryBarrierProcessWide, membarrier(2) on Linux) and then reads the old token's
+//   InCall. The barrier orders the biased thread's store and re-read as a full fence would, at a
+//   point somewhere in its instruction stream: either the revoker sees InCall set (the biased
+//   thread is inside: the revoker puts the token back and is refused) or the biased thread's
+//   re-read sees the bias gone (it clears InCall and takes the slow path). A token is never
+//   reused, so a late store of a thread that lost its bias lands on a dead token. The bias is
+//   changed only by a thread holding the owner word, and no longer granted after
+//   s_maxRevocations (2) revocations: a socket that moves between threads on every call (async
+//   code) pays two barriers (microseconds each), then takes the owner word on every call. (A
+//   revocation that finds the biased thread inside is concurrent use: it is refused and the
+//   bias stays, so each such refusal costs a barrier too.)
+//
+// Dispose, which may come from any thread at any time, sets the closing flag and issues the same
+// process-wide barrier before it looks at the owner word and the bias's InCall: a caller's entry
+// reads the flag after its mark (the compare-exchange is a full fence; the plain store is ordered
+// by the barrier), so either Dispose sees the caller inside or the caller sees the flag and backs
+// out with ObjectDisposedException. A caller's exit (a store, then a read of the flag) is ordered
+// by the barrier likewise. The close (CloseIfIdle) happens only once the barrier has completed
+// (before it, a biased thread's mark may not be visible yet), by a thread that takes the owner
+// word for good and then finds the bias's InCall clear: Dispose itself, or the exit of the call
+// it found inside. Full fences on that rare path order two exits against each other. The
+// barriers' cost stays with Dispose and revocation.
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
@@ -22,52 +48,136 @@ namespace NetZlink.Interop;
 
 internal sealed class SocketHandle : SafeHandle
 {
+    /// <summary>
+    /// How many times a socket's bias is revoked before it is no longer granted (read when a
+    /// socket is created; tests raise it to revoke on every change of thread).
+    /// </summary>
+    internal static int s_maxRevocations = 2;
+
+    // _owner of the thread that closes the socket; kept for good, so nothing enters afterwards.
+    private const int Closer = -1;
+
     private readonly ContextHandle _context;
 
-    // Calls in progress. Written only by the thread using the socket (one at a time); read by Dispose.
-    private int _calls;
+    // The thread the socket is biased to, or null. Changed only by a thread holding _owner.
+    private BiasToken? _bias;
+
+    // 0 while no call holds the owner word, else the managed thread id of the thread that does.
+    private int _owner;
+
+    // Revocations left before the bias is no longer granted; changed only by a thread holding _owner.
+    private int _revocationsLeft = s_maxRevocations;
 
     // 1 once Dispose began: new calls are refused, the close waits for the call in progress.
     private int _closing;
 
+    // 1 once Dispose's process-wide barrier has completed: only then may anyone close.
+    private int _barrierDone;
+
     // 1 once someone has started the actual close, so it happens exactly once.
     private int _closeClaimed;
 
+    // The last endpoint bound or connected, named in the refusal of an overlapping call.
+    private string? _endpoint;
+
+    // This thread's managed id, or 0 until read once. Reading it is a call to the runtime's
+    // thread-static helper, which measured cheaper than Environment.CurrentManagedThreadId (not
+    // inlined either): TwoSocketLeases 4.4-4.7 ns against 5.3-8.7 ns, one noisy pass each.
+    [ThreadStatic]
+    private static int t_threadId;
+
     /// <summary>Takes over a reference the caller already holds on <paramref name="context"/>.</summary>
-    internal SocketHandle(nint socket, ContextHandle context)
+    internal SocketHandle(nint socket, ContextHandle context, SocketType type)
         : base(0, ownsHandle: true)
     {
         _context = context;
+        Type = type;
         SetHandle(socket);
         HandleTracker.Opened(NativeHandleKind.Socket);
     }
 
     public override bool IsInvalid => handle == 0;
 
+    /// <summary>The kind of socket, named in the refusal of an overlapping call.</summary>
+    internal SocketType Type { get; }
+
+    /// <summary>The last endpoint bound or connected (set by the thread inside a call), named in the refusal of an overlapping call.</summary>
+    internal string? Endpoint
+    {
+        get => Volatile.Read(ref _endpoint);
+        set => Volatile.Write(ref _endpoint, value);
+    }
+
     /// <summary>True once Dispose began, even while a call in progress still defers the close.</summary>
     internal bool IsClosing => Volatile.Read(ref _closing) != 0 || IsClosed;
 
-    /// <summary>
-    /// Marks a call in progress and returns the native pointer, valid until <see cref="ExitCall"/>.
-    /// Only for the thread that uses the socket; throws ObjectDisposedException once Dispose began.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal nint EnterCall()
+    /// <summary>True when the calling thread is inside a call on the socket (a Poller holding one socket in two items).</summary>
+    internal bool IsHeldByCurrentThread
     {
-        Volatile.Write(ref _calls, _calls + 1);
-        if (Volatile.Read(ref _closing) != 0)
+        get
         {
-            RefuseCall();
+            int me = Environment.CurrentManagedThreadId;
+            return Volatile.Read(ref _owner) == me
+                || (Volatile.Read(ref _bias) is { } bias && bias.ThreadId == me && Volatile.Read(ref bias.InCall) != 0);
+        }
+    }
+
+    /// <summary>The calling thread's managed id (Environment.CurrentManagedThreadId), cached in a thread-static.</summary>
+    private static int CurrentThreadId
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get
+        {
+            int id = t_threadId;
+            return id != 0 ? id : t_threadId = Environment.CurrentManagedThreadId;
+        }
+    }
+
+    /// <summary>The thread the socket is biased to (0 for none), for tests.</summary>
+    internal int BiasedThread => Volatile.Read(ref _bias)?.ThreadId ?? 0;
+
+    /// <summary>
+    /// Takes the socket for one call and returns the native pointer, valid until
+    /// <see cref="ExitCall"/> with the same <paramref name="bias"/>. Throws
+    /// InvalidOperationException when another call is in progress (naming
+    /// <paramref name="operation"/>), and ObjectDisposedException once Dispose began.
+    /// </summary>
+    /// <param name="operation">Named in the refusal.</param>
+    /// <param name="bias">The token the call was taken on (the fast path), or null (the owner word).</param>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal nint EnterCall(string operation, out BiasToken? bias)
+    {
+        BiasToken? token = _bias;
+        if (token is not null && token.ThreadId == CurrentThreadId && token.InCall == 0)
+        {
+            Volatile.Write(ref token.InCall, 1);
+            if (Volatile.Read(ref _bias) == token && Volatile.Read(ref _closing) == 0)
+            {
+                bias = token;
+                return handle;
+            }
+
+            LeaveBias(token);
         }
 
-        return handle;
+        bias = null;
+        return EnterOwned(operation);
     }
 
     /// <summary>Ends the call begun by <see cref="EnterCall"/>; performs a close Dispose deferred.</summary>
+    /// <param name="bias">What <see cref="EnterCall"/> gave.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void ExitCall()
+    internal void ExitCall(BiasToken? bias)
     {
-        Volatile.Write(ref _calls, _calls - 1);
+        if (bias is not null)
+        {
+            Volatile.Write(ref bias.InCall, 0);
+        }
+        else
+        {
+            Volatile.Write(ref _owner, 0);
+        }
+
         if (Volatile.Read(ref _closing) != 0)
         {
             CloseIfIdle();
@@ -89,6 +199,7 @@ internal sealed class SocketHandle : SafeHandle
         }
 
         Interlocked.MemoryBarrierProcessWide();
+        Volatile.Write(ref _barrierDone, 1);
         CloseIfIdle();
     }
 
@@ -100,20 +211,123 @@ internal sealed class SocketHandle : SafeHandle
         return true;
     }
 
+    /// <summary>The fast path found the bias revoked or the socket closing: backs out of the token.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void CloseIfIdle()
+    private void LeaveBias(BiasToken token)
     {
-        if (Volatile.Read(ref _calls) == 0 && Interlocked.Exchange(ref _closeClaimed, 1) == 0)
+        Volatile.Write(ref token.InCall, 0);
+        if (Volatile.Read(ref _closing) != 0)
         {
-            // SafeHandle's own reference count still defers the release past a Poller's wait.
-            base.Dispose(true);
+            CloseIfIdle();
         }
     }
 
+    /// <summary>The slow path: takes the owner word, revokes another thread's bias, grants the bias to this thread when allowed.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void RefuseCall()
+    private nint EnterOwned(string operation)
     {
-        ExitCall();
-        HandleLease.ThrowDisposed(nameof(Socket));
+        int me = Environment.CurrentManagedThreadId;
+        int owner = Interlocked.CompareExchange(ref _owner, me, 0);
+        if (owner != 0)
+        {
+            RefuseOverlap(operation, owner);
+        }
+
+        BiasToken? bias = Volatile.Read(ref _bias);
+        if (bias is not null && bias.ThreadId != me)
+        {
+            Volatile.Write(ref _bias, null);
+            _revocationsLeft--;
+            Interlocked.MemoryBarrierProcessWide();
+        }
+
+        if (bias is not null && Volatile.Read(ref bias.InCall) != 0)
+        {
+            // The biased thread is inside (or this thread is, when the bias is its own: a call
+            // made from inside another one). It keeps the bias.
+            Volatile.Write(ref _bias, bias);
+            ExitCall(null);
+            RefuseOverlap(operation, bias.ThreadId);
+        }
+
+        if (Volatile.Read(ref _closing) != 0)
+        {
+            ExitCall(null);
+            HandleLease.ThrowDisposed(nameof(Socket));
+        }
+
+        if (Volatile.Read(ref _bias) is null && _revocationsLeft > 0)
+        {
+            Volatile.Write(ref _bias, new BiasToken(me));
+        }
+
+        return handle;
+    }
+
+    /// <summary>
+    /// Closes the socket once Dispose began, its barrier completed and no call is inside; otherwise
+    /// leaves it to whoever holds the socket, whose exit calls here again.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void CloseIfIdle()
+    {
+        // Before the barrier a biased thread's mark may not be visible yet: Dispose calls here
+        // itself once it is done. The fence orders this read after the caller's own release.
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _barrierDone) == 0)
+        {
+            return;
+        }
+
+        // Holding the owner word, nobody can change the bias; the biased thread may still be inside.
+        while (Interlocked.CompareExchange(ref _owner, Closer, 0) == 0)
+        {
+            BiasToken? bias = Volatile.Read(ref _bias);
+            if (bias is null || Volatile.Read(ref bias.InCall) == 0)
+            {
+                if (Interlocked.Exchange(ref _closeClaimed, 1) == 0)
+                {
+                    // SafeHandle's own reference count, where someone holds one, still defers the release.
+                    base.Dispose(true);
+                }
+
+                return;
+            }
+
+            // Its exit closes, unless it left between the read above and this release: look again.
+            Volatile.Write(ref _owner, 0);
+            Interlocked.MemoryBarrier();
+            if (Volatile.Read(ref bias.InCall) != 0)
+            {
+                return;
+            }
+        }
+    }
+
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void RefuseOverlap(string operation, int owner)
+    {
+        if (Volatile.Read(ref _closing) != 0)
+        {
+            HandleLease.ThrowDisposed(nameof(Socket));
+        }
+
+        string name = Endpoint is string endpoint ? $"{Type.ToString().ToUpperInvariant()} {Utf8Z.Printable(endpoint)}" : Type.ToString().ToUpperInvariant();
+        string who = owner == Environment.CurrentManagedThreadId
+            ? "is in use by a call in progress on this same thread (refused " + operation + ": a socket call made from inside another one, e.g. from a message release callback)"
+            : $"is in use by another thread ({operation} refused: managed thread {owner} is inside a call on it)";
+        throw new InvalidOperationException(
+            $"Socket({name}) {who}. Use a socket from one thread at a time; only Dispose may be called from any thread.");
+    }
+
+    /// <summary>A socket's bias to one thread; never reused once revoked.</summary>
+    internal sealed class BiasToken(int threadId)
+    {
+        /// <summary>The managed thread id the socket is biased to.</summary>
+        public readonly int ThreadId = threadId;
+
+        /// <summary>1 while that thread is inside a call taken on this token; written only by that thread.</summary>
+        public int InCall;
     }
 }
