@@ -105,6 +105,7 @@ internal static class CommandLineParsing
         return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet, o.TimeseriesCsv)
         {
             JsonHistogram = o.JsonHistogram,
+            ExitOnStdinEof = o.ExitOnStdinEof,
         };
     }
 
@@ -189,6 +190,7 @@ internal static class CommandLineParsing
             h.AddPreOptionsLine("usage: NetZlink.Stress [--scenario s2] [--stack netzlink|dotnet] [--role both] [--ccu 10000] … [--metrics-csv PATH]");
             h.AddPreOptionsLine("stacks: both speak [u32 BE length][body]; mix them with --client-stack/--server-stack (e.g. a dotnet client against the netzlink server)");
             h.AddPreOptionsLine("exit codes: 0 PASS or SKIP, 1 bad usage, 2 FAIL, interrupted or an operational error");
+            h.AddPreOptionsLine("--role server runs until Ctrl+C or SIGTERM; --exit-on-stdin-eof also stops it when its stdin ends (for a parent's child)");
             h.AddPreOptionsLine("verbs: `compare` runs every stack alike, `merge` combines client hosts' --json-histogram summaries (each has --help)");
             return h;
         }, e => e, verbsIndex: false);

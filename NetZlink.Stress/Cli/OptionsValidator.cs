@@ -93,6 +93,11 @@ internal static class OptionsValidator
             errors.Add("--json-histogram adds the latency histogram to the --summary-json file: give --summary-json PATH too");
         }
 
+        if (o.ExitOnStdinEof && !serverOnly)
+        {
+            errors.Add("--exit-on-stdin-eof is for --role server (a server started as a child, stopped when its parent closes its stdin); --role both stops its own server child");
+        }
+
         foreach (string word in o.Extra)
         {
             errors.Add($"unexpected argument '{word}' (every setting is a --flag; see --help)");

@@ -12,7 +12,7 @@ internal sealed class StressOptions
     public string Scenario { get; set; } = "s2";
 
     [Option("role", Default = "both",
-        HelpText = "both (server in a child process + client), server (echo server until Ctrl+C) or client.")]
+        HelpText = "both (server in a child process + client), server (echo server until Ctrl+C or SIGTERM) or client.")]
     public string Role { get; set; } = "both";
 
     [Option("stack", Default = "netzlink",
@@ -125,6 +125,10 @@ internal sealed class StressOptions
 
     [Option("fault-after", Default = 2.0, HelpText = "--fault crash: seconds from the first connection to the server's SIGKILL; --fault stall: seconds of the stall.")]
     public double FaultAfter { get; set; } = 2;
+
+    [Option("exit-on-stdin-eof",
+        HelpText = "--role server only: also stop (exit code 0) when stdin reaches end of file. For a parent that starts the server as its child with stdin a pipe it holds, so the server never outlives it (the server child of --role both and compare, scripts/echo-server-lib.sh). Without it stdin is never read and the server runs until Ctrl+C or SIGTERM, also under nohup, systemd or a container without -i.")]
+    public bool ExitOnStdinEof { get; set; }
 
     [Option("quiet", HelpText = "No progress lines on stderr.")]
     public bool Quiet { get; set; }

@@ -18,7 +18,7 @@ internal sealed class StressApp
     /// <param name="stderr">Progress, notices and errors; written from several threads, so it is synchronized here.</param>
     /// <param name="runClient">The scenario logic; ScenarioRunner.RunClientAsync (warnings to <paramref name="stderr"/>) unless a test stands in.</param>
     /// <param name="transportAvailable">Which transports can run; <see cref="TransportCatalog.IsAvailable"/> unless a test stands in.</param>
-    /// <param name="watchStdin">Whether --role server stops when stdin reaches end-of-file (the real process only).</param>
+    /// <param name="watchStdin">Whether this process's stdin may be read: --role server with --exit-on-stdin-eof stops at its end (the real process only).</param>
     public StressApp(
         TextWriter stdout,
         TextWriter stderr,
@@ -63,7 +63,7 @@ internal sealed class StressApp
 
     private Task<int> RunAsync(StressInvocation invocation, CancellationToken cancellationToken) =>
         invocation.Role == StressRole.Server
-            ? ServerHost.RunAsync(invocation.Settings, invocation.Quiet, watchStdin, stdout, stderr, cancellationToken)
+            ? ServerHost.RunAsync(invocation.Settings, invocation.Quiet, watchStdin && invocation.ExitOnStdinEof, stdout, stderr, cancellationToken)
             : new PlanRunner(invocation, runClient, stdout, stderr)
                 .RunAsync(SweepPlan.For(invocation, transportAvailable), cancellationToken);
 
