@@ -56,7 +56,7 @@ measure=$((window + 6))
 if [ "$stack" = c-epoll ]; then
   echo_server_start "$work/server.log" "$limit" server --port "$port" --quiet || exit 2
 else
-  echo_server_start "$work/server.log" dotnet "$dll" --role server --stack "$stack" --port "$port" || exit 2
+  echo_server_start "$work/server.log" dotnet "$dll" --role server --exit-on-stdin-eof --stack "$stack" --port "$port" || exit 2
 fi
 server_pid=$echo_server_pid
 

@@ -2,8 +2,10 @@
 # (scripts/soak.sh, benchmarks/syscall-profile.sh); not run on its own.
 #
 # echo_server_start LOG CMD...  starts CMD with its stdin a fifo this shell holds open on fd 9
-#                               (closing it, or SIGTERM, stops the NetZlink.Stress and limit_echo
-#                               servers), waits up to 10 s for the server's READY line in LOG and
+#                               (closing it, or SIGTERM, stops the server: limit_echo always, a
+#                               NetZlink.Stress --role server only with --exit-on-stdin-eof, which
+#                               CMD must then carry, so that the server never outlives this shell),
+#                               waits up to 10 s for the server's READY line in LOG and
 #                               sets echo_server_pid; when the server exits or stays silent it
 #                               prints LOG and returns 2.
 # echo_server_stop              closes the fifo, stops the server and reaps it; safe to call twice.

@@ -47,7 +47,7 @@ cleanup() {
   echo_server_stop
 }
 trap cleanup EXIT
-echo_server_start "$out/server.txt" "${tool[@]}" --role server --stack "$stack" --port "$port" --quiet || exit 2
+echo_server_start "$out/server.txt" "${tool[@]}" --role server --exit-on-stdin-eof --stack "$stack" --port "$port" --quiet || exit 2
 server=$echo_server_pid
 
 echo "elapsed,server_rss_mb" >"$out/server-rss.csv"

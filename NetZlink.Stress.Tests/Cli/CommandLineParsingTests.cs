@@ -163,13 +163,13 @@ public sealed class CommandLineParsingTests
 
     [Test]
     [CancelAfter(10_000)]
-    public void SizeErrorSaysWhyNineIsTheMinimum()
+    public void SizeErrorGivesTheRangeAndWhy()
     {
         ParseOutcome outcome = CommandLineParsing.Parse(["--size", "8"]);
 
         Assert.That(outcome.Errors, Is.EqualTo(new[]
         {
-            "--size must be at least 9 (the packet body holds the phase byte and an 8-byte timestamp) (got 8)",
+            "--size must be 9..16777212 bytes (the body holds the phase byte and an 8-byte timestamp, and with its 4-byte header is at most the engine's 16 MiB packet) (got 8)",
         }));
     }
 
@@ -179,7 +179,7 @@ public sealed class CommandLineParsingTests
     {
         ParseOutcome outcome = CommandLineParsing.Parse(["--measure", "soon"]);
 
-        Assert.That(outcome.Errors, Is.EqualTo(new[] { "--measure must be a number (got 'soon')" }));
+        Assert.That(outcome.Errors, Is.EqualTo(new[] { "--measure must be a number: 0..604800 seconds (got 'soon')" }));
     }
 
     [Test]

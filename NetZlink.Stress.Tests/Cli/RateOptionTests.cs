@@ -33,10 +33,10 @@ public sealed class RateOptionTests
         Assert.That(outcome.Invocation?.Settings.Rate, Is.EqualTo(100), string.Join("; ", outcome.Errors));
     }
 
-    [TestCase(new[] { "--rate", "-5" }, "--rate must be a non-negative number of packets per second (got -5; 0 = closed loop)")]
-    [TestCase(new[] { "--rate", "NaN" }, "--rate must be a non-negative number of packets per second (got NaN; 0 = closed loop)")]
-    [TestCase(new[] { "--rate", "Infinity" }, "--rate must be a non-negative number of packets per second (got Infinity; 0 = closed loop)")]
-    [TestCase(new[] { "--rate", "fast" }, "--rate must be a number (got 'fast')")]
+    [TestCase(new[] { "--rate", "-5" }, "--rate must be 0 (closed loop) or 0.001..1000000000 packets per second (got -5)")]
+    [TestCase(new[] { "--rate", "NaN" }, "--rate must be 0 (closed loop) or 0.001..1000000000 packets per second (got NaN)")]
+    [TestCase(new[] { "--rate", "Infinity" }, "--rate must be 0 (closed loop) or 0.001..1000000000 packets per second (got Infinity)")]
+    [TestCase(new[] { "--rate", "fast" }, "--rate must be a number: 0 (closed loop) or 0.001..1000000000 packets per second (got 'fast')")]
     [TestCase(new[] { "--rate" }, "--rate needs a value")]
     [TestCase(new[] { "--rate", "100", "--scenario", "s1" }, "--rate paces the s2 load (and s3's runs of it); --scenario s1 has no load to pace")]
     [TestCase(new[] { "--rate", "100", "--scenario", "s0" }, "--rate paces the s2 load (and s3's runs of it); --scenario s0 has no load to pace")]

@@ -95,7 +95,7 @@ public sealed class SweepPlanTests
     [CancelAfter(10_000)]
     public void SingleScenariosAreOneRunAsGiven(string scenario)
     {
-        StressInvocation invocation = Invocation(scenario, "--ccu", "9");
+        StressInvocation invocation = Invocation(scenario, "--size", "64");
 
         IReadOnlyList<PlannedRun> runs = SweepPlan.For(invocation, TcpOnly);
 

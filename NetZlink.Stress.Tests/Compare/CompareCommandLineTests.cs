@@ -49,7 +49,7 @@ public sealed class CompareCommandLineTests
     [TestCase(new[] { "--metrics-csv", "m.csv" }, "--metrics-csv cannot be given to compare: each run writes DIR/<stack>/<scenario>/metrics.csv")]
     [TestCase(new[] { "--port", "1" }, "--port cannot be given to compare: each server takes a free port")]
     [TestCase(new[] { "--start-at", "1800000000" }, "--start-at cannot be given to compare: compare starts each run as soon as the one before has finished")]
-    [TestCase(new[] { "--ccu", "0" }, "--ccu must be at least 1 (got 0)")]
+    [TestCase(new[] { "--ccu", "0" }, "--ccu must be 1..1000000 (one descriptor each; a process gets about a million) (got 0)")]
     [TestCase(new[] { "--no-such" }, "unknown flag --no-such (see --help)")]
     public void BadInputIsRefusedWithTheReason(string[] args, string error)
     {

@@ -36,8 +36,8 @@ public sealed class CompareOpenModelTests
         });
     }
 
-    [TestCase(new[] { "--rate", "-1" }, "--rate must be a non-negative number of packets per second (got -1; 0 = closed loop)")]
-    [TestCase(new[] { "--rate", "lots" }, "--rate must be a number (got 'lots')")]
+    [TestCase(new[] { "--rate", "-1" }, "--rate must be 0 (closed loop) or 0.001..1000000000 packets per second (got -1)")]
+    [TestCase(new[] { "--rate", "lots" }, "--rate must be a number: 0 (closed loop) or 0.001..1000000000 packets per second (got 'lots')")]
     [CancelAfter(10_000)]
     public void ABadRateIsRefusedWithTheReason(string[] args, string error)
     {

@@ -21,7 +21,7 @@ public sealed class ServerLaunchTests
         {
             Assert.That(ServerLaunch.Arguments(settings, quiet: true), Is.EqualTo(new[]
             {
-                "--role", "server", "--transport", "tcp", "--bind-host", "0.0.0.0", "--port", "27999", "--backlog", "8192",
+                "--role", "server", "--exit-on-stdin-eof", "--transport", "tcp", "--bind-host", "0.0.0.0", "--port", "27999", "--backlog", "8192",
                 "--hwm", "300000", "--sndbuf", "65536", "--rcvbuf", "131072", "--io-threads", "4", "--server-stack", "netzlink", "--quiet",
             }));
             Assert.That(ServerLaunch.Arguments(settings, quiet: false), Does.Not.Contain("--quiet"));

@@ -75,21 +75,21 @@ public sealed class StressAppTests
         string csv = temp.File("m.csv");
         string json = temp.File("s.json");
 
-        int exitCode = await RunAsync(Passing, "--role", "client", "--scenario", "s0", "--ccu", "3", "--metrics-csv", csv, "--summary-json", json, "--quiet");
+        int exitCode = await RunAsync(Passing, "--role", "client", "--scenario", "s1", "--ccu", "3", "--metrics-csv", csv, "--summary-json", json, "--quiet");
 
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass));
-            Assert.That(calls.Single(), Is.EqualTo(new ScenarioSettings { Scenario = "s0", Ccu = 3 }));
+            Assert.That(calls.Single(), Is.EqualTo(new ScenarioSettings { Scenario = "s1", Ccu = 3 }));
             Assert.That(Lines(stdout), Has.Length.EqualTo(2));
-            Assert.That(Lines(stdout)[0], Does.StartWith("RESULT scenario=s0 ").And.Contain(" pass_fail=PASS "));
+            Assert.That(Lines(stdout)[0], Does.StartWith("RESULT scenario=s1 ").And.Contain(" pass_fail=PASS "));
             Assert.That(File.ReadAllLines(csv), Has.Length.EqualTo(2));
             Assert.That(File.ReadAllLines(csv)[0], Is.EqualTo(MetricsCsvFile.Header));
-            Assert.That(File.ReadAllLines(csv)[1], Does.StartWith("netzlink-s0,tcp,3,"));
+            Assert.That(File.ReadAllLines(csv)[1], Does.StartWith("netzlink-s1,tcp,3,"));
             Assert.That(stderr.ToString(), Is.Empty);
         });
         using JsonDocument summary = JsonDocument.Parse(File.ReadAllText(json));
-        Assert.That(summary.RootElement.GetProperty("scenario_id").GetString(), Is.EqualTo("netzlink-s0"));
+        Assert.That(summary.RootElement.GetProperty("scenario_id").GetString(), Is.EqualTo("netzlink-s1"));
     }
 
     [Test]

@@ -57,12 +57,17 @@ internal sealed class StressProcess : IDisposable
 
     public int ExitCode => process.ExitCode;
 
+    public bool HasExited => process.HasExited;
+
     private static string DotnetHost =>
         Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host ? host
         : Path.GetFileNameWithoutExtension(Environment.ProcessPath) == "dotnet" ? Environment.ProcessPath!
         : "dotnet";
 
     public static StressProcess Start(params string[] args) => new(args);
+
+    /// <summary>Starts the tool after <paramref name="shellPrefix"/> (e.g. "exec &lt;/dev/null") in a bash that then execs it; the pid stays the tool's.</summary>
+    public static StressProcess StartUnderShell(string shellPrefix, params string[] args) => new(args, shellPrefix);
 
     /// <summary>Runs to the end after <paramref name="shellPrefix"/> (e.g. "ulimit -n 1024") in a bash that then execs the tool.</summary>
     public static async Task<StressProcess> RunUnderShellAsync(string shellPrefix, CancellationToken cancellationToken, params string[] args)

@@ -25,7 +25,7 @@ public sealed class SeveralHostsEndToEndTests
     public async Task TwoClientsStartTogetherAndTheirMergeIsExact(CancellationToken cancellationToken)
     {
         using var temp = new TempDirectory();
-        using StressProcess server = StressProcess.Start("--role", "server", "--port", "0", "--quiet");
+        using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
         string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
         string port = ready["READY port=".Length..];
         // Far enough ahead for both processes to start and connect on a busy machine.

@@ -48,7 +48,7 @@ internal static class CommandLineParsing
         }
 
         StressOptions options = ((Parsed<StressOptions>)result).Value;
-        IReadOnlyList<string> errors = OptionsValidator.Validate(options);
+        IReadOnlyList<string> errors = OptionsValidator.Validate(options, GivenFlags(args));
         return errors.Count > 0 ? ParseOutcome.Usage(errors) : ParseOutcome.Run(ToInvocation(options));
     }
 
@@ -105,6 +105,7 @@ internal static class CommandLineParsing
         return new StressInvocation(scenario, role, settings, o.MetricsCsv, o.SummaryJson, o.Quiet, o.TimeseriesCsv)
         {
             JsonHistogram = o.JsonHistogram,
+            ExitOnStdinEof = o.ExitOnStdinEof,
         };
     }
 
@@ -153,6 +154,21 @@ internal static class CommandLineParsing
         return missing;
     }
 
+    /// <summary>The --flags <paramref name="args"/> names ("--ccu" for "--ccu 5" and "--ccu=5"), up to "--".</summary>
+    private static HashSet<string> GivenFlags(IReadOnlyList<string> args)
+    {
+        var given = new HashSet<string>(StringComparer.Ordinal);
+        foreach (string arg in args.TakeWhile(a => a != "--"))
+        {
+            if (arg.StartsWith("--", StringComparison.Ordinal))
+            {
+                given.Add(arg.Split('=', 2)[0]);
+            }
+        }
+
+        return given;
+    }
+
     // "-5" is a (bad) value, "-x" and "--x" are flags.
     private static bool IsFlag(string arg) =>
         arg.Length > 1 && arg[0] == '-' && !(char.IsAsciiDigit(arg[1]) || arg[1] == '.');
@@ -189,6 +205,8 @@ internal static class CommandLineParsing
             h.AddPreOptionsLine("usage: NetZlink.Stress [--scenario s2] [--stack netzlink|dotnet] [--role both] [--ccu 10000] … [--metrics-csv PATH]");
             h.AddPreOptionsLine("stacks: both speak [u32 BE length][body]; mix them with --client-stack/--server-stack (e.g. a dotnet client against the netzlink server)");
             h.AddPreOptionsLine("exit codes: 0 PASS or SKIP, 1 bad usage, 2 FAIL, interrupted or an operational error");
+            h.AddPreOptionsLine("every flag is checked, against the range its help gives, before a server starts or a socket opens");
+            h.AddPreOptionsLine("--role server runs until Ctrl+C or SIGTERM; --exit-on-stdin-eof also stops it when its stdin ends (for a parent's child)");
             h.AddPreOptionsLine("verbs: `compare` runs every stack alike, `merge` combines client hosts' --json-histogram summaries (each has --help)");
             return h;
         }, e => e, verbsIndex: false);
@@ -214,6 +232,11 @@ internal static class CommandLineParsing
             Type t when t == typeof(double) || t == typeof(double?) => "a number",
             _ => "a valid value",
         };
+        if (FlagRanges.For("--" + name) is { } range)
+        {
+            expected += ": " + range.Text;
+        }
+
         return GivenValue(args, name) is { } given
             ? $"--{name} must be {expected} (got '{given}')"
             : $"--{name} must be {expected}";

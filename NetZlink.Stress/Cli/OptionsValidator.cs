@@ -21,9 +21,15 @@ internal static class OptionsValidator
     /// <summary>A --start-at further ahead than this (seconds) is a mistake (milliseconds, a typo).</summary>
     public const double StartAtMostAheadSeconds = 86400;
 
+    /// <summary>The flags s0 replaces or never reads: it sends one packet on one connection, with no warm-up or measured phase.</summary>
+    public static readonly IReadOnlyList<string> IgnoredByS0 = ["--ccu", "--inflight", "--warmup", "--measure", "--latency-sample-rate"];
+
     /// <summary>Returns every problem found, empty when the options can run.</summary>
-    public static IReadOnlyList<string> Validate(StressOptions o)
+    /// <param name="o">The parsed flags.</param>
+    /// <param name="given">The flags the command line named ("--ccu"); the others have their defaults.</param>
+    public static IReadOnlyList<string> Validate(StressOptions o, IReadOnlySet<string>? given = null)
     {
+        given ??= new HashSet<string>(StringComparer.Ordinal);
         var errors = new List<string>();
 
         OneOf(errors, "--scenario", o.Scenario, Scenarios);
@@ -44,32 +50,33 @@ internal static class OptionsValidator
         NotBlank(errors, "--host", o.Host);
 
         bool serverOnly = string.Equals(o.Role, "server", StringComparison.OrdinalIgnoreCase);
-        int lowestPort = serverOnly ? 0 : 1;
-        if (o.Port < lowestPort || o.Port > 65535)
+        if (serverOnly)
         {
-            errors.Add(serverOnly
-                ? $"--port must be between 0 and 65535 (got {o.Port})"
-                : $"--port must be between 1 and 65535 (got {o.Port}; 0 is allowed only with --role server)");
+            InRange(errors, FlagRanges.ServerPort, o.Port);
+        }
+        else if (!FlagRanges.Port.Contains(o.Port))
+        {
+            errors.Add(FlagRanges.Port.Error(o.Port) + (o.Port == 0 ? "; 0, any free port, is for --role server only" : string.Empty));
         }
 
-        AtLeast(errors, "--ccu", o.Ccu, 1);
-        AtLeast(errors, "--size", o.Size, 9, " (the packet body holds the phase byte and an 8-byte timestamp)");
-        AtLeast(errors, "--inflight", o.Inflight, 1);
-        Seconds(errors, "--warmup", o.Warmup);
-        Seconds(errors, "--measure", o.Measure);
-        Seconds(errors, "--drain-timeout", o.DrainTimeout);
-        AtLeast(errors, "--connect-concurrency", o.ConnectConcurrency, 1);
-        Seconds(errors, "--connect-timeout", o.ConnectTimeout);
-        AtLeast(errors, "--connect-retries", o.ConnectRetries, 0);
-        AtLeast(errors, "--connect-retry-delay-ms", o.ConnectRetryDelayMs, 0);
-        AtLeast(errors, "--backlog", o.Backlog, 1);
-        AtLeast(errors, "--hwm", o.Hwm, 0, " (0 = no limit)");
-        AtLeast(errors, "--sndbuf", o.SendBuffer, 0, " (0 = the system default)");
-        AtLeast(errors, "--rcvbuf", o.ReceiveBuffer, 0, " (0 = the system default)");
-        AtLeast(errors, "--io-threads", o.IoThreads, 1);
-        AtLeast(errors, "--shards", o.Shards, 0, " (0 = one per core)");
-        AtLeast(errors, "--send-batch", o.SendBatch, 1);
-        AtLeast(errors, "--latency-sample-rate", o.LatencySampleRate, 0, " (0 = no latency)");
+        InRange(errors, FlagRanges.Ccu, o.Ccu);
+        InRange(errors, FlagRanges.Size, o.Size);
+        InRange(errors, FlagRanges.Inflight, o.Inflight);
+        InRange(errors, FlagRanges.Warmup, o.Warmup);
+        InRange(errors, FlagRanges.Measure, o.Measure);
+        InRange(errors, FlagRanges.DrainTimeout, o.DrainTimeout);
+        InRange(errors, FlagRanges.ConnectConcurrency, o.ConnectConcurrency);
+        InRange(errors, FlagRanges.ConnectTimeout, o.ConnectTimeout);
+        InRange(errors, FlagRanges.ConnectRetries, o.ConnectRetries);
+        InRange(errors, FlagRanges.ConnectRetryDelayMs, o.ConnectRetryDelayMs);
+        InRange(errors, FlagRanges.Backlog, o.Backlog);
+        InRange(errors, FlagRanges.Hwm, o.Hwm);
+        InRange(errors, FlagRanges.SendBuffer, o.SendBuffer);
+        InRange(errors, FlagRanges.ReceiveBuffer, o.ReceiveBuffer);
+        InRange(errors, FlagRanges.IoThreads, o.IoThreads);
+        InRange(errors, FlagRanges.Shards, o.Shards);
+        InRange(errors, FlagRanges.SendBatch, o.SendBatch);
+        InRange(errors, FlagRanges.LatencySampleRate, o.LatencySampleRate);
         Rate(errors, o.Rate, o.Scenario);
         OneOf(errors, "--fault", o.Fault, FaultModeNames.All);
         if (string.Equals(o.Role, "client", StringComparison.OrdinalIgnoreCase) && !string.Equals(o.Fault, "none", StringComparison.OrdinalIgnoreCase))
@@ -77,8 +84,8 @@ internal static class OptionsValidator
             errors.Add($"--fault {o.Fault} makes the built-in server misbehave, and --role client runs none (use --role both or server)");
         }
 
-        AtLeast(errors, "--fault-every", o.FaultEvery, 1, " (1 = every connection)");
-        Seconds(errors, "--fault-after", o.FaultAfter);
+        InRange(errors, FlagRanges.FaultEvery, o.FaultEvery);
+        InRange(errors, FlagRanges.FaultAfter, o.FaultAfter);
 
         if (o.ScenarioId is not null && (o.ScenarioId.Length == 0 || o.ScenarioId.Any(char.IsControl)))
         {
@@ -87,10 +94,21 @@ internal static class OptionsValidator
 
         NotBlankPath(errors, "--metrics-csv", o.MetricsCsv);
         NotBlankPath(errors, "--summary-json", o.SummaryJson);
+        NotBlankPath(errors, "--timeseries-csv", o.TimeseriesCsv);
         StartAt(errors, o, UnixTime.Now);
         if (o.JsonHistogram && o.SummaryJson is null)
         {
             errors.Add("--json-histogram adds the latency histogram to the --summary-json file: give --summary-json PATH too");
+        }
+
+        if (o.ExitOnStdinEof && !serverOnly)
+        {
+            errors.Add("--exit-on-stdin-eof is for --role server (a server started as a child, stopped when its parent closes its stdin); --role both stops its own server child");
+        }
+
+        if (!serverOnly)
+        {
+            ClientRules(errors, o, given);
         }
 
         foreach (string word in o.Extra)
@@ -101,6 +119,45 @@ internal static class OptionsValidator
         return errors;
     }
 
+    /// <summary>What only a client run (--role both or client) uses: s0's fixed shape and the buffers sized by several flags.</summary>
+    private static void ClientRules(List<string> errors, StressOptions o, IReadOnlySet<string> given)
+    {
+        string scenario = o.Scenario.ToLowerInvariant();
+        if (scenario == "s0" && IgnoredByS0.Where(given.Contains).ToArray() is { Length: > 0 } ignored)
+        {
+            errors.Add($"{string.Join(", ", ignored)}: s0 sends one packet on one connection and checks its echo byte by byte, "
+                + "with no warm-up or measured phase, so it has no use for them (--drain-timeout bounds its wait; use s2 for a load)");
+        }
+
+        if (errors.Count > 0)
+        {
+            // The products below are only meaningful once each factor is in its range.
+            return;
+        }
+
+        long packet = o.Size + (long)NetZlink.Engine.LengthPrefixFramer.Size;
+        if (o.SendBatch * packet > FlagRanges.MaxBuffer)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture,
+                $"--send-batch {o.SendBatch} x {packet}-byte packets (--size {o.Size} + the 4-byte header) is {o.SendBatch * packet} bytes of send buffer per client thread, more than the {FlagRanges.MaxBuffer} an array holds: lower --send-batch or --size"));
+        }
+
+        bool dotnetClient = string.Equals(o.ClientStack ?? o.Stack, StackNames.Dotnet, StringComparison.OrdinalIgnoreCase);
+        int ccu = scenario == "s0" ? 1 : o.Ccu;
+        if (dotnetClient)
+        {
+            // DotnetClient's split: one shard per core unless --shards, never more shards than connections,
+            // and each shard keeps one packet of receive tail per connection in one array.
+            int shards = Math.Clamp(o.Shards > 0 ? o.Shards : Environment.ProcessorCount, 1, ccu);
+            long perShard = (ccu + shards - 1) / shards;
+            if (perShard * packet > FlagRanges.MaxBuffer)
+            {
+                errors.Add(string.Create(CultureInfo.InvariantCulture,
+                    $"the dotnet client keeps a {packet}-byte packet (--size {o.Size} + the 4-byte header) per connection, and --ccu {ccu} over {shards} shards puts {perShard} connections on one shard: {perShard * packet} bytes, more than the {FlagRanges.MaxBuffer} an array holds: lower --ccu or --size, or raise --shards"));
+            }
+        }
+    }
+
     private static void OneOf(List<string> errors, string flag, string value, IReadOnlyList<string> allowed)
     {
         if (!allowed.Contains(value, StringComparer.OrdinalIgnoreCase))
@@ -109,27 +166,19 @@ internal static class OptionsValidator
         }
     }
 
-    private static void AtLeast(List<string> errors, string flag, int value, int minimum, string why = "")
+    private static void InRange(List<string> errors, FlagRange range, double value)
     {
-        if (value < minimum)
+        if (!range.Contains(value))
         {
-            errors.Add(string.Create(CultureInfo.InvariantCulture, $"{flag} must be at least {minimum}{why} (got {value})"));
-        }
-    }
-
-    private static void Seconds(List<string> errors, string flag, double value)
-    {
-        if (!double.IsFinite(value) || value < 0)
-        {
-            errors.Add(string.Create(CultureInfo.InvariantCulture, $"{flag} must be a non-negative number of seconds (got {value})"));
+            errors.Add(range.Error(value));
         }
     }
 
     private static void Rate(List<string> errors, double rate, string scenario)
     {
-        if (!double.IsFinite(rate) || rate < 0)
+        if (!FlagRanges.Rate.Contains(rate))
         {
-            errors.Add(string.Create(CultureInfo.InvariantCulture, $"--rate must be a non-negative number of packets per second (got {rate}; 0 = closed loop)"));
+            errors.Add(FlagRanges.Rate.Error(rate));
         }
         else if (rate > 0 && !(scenario.Equals("s2", StringComparison.OrdinalIgnoreCase) || scenario.Equals("s3", StringComparison.OrdinalIgnoreCase)))
         {

@@ -22,4 +22,7 @@ internal sealed record StressInvocation(
 {
     /// <summary>--json-histogram: --summary-json also carries the latency histogram and the fields `merge` needs.</summary>
     public bool JsonHistogram { get; init; }
+
+    /// <summary>--exit-on-stdin-eof: --role server also stops when its stdin reaches end of file.</summary>
+    public bool ExitOnStdinEof { get; init; }
 }

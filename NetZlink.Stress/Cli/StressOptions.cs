@@ -8,11 +8,11 @@ namespace NetZlink.Stress.Cli;
 internal sealed class StressOptions
 {
     [Option("scenario", Default = "s2",
-        HelpText = "s0 one echo, s1 connect only, s2 throughput, s3 sweeps of s2, s4 s0-s2 over every transport.")]
+        HelpText = "s0 one echo (one connection, one packet, every byte checked: --ccu --inflight --warmup --measure --latency-sample-rate are refused), s1 connect only, s2 throughput, s3 sweeps of s2, s4 s0-s2 over every transport.")]
     public string Scenario { get; set; } = "s2";
 
     [Option("role", Default = "both",
-        HelpText = "both (server in a child process + client), server (echo server until Ctrl+C) or client.")]
+        HelpText = "both (server in a child process + client), server (echo server until Ctrl+C or SIGTERM) or client.")]
     public string Role { get; set; } = "both";
 
     [Option("stack", Default = "netzlink",
@@ -34,69 +34,69 @@ internal sealed class StressOptions
     [Option("host", Default = "127.0.0.1", HelpText = "Echo server the client connects to (role client).")]
     public string Host { get; set; } = "127.0.0.1";
 
-    [Option("port", Default = 27110, HelpText = "Server port (0 = any free port, role server only).")]
+    [Option("port", Default = 27110, HelpText = "Server port, 1..65535 (0..65535 with --role server: 0 = any free port).")]
     public int Port { get; set; } = 27110;
 
-    [Option("ccu", Default = 10000, HelpText = "Concurrent connections.")]
+    [Option("ccu", Default = 10000, HelpText = "Concurrent connections, 1..1000000.")]
     public int Ccu { get; set; } = 10000;
 
-    [Option("size", Default = 1024, HelpText = "Packet body bytes (at least 9: phase byte + 8-byte timestamp).")]
+    [Option("size", Default = 1024, HelpText = "Packet body bytes, 9..16777212 (phase byte + 8-byte timestamp at least; with the 4-byte header at most the engine's 16 MiB packet).")]
     public int Size { get; set; } = 1024;
 
-    [Option("inflight", Default = 30, HelpText = "Packets outstanding per connection.")]
+    [Option("inflight", Default = 30, HelpText = "Packets outstanding per connection, 1..1000000.")]
     public int Inflight { get; set; } = 30;
 
-    [Option("warmup", Default = 3.0, HelpText = "Unmeasured seconds before the measured phase.")]
+    [Option("warmup", Default = 3.0, HelpText = "Unmeasured seconds before the measured phase, 0..604800.")]
     public double Warmup { get; set; } = 3;
 
-    [Option("measure", Default = 10.0, HelpText = "Measured seconds.")]
+    [Option("measure", Default = 10.0, HelpText = "Measured seconds, 0..604800.")]
     public double Measure { get; set; } = 10;
 
-    [Option("drain-timeout", Default = 10.0, HelpText = "Seconds to wait for outstanding packets after sending stops.")]
+    [Option("drain-timeout", Default = 10.0, HelpText = "Seconds to wait for outstanding packets after sending stops, 0..3600.")]
     public double DrainTimeout { get; set; } = 10;
 
     [Option("start-at",
         HelpText = "Client roles, s0/s2: connect, then wait until this wall-clock time (Unix seconds, e.g. $(( $(date +%s) + 30 ))) to begin the warm-up, so several client hosts measure together. Already past: start at once with a warning; more than 10 minutes past or 24 hours ahead: an error.")]
     public double? StartAt { get; set; }
 
-    [Option("connect-concurrency", Default = 256, HelpText = "Connection attempts in flight at once.")]
+    [Option("connect-concurrency", Default = 256, HelpText = "Connection attempts in flight at once, 1..1000000.")]
     public int ConnectConcurrency { get; set; } = 256;
 
-    [Option("connect-timeout", Default = 10.0, HelpText = "Seconds to wait for one connection attempt.")]
+    [Option("connect-timeout", Default = 10.0, HelpText = "Seconds to wait for one connection attempt, 0.001..3600.")]
     public double ConnectTimeout { get; set; } = 10;
 
-    [Option("connect-retries", Default = 3, HelpText = "Retries after a failed or timed-out connection attempt (none after an error a retry cannot change, e.g. EINVAL or EOPNOTSUPP, on the netzlink stack).")]
+    [Option("connect-retries", Default = 3, HelpText = "Retries after a failed or timed-out connection attempt, 0..100 (none after an error a retry cannot change, e.g. EINVAL or EOPNOTSUPP, on the netzlink stack).")]
     public int ConnectRetries { get; set; } = 3;
 
-    [Option("connect-retry-delay-ms", Default = 100, HelpText = "Milliseconds between connection retries.")]
+    [Option("connect-retry-delay-ms", Default = 100, HelpText = "Milliseconds between connection retries, 0..60000.")]
     public int ConnectRetryDelayMs { get; set; } = 100;
 
-    [Option("backlog", Default = 32768, HelpText = "Server listen backlog (the kernel caps it at net.core.somaxconn).")]
+    [Option("backlog", Default = 32768, HelpText = "Server listen backlog, 1..2147483647 (the kernel caps it at net.core.somaxconn).")]
     public int Backlog { get; set; } = 32768;
 
-    [Option("hwm", Default = 1000000, HelpText = "Send/receive high-water mark in messages (netzlink only).")]
+    [Option("hwm", Default = 1000000, HelpText = "Send/receive high-water mark in messages, 0..2147483647 (0 = no limit; netzlink only).")]
     public int Hwm { get; set; } = 1000000;
 
-    [Option("sndbuf", Default = 262144, HelpText = "SO_SNDBUF bytes.")]
+    [Option("sndbuf", Default = 262144, HelpText = "SO_SNDBUF bytes, 0..2147483647 (0 = the system default).")]
     public int SendBuffer { get; set; } = 262144;
 
-    [Option("rcvbuf", Default = 262144, HelpText = "SO_RCVBUF bytes.")]
+    [Option("rcvbuf", Default = 262144, HelpText = "SO_RCVBUF bytes, 0..2147483647 (0 = the system default).")]
     public int ReceiveBuffer { get; set; } = 262144;
 
-    [Option("io-threads", Default = 1, HelpText = "zlink context I/O threads (netzlink only; the dotnet stack uses the runtime's socket engine threads).")]
+    [Option("io-threads", Default = 1, HelpText = "zlink context I/O threads, 1..256 (netzlink only; the dotnet stack uses the runtime's socket engine threads).")]
     public int IoThreads { get; set; } = 1;
 
-    [Option("shards", Default = 0, HelpText = "Client shards, each with its own thread and share of the connections (0 = one per core).")]
+    [Option("shards", Default = 0, HelpText = "Client shards, each with its own thread and share of the connections, 0..1024 (0 = one per core).")]
     public int Shards { get; set; }
 
-    [Option("send-batch", Default = 30, HelpText = "Packets per frame at most.")]
+    [Option("send-batch", Default = 30, HelpText = "Packets per frame at most, 1..1024 (--send-batch x (--size + 4) bytes must fit one array).")]
     public int SendBatch { get; set; } = 30;
 
     [Option("rate", Default = 0.0,
-        HelpText = "s2 open model: packets per second over all connections, each sent at its due time and timed from it (--inflight stays a cap per connection); 0 = closed loop.")]
+        HelpText = "s2 open model: packets per second over all connections, each sent at its due time and timed from it (--inflight stays a cap per connection): 0 (closed loop) or 0.001..1000000000.")]
     public double Rate { get; set; }
 
-    [Option("latency-sample-rate", Default = 16, HelpText = "Time every n-th measured packet (0 = no latency).")]
+    [Option("latency-sample-rate", Default = 16, HelpText = "Time every n-th measured packet, 0..1000000 (0 = no latency).")]
     public int LatencySampleRate { get; set; } = 16;
 
     [Option("scenario-id", HelpText = "Id written in METRIC/CSV/JSON (default <stack>-<scenario>, e.g. dotnet-s2).")]
@@ -120,11 +120,15 @@ internal sealed class StressOptions
     public string Fault { get; set; } = "none";
 
     [Option("fault-every", Default = 1,
-        HelpText = "The fault hits accepted connections 0, K, 2K, … (1 = all); the others are echoed normally.")]
+        HelpText = "The fault hits accepted connections 0, K, 2K, … (1 = all), 1..1000000; the others are echoed normally.")]
     public int FaultEvery { get; set; } = 1;
 
-    [Option("fault-after", Default = 2.0, HelpText = "--fault crash: seconds from the first connection to the server's SIGKILL; --fault stall: seconds of the stall.")]
+    [Option("fault-after", Default = 2.0, HelpText = "--fault crash: seconds from the first connection to the server's SIGKILL; --fault stall: seconds of the stall; 0..3600.")]
     public double FaultAfter { get; set; } = 2;
+
+    [Option("exit-on-stdin-eof",
+        HelpText = "--role server only: also stop (exit code 0) when stdin reaches end of file. For a parent that starts the server as its child with stdin a pipe it holds, so the server never outlives it (the server child of --role both and compare, scripts/echo-server-lib.sh). Without it stdin is never read and the server runs until Ctrl+C or SIGTERM, also under nohup, systemd or a container without -i.")]
+    public bool ExitOnStdinEof { get; set; }
 
     [Option("quiet", HelpText = "No progress lines on stderr.")]
     public bool Quiet { get; set; }

@@ -47,14 +47,19 @@ internal static class StackLaunch
             Add(info, "client");
         }
 
-        Add(info, "--scenario", scenario, "--host", Loopback, "--port", I(port),
-            "--ccu", I(settings.Ccu), "--size", I(settings.Size), "--inflight", I(settings.Inflight),
-            "--warmup", D(settings.WarmupSeconds), "--measure", D(settings.MeasureSeconds),
-            "--drain-timeout", D(settings.DrainTimeoutSeconds),
+        Add(info, "--scenario", scenario, "--host", Loopback, "--port", I(port), "--size", I(settings.Size));
+        if (scenario != "s0" || !CompareStacks.IsDotnetProcess(stack))
+        {
+            // NetZlink.Stress refuses these for s0, which uses one connection and one packet and has no phases.
+            Add(info, "--ccu", I(settings.Ccu), "--inflight", I(settings.Inflight),
+                "--warmup", D(settings.WarmupSeconds), "--measure", D(settings.MeasureSeconds),
+                "--latency-sample-rate", I(settings.LatencySampleRate));
+        }
+
+        Add(info, "--drain-timeout", D(settings.DrainTimeoutSeconds),
             "--connect-concurrency", I(settings.ConnectConcurrency), "--connect-timeout", D(settings.ConnectTimeoutSeconds),
             "--connect-retries", I(settings.ConnectRetries), "--connect-retry-delay-ms", I(settings.ConnectRetryDelayMs),
             "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer), "--send-batch", I(settings.SendBatch),
-            "--latency-sample-rate", I(settings.LatencySampleRate),
             "--metrics-csv", paths.MetricsCsv, "--summary-json", paths.SummaryJson, "--timeseries-csv", paths.TimeseriesCsv);
         if (settings.Rate > 0)
         {
@@ -70,10 +75,14 @@ internal static class StackLaunch
         return info;
     }
 
-    /// <summary>How long a client may take at most before it is considered hung.</summary>
-    public static TimeSpan ClientDeadline(ScenarioSettings s) => TimeSpan.FromSeconds(
+    /// <summary>
+    /// How long a client may take at most before it is considered hung; never more than
+    /// <see cref="Task.WaitAsync(TimeSpan)"/> can wait (49.7 days), which large --ccu and retry settings could ask for.
+    /// </summary>
+    public static TimeSpan ClientDeadline(ScenarioSettings s) => TimeSpan.FromSeconds(Math.Min(
         60 + s.WarmupSeconds + s.MeasureSeconds + (3 * s.DrainTimeoutSeconds)
-        + ((s.ConnectRetries + 1) * (s.ConnectTimeoutSeconds + (s.ConnectRetryDelayMs / 1000.0)) * Math.Max(1, s.Ccu / Math.Max(1, s.ConnectConcurrency))));
+        + ((s.ConnectRetries + 1) * (s.ConnectTimeoutSeconds + (s.ConnectRetryDelayMs / 1000.0)) * Math.Max(1, s.Ccu / Math.Max(1, s.ConnectConcurrency))),
+        (uint.MaxValue - 1) / 1000.0));
 
     private static ScenarioSettings ForStack(string stack, ScenarioSettings settings) =>
         settings with { ClientStack = stack, ServerStack = stack };

@@ -13,14 +13,17 @@ internal sealed class PlanRunner
     private readonly ClientRun runClient;
     private readonly TextWriter stdout;
     private readonly TextWriter stderr;
+    private readonly Action<ScenarioSettings>? serverStarting;
     private readonly List<ScenarioResult> results = [];
 
-    public PlanRunner(StressInvocation invocation, ClientRun runClient, TextWriter stdout, TextWriter stderr)
+    /// <param name="serverStarting">Called just before each server child starts (see <see cref="StressApp"/>).</param>
+    public PlanRunner(StressInvocation invocation, ClientRun runClient, TextWriter stdout, TextWriter stderr, Action<ScenarioSettings>? serverStarting = null)
     {
         this.invocation = invocation;
         this.runClient = runClient;
         this.stdout = stdout;
         this.stderr = stderr;
+        this.serverStarting = serverStarting;
     }
 
     /// <summary>Runs <paramref name="runs"/>; returns 0 if every run passed or was skipped, else 2.</summary>
@@ -98,6 +101,7 @@ internal sealed class PlanRunner
             return await runClient(run.Settings, progress, cancellationToken).ConfigureAwait(false);
         }
 
+        serverStarting?.Invoke(run.Settings);
         ServerChildProcess server = await ServerChildProcess
             .StartAsync(run.Settings, invocation.Quiet, stderr, cancellationToken).ConfigureAwait(false);
         await using (server.ConfigureAwait(false))

@@ -1,7 +1,8 @@
 // --role both: the echo server runs in a child process so that each side of 10,000 connections
 // fits the 20,000-descriptor limit of one process. The child is stopped on every way out:
 //   - DisposeAsync (normal end, exception, Ctrl+C/SIGTERM after the run returns): close its stdin,
-//     which it reads to end-of-file, wait up to 5 s, then kill its process tree;
+//     which it reads to end-of-file (ServerLaunch gives it --exit-on-stdin-eof), wait up to 5 s,
+//     then kill its process tree;
 //   - AppDomain.ProcessExit (Environment.Exit, the default action of a second signal): kill at once;
 //   - the parent killed outright: the kernel closes the stdin pipe and the child stops by itself.
 using System.ComponentModel;

@@ -1,5 +1,8 @@
 // --role server: the echo server of --server-stack (netzlink's STREAM server or the plain .NET
-// one) in this process until Ctrl+C, SIGTERM or the end of stdin.
+// one) in this process until Ctrl+C or SIGTERM, or with --exit-on-stdin-eof also the end of stdin
+// (how a parent stops its server child: ServerChildProcess, scripts/echo-server-lib.sh). Without
+// that flag stdin is never read, so a server under nohup, systemd or a container without -i,
+// whose stdin is at end of file from the start, keeps running.
 // "READY port=<port>" on stdout is the contract with a parent (ServerChildProcess) or a script.
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.DotnetStack;
@@ -11,10 +14,10 @@ namespace NetZlink.Stress.Hosting;
 /// <summary>Runs an echo server (<see cref="EchoServer"/>, <see cref="DotnetEchoServer"/> or, with --fault, <see cref="FaultServer"/>) until asked to stop.</summary>
 internal static class ServerHost
 {
-    /// <summary>Starts the server, prints READY, waits for <paramref name="stop"/> or the end of stdin, stops.</summary>
+    /// <summary>Starts the server, prints READY, waits for <paramref name="stop"/> (or, if <paramref name="stopAtStdinEnd"/>, the end of stdin), stops.</summary>
     /// <exception cref="StressHostException">The server cannot run here (port in use, transport missing).</exception>
     public static async Task<int> RunAsync(
-        ScenarioSettings settings, bool quiet, bool watchStdin, TextWriter stdout, TextWriter stderr, CancellationToken stop)
+        ScenarioSettings settings, bool quiet, bool stopAtStdinEnd, TextWriter stdout, TextWriter stderr, CancellationToken stop)
     {
         string endpoint = Endpoint(settings.BindHost, settings.Port);
         if (TransportCatalog.UnavailableReason(settings.Transport, settings.ServerStack) is { } missing)
@@ -44,10 +47,11 @@ internal static class ServerHost
         {
             string kind = settings.Fault == FaultMode.None ? $"{settings.ServerStack} echo server"
                 : $"fault server (--fault {FaultModeNames.Name(settings.Fault)} --fault-every {settings.FaultEvery})";
-            stderr.WriteLine($"{kind} on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM");
+            string stdinToo = stopAtStdinEnd ? " or by closing its stdin" : string.Empty;
+            stderr.WriteLine($"{kind} on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM{stdinToo}");
         }
 
-        CancellationToken stdinEnded = watchStdin ? StdinEnd.Watch() : CancellationToken.None;
+        CancellationToken stdinEnded = stopAtStdinEnd ? StdinEnd.Watch() : CancellationToken.None;
         using var either = CancellationTokenSource.CreateLinkedTokenSource(stop, stdinEnded);
         try
         {

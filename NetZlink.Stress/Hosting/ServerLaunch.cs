@@ -1,5 +1,6 @@
-// How the parent starts its server child: this same program with --role server and the flags
-// that matter to a server. Under `dotnet NetZlink.Stress.dll` (and in a test host) that means
+// How the parent starts its server child: this same program with --role server, the flags that
+// matter to a server, and --exit-on-stdin-eof, so that the child stops when the parent closes its
+// stdin or dies. Under `dotnet NetZlink.Stress.dll` (and in a test host) that means
 // `dotnet <this dll>`; from the apphost or a single-file build, the executable itself.
 using System.Diagnostics;
 using System.Globalization;
@@ -12,12 +13,13 @@ namespace NetZlink.Stress.Hosting;
 /// <summary>Builds the server child's command line.</summary>
 internal static class ServerLaunch
 {
-    /// <summary>The arguments after the program: --role server and the server-relevant flags.</summary>
+    /// <summary>The arguments after the program: --role server, --exit-on-stdin-eof and the server-relevant flags.</summary>
     public static IReadOnlyList<string> Arguments(ScenarioSettings settings, bool quiet)
     {
         var args = new List<string>
         {
             "--role", "server",
+            "--exit-on-stdin-eof",
             "--transport", settings.Transport,
             "--bind-host", settings.BindHost,
             "--port", Invariant(settings.Port),

@@ -1,21 +1,15 @@
-// The server child's lifeline: its stdin is a pipe from the parent, which reaches end-of-file when
-// the parent closes it to stop the server or when the parent dies, however it dies.
+// The server child's lifeline (--exit-on-stdin-eof): its stdin is a pipe from the parent, which
+// reaches end-of-file when the parent closes it to stop the server or when the parent dies,
+// however it dies. Only read when that flag asks for it: any end of file then stops the server,
+// /dev/null at once and a terminal at Ctrl+D included.
 namespace NetZlink.Stress.Hosting;
 
 /// <summary>Watches stdin for end-of-file.</summary>
 internal static class StdinEnd
 {
-    /// <summary>
-    /// A token cancelled when stdin reaches end-of-file; <see cref="CancellationToken.None"/> when stdin
-    /// is a terminal or a file (/dev/null, a file: those end at once and mean nothing).
-    /// </summary>
+    /// <summary>A token cancelled when stdin reaches end-of-file (or cannot be read).</summary>
     public static CancellationToken Watch()
     {
-        if (!IsPipeOrSocket())
-        {
-            return CancellationToken.None;
-        }
-
         // Never disposed: the thread may still cancel it after the server stopped.
         var ended = new CancellationTokenSource();
         var reader = new Thread(() => ReadToEnd(ended)) { IsBackground = true, Name = "stdin-end watch" };
@@ -38,26 +32,5 @@ internal static class StdinEnd
         }
 
         ended.Cancel();
-    }
-
-    private static bool IsPipeOrSocket()
-    {
-        if (!Console.IsInputRedirected)
-        {
-            return false;
-        }
-
-        try
-        {
-            // Linux names what fd 0 is: "pipe:[123]", "socket:[456]", "/dev/null", a file path.
-            string? target = File.ResolveLinkTarget("/proc/self/fd/0", returnFinalTarget: false)?.LinkTarget;
-            return target is null
-                || target.StartsWith("pipe:", StringComparison.Ordinal)
-                || target.StartsWith("socket:", StringComparison.Ordinal);
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
-        {
-            return true;
-        }
     }
 }

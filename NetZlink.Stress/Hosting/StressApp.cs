@@ -13,24 +13,31 @@ internal sealed class StressApp
     private readonly ClientRun runClient;
     private readonly Func<string, bool> transportAvailable;
     private readonly bool watchStdin;
+    private readonly Action<ScenarioSettings>? serverStarting;
 
     /// <param name="stdout">RESULT/METRIC lines, READY, help and version.</param>
     /// <param name="stderr">Progress, notices and errors; written from several threads, so it is synchronized here.</param>
     /// <param name="runClient">The scenario logic; ScenarioRunner.RunClientAsync (warnings to <paramref name="stderr"/>) unless a test stands in.</param>
     /// <param name="transportAvailable">Which transports can run; <see cref="TransportCatalog.IsAvailable"/> unless a test stands in.</param>
-    /// <param name="watchStdin">Whether --role server stops when stdin reaches end-of-file (the real process only).</param>
+    /// <param name="watchStdin">Whether this process's stdin may be read: --role server with --exit-on-stdin-eof stops at its end (the real process only).</param>
+    /// <param name="serverStarting">
+    /// Called with the settings just before an echo server starts, in this process (--role server) or as the child of
+    /// --role both; a test can throw from it to see that nothing started.
+    /// </param>
     public StressApp(
         TextWriter stdout,
         TextWriter stderr,
         ClientRun? runClient = null,
         Func<string, bool>? transportAvailable = null,
-        bool watchStdin = false)
+        bool watchStdin = false,
+        Action<ScenarioSettings>? serverStarting = null)
     {
         this.stdout = TextWriter.Synchronized(stdout);
         this.stderr = TextWriter.Synchronized(stderr);
         this.runClient = runClient ?? ((settings, progress, token) => ScenarioRunner.RunClientAsync(settings, progress, this.stderr, token));
         this.transportAvailable = transportAvailable ?? TransportCatalog.IsAvailable;
         this.watchStdin = watchStdin;
+        this.serverStarting = serverStarting;
     }
 
     /// <summary>Runs <paramref name="args"/>; returns the exit code (see <see cref="ExitCodes"/>).</summary>
@@ -61,11 +68,17 @@ internal sealed class StressApp
         }
     }
 
-    private Task<int> RunAsync(StressInvocation invocation, CancellationToken cancellationToken) =>
-        invocation.Role == StressRole.Server
-            ? ServerHost.RunAsync(invocation.Settings, invocation.Quiet, watchStdin, stdout, stderr, cancellationToken)
-            : new PlanRunner(invocation, runClient, stdout, stderr)
+    private Task<int> RunAsync(StressInvocation invocation, CancellationToken cancellationToken)
+    {
+        if (invocation.Role != StressRole.Server)
+        {
+            return new PlanRunner(invocation, runClient, stdout, stderr, serverStarting)
                 .RunAsync(SweepPlan.For(invocation, transportAvailable), cancellationToken);
+        }
+
+        serverStarting?.Invoke(invocation.Settings);
+        return ServerHost.RunAsync(invocation.Settings, invocation.Quiet, watchStdin && invocation.ExitOnStdinEof, stdout, stderr, cancellationToken);
+    }
 
     private int Print(ParseOutcome parsed) => ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, stdout, stderr);
 
