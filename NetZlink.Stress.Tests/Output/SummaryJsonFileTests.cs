@@ -1,6 +1,8 @@
 // --summary-json: the CSV's columns as JSON properties, one object per run, an array for sweeps.
 using System.Text.Json;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Output;
+using NetZlink.Stress.Scenarios;
 using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
@@ -70,5 +72,29 @@ public sealed class SummaryJsonFileTests
 
         using JsonDocument json = JsonDocument.Parse(stream.ToArray());
         Assert.That(json.RootElement.GetProperty("p99").ValueKind, Is.EqualTo(JsonValueKind.Null));
+    }
+    [Test]
+    [CancelAfter(10_000)]
+    public void EachRunWithLatencySamplesGetsItsHgrmBesideTheJson()
+    {
+        using var temp = new TempDirectory();
+        ScenarioResult timed = SampleResults.Pass();
+        timed.SetLatency(Histograms.Filled(seed: 3, count: 1_000));
+        ScenarioResult sweepRun = SampleResults.Pass();
+        sweepRun.Settings = sweepRun.Settings with { ScenarioId = "s3-hwm-300000" };
+        sweepRun.SetLatency(Histograms.Filled(seed: 4, count: 10));
+        ScenarioResult untimed = SampleResults.Fail();
+        untimed.SetLatency(LatencyHistograms.Create());
+
+        SummaryJsonFile.Write(temp.File("one.json"), [timed], asArray: false);
+        SummaryJsonFile.Write(temp.File("sweep.json"), [sweepRun, untimed], asArray: true);
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(File.ReadAllText(temp.File("one.hgrm")), Does.Contain("Total count    =         1000]"));
+            Assert.That(File.ReadAllText(temp.File("sweep.s3-hwm-300000.hgrm")), Does.Contain("Total count    =           10]"));
+            Assert.That(Directory.GetFiles(temp.Path, "*.hgrm").Select(Path.GetFileName), Is.EquivalentTo(new[] { "one.hgrm", "sweep.s3-hwm-300000.hgrm" }),
+                "no .hgrm for a run without samples");
+        });
     }
 }

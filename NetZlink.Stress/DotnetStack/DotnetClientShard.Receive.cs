@@ -7,6 +7,7 @@
 // at a time per connection, so the receive fields of DotnetConnection are plain.
 using System.Buffers.Binary;
 using System.Net.Sockets;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
@@ -233,7 +234,7 @@ internal sealed partial class DotnetClientShard
             if (rate > 0 && phase != LoadPhase.Done && ++state.MeasuredSeen % rate == 0)
             {
                 long sentAt = BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                state.Histogram.Record(LoadPlan.NowNanoseconds() - sentAt);
+                LatencyHistograms.Record(state.Histogram, LoadPlan.NowNanoseconds() - sentAt);
             }
         }
 

@@ -3,7 +3,7 @@
 // summed, latency comes from the merged histograms (the same buckets, so the same percentiles one
 // process recording every sample would report), and PASS/FAIL is judged by the runner's own rules.
 using System.Globalization;
-using NetZlink.Diagnostics;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Merge;
@@ -55,7 +55,7 @@ internal static class HostMerger
             Hosts = checked(hosts.Sum(h => h.Result.Hosts)),
         };
 
-        var latency = new LatencyHistogram();
+        var latency = LatencyHistograms.Create();
         long allocatedBytes = 0;
         foreach (ScenarioResult r in hosts.Select(h => h.Result))
         {

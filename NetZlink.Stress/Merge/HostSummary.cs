@@ -4,7 +4,8 @@
 // another format version) is an InvalidDataException naming the file and what is wrong with it.
 using System.Globalization;
 using System.Text.Json;
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 
@@ -82,10 +83,10 @@ internal sealed class HostSummary
                 $"'{MergeInputJson.Name}' has version {version}, and this build reads version {MergeInputJson.Version}"));
         }
 
-        LatencyHistogram histogram;
+        HistogramBase histogram;
         try
         {
-            histogram = LatencyHistogram.ReadJson(run.Property(MergeInputJson.HistogramName));
+            histogram = LatencyHistograms.FromLog(run.RequiredText(MergeInputJson.HistogramName));
         }
         catch (InvalidDataException e)
         {

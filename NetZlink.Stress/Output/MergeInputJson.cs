@@ -1,8 +1,8 @@
 // What --json-histogram adds to a run's --summary-json, after the CSV's columns: the run's latency
-// histogram in NetZlink.Diagnostics' exact JSON form, and a "merge_input" object with the settings
-// and counts the columns lack, which `merge` needs to check and combine several hosts' runs.
+// histogram as HdrHistogram's log text (LatencyHistograms.ToLog), and a "merge_input" object with
+// the settings and counts the columns lack, which `merge` needs to check and combine several hosts' runs.
 using System.Text.Json;
-using NetZlink.Diagnostics;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Output;
@@ -17,7 +17,7 @@ internal static class MergeInputJson
     public const string HistogramName = "latency_histogram";
 
     /// <summary>The version of the merge_input object this build writes and reads.</summary>
-    public const int Version = 1;
+    public const int Version = 2;
 
     public const string VersionName = "version";
     public const string ScenarioName = "scenario";
@@ -46,9 +46,12 @@ internal static class MergeInputJson
         WriteOptional(writer, MeasureStartedAtName, result.MeasureStartedAt);
         writer.WriteEndObject();
 
-        writer.WritePropertyName(HistogramName);
-        (result.Latency ?? new LatencyHistogram()).WriteJson(writer);
+        writer.WriteString(HistogramName, LatencyHistograms.ToLog(result.Latency ?? LatencyHistograms.Create(), StartTime(result)));
     }
+
+    /// <summary>The log's start time: when the measured phase began, else the Unix epoch.</summary>
+    private static DateTime StartTime(ScenarioResult result) =>
+        DateTime.UnixEpoch.AddSeconds(result.MeasureStartedAt ?? 0);
 
     private static void WriteOptional(Utf8JsonWriter writer, string name, double? value)
     {

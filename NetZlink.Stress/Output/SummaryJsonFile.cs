@@ -1,6 +1,8 @@
 // --summary-json: the run as one JSON object, or the runs of a sweep (s3, s4) as an array,
 // with the same names as the CSV columns (and, with --json-histogram, MergeInputJson's after them).
+// Beside it, each run with latency samples gets HdrHistogram's percentile distribution (.hgrm).
 using System.Text.Json;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Output;
@@ -14,7 +16,8 @@ internal static class SummaryJsonFile
     /// Replaces <paramref name="path"/> with <paramref name="results"/>: an array when
     /// <paramref name="asArray"/>, else the single result as an object. The file is written
     /// beside and moved into place, so a reader never sees half of it. <paramref name="withHistogram"/>
-    /// adds each run's latency histogram and merge_input (<see cref="MergeInputJson"/>).
+    /// adds each run's latency histogram and merge_input (<see cref="MergeInputJson"/>). Every run
+    /// with latency samples also gets its .hgrm (<see cref="HgrmPath"/>).
     /// </summary>
     public static void Write(string path, IReadOnlyList<ScenarioResult> results, bool asArray, bool withHistogram = false)
     {
@@ -31,6 +34,30 @@ internal static class SummaryJsonFile
         }
 
         File.Move(temporary, path, overwrite: true);
+        foreach (ScenarioResult result in results)
+        {
+            if (result.Latency is { TotalCount: > 0 } latency)
+            {
+                LatencyHistograms.WriteHgrm(HgrmPath(path, result, asArray), latency);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Where a run's .hgrm goes: the JSON's path with .hgrm for its extension ("summary.hgrm"), or
+    /// for a sweep's array with the run's scenario_id before it ("summary.s3-hwm-300000.hgrm").
+    /// </summary>
+    public static string HgrmPath(string jsonPath, ScenarioResult result, bool asArray)
+    {
+        string stem = Path.ChangeExtension(jsonPath, null);
+        if (!asArray)
+        {
+            return stem + ".hgrm";
+        }
+
+        char[] invalid = Path.GetInvalidFileNameChars();
+        string id = string.Concat(ResultFields.ScenarioId(result).Select(c => invalid.Contains(c) || char.IsWhiteSpace(c) ? '_' : c));
+        return stem + "." + id + ".hgrm";
     }
 
     /// <summary>Writes the JSON to <paramref name="stream"/>, ending with a newline.</summary>

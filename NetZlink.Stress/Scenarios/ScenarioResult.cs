@@ -1,4 +1,7 @@
 // The outcome of one client run: the seeds' fields first, NetZlink's extra fields after.
+using HdrHistogram;
+using NetZlink.Stress.Latency;
+
 namespace NetZlink.Stress.Scenarios;
 
 /// <summary>What a scenario measured and whether it passed.</summary>
@@ -6,7 +9,7 @@ public sealed class ScenarioResult
 {
     private readonly string? _stack;
 
-    public required ScenarioSettings Settings { get; init; }
+    public required ScenarioSettings Settings { get; set; }
     /// <summary>stack=: the settings' stack label ("netzlink", "dotnet", or "client+server" when the ends differ) unless set.</summary>
     public string Stack { get => _stack ?? Settings.StackLabel; init => _stack = value; }
     public long ConnectSuccess { get; set; }
@@ -57,20 +60,20 @@ public sealed class ScenarioResult
     /// <summary>fail_reason=: the first cause of a FAIL, one of <see cref="FailReasons"/>.</summary>
     public string FailReason { get; set; } = FailReasons.None;
     /// <summary>The merged latency histogram (ns) of the sampled measured packets.</summary>
-    public NetZlink.Diagnostics.LatencyHistogram? Latency { get; set; }
+    public HistogramBase? Latency { get; set; }
 
     /// <summary>Sets <see cref="Latency"/> and every latency field from it (a run's merged shards, or a merge's hosts).</summary>
-    public void SetLatency(NetZlink.Diagnostics.LatencyHistogram histogram)
+    public void SetLatency(HistogramBase histogram)
     {
         ArgumentNullException.ThrowIfNull(histogram);
         Latency = histogram;
         LatencySamples = histogram.TotalCount;
-        P50Us = histogram.ValueAtPercentile(50) / 1000.0;
-        P95Us = histogram.ValueAtPercentile(95) / 1000.0;
-        P99Us = histogram.ValueAtPercentile(99) / 1000.0;
-        P999Us = histogram.ValueAtPercentile(99.9) / 1000.0;
-        MaxUs = histogram.Max / 1000.0;
-        MeanUs = histogram.Mean / 1000.0;
-        StdevUs = histogram.StandardDeviation / 1000.0;
+        P50Us = LatencyHistograms.PercentileUs(histogram, 50);
+        P95Us = LatencyHistograms.PercentileUs(histogram, 95);
+        P99Us = LatencyHistograms.PercentileUs(histogram, 99);
+        P999Us = LatencyHistograms.PercentileUs(histogram, 99.9);
+        MaxUs = LatencyHistograms.MaxUs(histogram);
+        MeanUs = LatencyHistograms.MeanUs(histogram);
+        StdevUs = LatencyHistograms.StdevUs(histogram);
     }
 }
