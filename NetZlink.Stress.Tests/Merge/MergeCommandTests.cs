@@ -70,7 +70,7 @@ public sealed class MergeCommandTests
         {
             Assert.That(Histograms.Buckets(rebuilt), Is.EqualTo(Histograms.Buckets(direct)));
             Assert.That(written.RootElement.GetProperty("hosts").GetInt32(), Is.EqualTo(2));
-            Assert.That(written.RootElement.GetProperty(MergeInputJson.Name).GetProperty(MergeInputJson.StartAtName).GetDouble(), Is.EqualTo(1_800_000_000));
+            Assert.That(written.RootElement.GetProperty(MergeInputJson.Name).GetProperty("start_at").GetDouble(), Is.EqualTo(1_800_000_000));
         });
     }
 
@@ -145,11 +145,11 @@ public sealed class MergeCommandTests
 
     [TestCase("size", "512")]
     [TestCase("inflight", "7")]
-    [TestCase("measure", "3")]
+    [TestCase("measure_s", "3")]
     [TestCase("scenario", "s0")]
     [TestCase("transport", "tls")]
     [TestCase("stack", "dotnet")]
-    [TestCase("latency-sample-rate", "4")]
+    [TestCase("latency_sample_rate", "4")]
     [CancelAfter(10_000)]
     public void HostsThatRanDifferentSettingsAreRefused(string what, string value)
     {
@@ -159,7 +159,7 @@ public sealed class MergeCommandTests
         {
             "size" => settings with { Size = 512 },
             "inflight" => settings with { Inflight = 7 },
-            "measure" => settings with { MeasureSeconds = 3 },
+            "measure_s" => settings with { MeasureSeconds = 3 },
             "scenario" => settings with { Scenario = "s0" },
             "transport" => settings with { Transport = "tls" },
             "stack" => settings with { ClientStack = StackNames.Dotnet, ServerStack = StackNames.Dotnet },
@@ -175,7 +175,7 @@ public sealed class MergeCommandTests
             Assert.That(code, Is.EqualTo(1));
             Assert.That(stdout, Is.Empty);
             Assert.That(stderr.TrimEnd(), Is.EqualTo(
-                $"error: cannot merge {b} with {a}: {what} is {value} there and {Expected(what)} here; every host must run the same scenario, transport, stack, size, inflight, measure, latency-sample-rate and model (open or closed loop)"));
+                $"error: cannot merge {b} with {a}: {what} is {value} there and {Expected(what)} here; every host must run the same scenario, transport, inflight, size, stack, measure_s, latency_sample_rate and model (open or closed loop)"));
         });
     }
 
@@ -240,7 +240,7 @@ public sealed class MergeCommandTests
     {
         "size" => "1024",
         "inflight" => "30",
-        "measure" => "2",
+        "measure_s" => "2",
         "scenario" => "s2",
         "transport" => "tcp",
         "stack" => "netzlink",

@@ -63,7 +63,7 @@ public sealed class SeveralHostsEndToEndTests
         foreach (JsonElement host in hosts)
         {
             // Each waited for the start time, then warmed up, before measuring.
-            Assert.That(host.GetProperty(MergeInputJson.Name).GetProperty(MergeInputJson.MeasureStartedAtName).GetDouble(),
+            Assert.That(host.GetProperty(MergeInputJson.Name).GetProperty("measure_started_at").GetDouble(),
                 Is.GreaterThanOrEqualTo(startAt + WarmupSeconds));
             parts.Add(Histograms.FromSummary(host));
         }
@@ -77,7 +77,7 @@ public sealed class SeveralHostsEndToEndTests
 
         string result = Line(stdout.ToString(), "RESULT ");
         long Sum(string name) => hosts.Sum(h => h.GetProperty(name).GetInt64());
-        double throughput = hosts.Sum(h => h.GetProperty(MergeInputJson.Name).GetProperty(MergeInputJson.ThroughputName).GetDouble());
+        double throughput = hosts.Sum(h => h.GetProperty(MergeInputJson.Name).GetProperty("throughput").GetDouble());
         Assert.Multiple(() =>
         {
             Assert.That(code, Is.Zero, stdout + "\n" + stderr);

@@ -30,7 +30,7 @@ public sealed class SummaryJsonFileTests
             Assert.That(root.GetProperty("sent").GetInt64(), Is.EqualTo(3_000_000));
             Assert.That(root.GetProperty("incomplete_ratio").GetRawText(), Is.EqualTo("0.000001"));
             Assert.That(root.GetProperty("throughput").GetRawText(), Is.EqualTo("299999.70"));
-            Assert.That(root.GetProperty("p99").GetDouble(), Is.EqualTo(2001.1));
+            Assert.That(root.GetProperty("p99_us").GetDouble(), Is.EqualTo(2001.1));
             Assert.That(root.GetProperty("errors_by_errno").GetString(), Is.EqualTo("104:3;110:2"));
             Assert.That(root.GetProperty("pass_fail").GetString(), Is.EqualTo("PASS"));
             Assert.That(root.GetProperty("interrupted").GetBoolean(), Is.False);
@@ -71,7 +71,7 @@ public sealed class SummaryJsonFileTests
         SummaryJsonFile.WriteTo(stream, [result], asArray: false);
 
         using JsonDocument json = JsonDocument.Parse(stream.ToArray());
-        Assert.That(json.RootElement.GetProperty("p99").ValueKind, Is.EqualTo(JsonValueKind.Null));
+        Assert.That(json.RootElement.GetProperty("p99_us").ValueKind, Is.EqualTo(JsonValueKind.Null));
     }
     [Test]
     [CancelAfter(10_000)]

@@ -43,7 +43,7 @@ internal sealed class CompareRunner
             CompareRun run = await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
             runs.Add(run);
             string outcome = run.Summary is { } s
-                ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99={s.P99:F1}us")
+                ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99_us={s.P99:F1}")
                 : "no result";
             stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
         }

@@ -1,5 +1,5 @@
-// --summary-json: the run as one JSON object, or the runs of a sweep (s3, s4) as an array,
-// with the same names as the CSV columns (and, with --json-histogram, MergeInputJson's after them).
+// --summary-json: the run as one JSON object, or the runs of a sweep (s3, s4) as an array, with
+// ResultSchema's JSON fields (the CSV's columns; with --json-histogram, MergeInputJson's after them).
 // Beside it, each run with latency samples gets HdrHistogram's percentile distribution (.hgrm).
 using System.Text.Json;
 using NetZlink.Stress.Latency;
@@ -11,6 +11,7 @@ namespace NetZlink.Stress.Output;
 internal static class SummaryJsonFile
 {
     private static readonly JsonWriterOptions Options = new() { Indented = true };
+    private static readonly IReadOnlyList<ResultField> Properties = ResultSchema.In(FieldFormats.Json);
 
     /// <summary>
     /// Replaces <paramref name="path"/> with <paramref name="results"/>: an array when
@@ -56,7 +57,7 @@ internal static class SummaryJsonFile
         }
 
         char[] invalid = Path.GetInvalidFileNameChars();
-        string id = string.Concat(ResultFields.ScenarioId(result).Select(c => invalid.Contains(c) || char.IsWhiteSpace(c) ? '_' : c));
+        string id = string.Concat(ResultSchema.ScenarioId(result).Select(c => invalid.Contains(c) || char.IsWhiteSpace(c) ? '_' : c));
         return stem + "." + id + ".hgrm";
     }
 
@@ -87,9 +88,9 @@ internal static class SummaryJsonFile
     private static void WriteObject(Utf8JsonWriter writer, ScenarioResult result, bool withHistogram)
     {
         writer.WriteStartObject();
-        foreach (ResultColumn column in ResultFields.Table)
+        foreach (ResultField field in Properties)
         {
-            column.Read(result).WriteJson(writer, column.Name);
+            field.Read(result).WriteJson(writer, field.Name);
         }
 
         if (withHistogram)

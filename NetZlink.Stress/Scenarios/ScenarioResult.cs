@@ -1,4 +1,4 @@
-// The outcome of one client run: the seeds' fields first, NetZlink's extra fields after.
+// The outcome of one client run. Which of these are output fields, and how, is Output/ResultSchema.
 using HdrHistogram;
 using NetZlink.Stress.Latency;
 
@@ -7,11 +7,11 @@ namespace NetZlink.Stress.Scenarios;
 /// <summary>What a scenario measured and whether it passed.</summary>
 public sealed class ScenarioResult
 {
-    private readonly string? _stack;
+    private string? _stack;
 
     public required ScenarioSettings Settings { get; set; }
     /// <summary>stack=: the settings' stack label ("netzlink", "dotnet", or "client+server" when the ends differ) unless set.</summary>
-    public string Stack { get => _stack ?? Settings.StackLabel; init => _stack = value; }
+    public string Stack { get => _stack ?? Settings.StackLabel; set => _stack = value; }
     public long ConnectSuccess { get; set; }
     public long ConnectFail { get; set; }
     public long ConnectTimeout { get; set; }
@@ -31,6 +31,17 @@ public sealed class ScenarioResult
     public long GatingViolation { get; set; }
     /// <summary>errno → count, for errors_by_errno.</summary>
     public SortedDictionary<int, long> ErrorsByErrno { get; } = new();
+
+    /// <summary>Replaces <see cref="ErrorsByErrno"/> with <paramref name="counts"/>.</summary>
+    public void SetErrorsByErrno(IEnumerable<KeyValuePair<int, long>> counts)
+    {
+        ErrorsByErrno.Clear();
+        foreach ((int errno, long count) in counts)
+        {
+            ErrorsByErrno[errno] = count;
+        }
+    }
+
     /// <summary>PASS, FAIL or SKIP.</summary>
     public string PassFail { get; set; } = "FAIL";
     /// <summary>Why it failed or was skipped; null on PASS.</summary>
@@ -40,8 +51,10 @@ public sealed class ScenarioResult
     public string? ClientFault { get; set; }
     public double CpuSeconds { get; set; }
     public long PeakRssBytes { get; set; }
-    /// <summary>Managed bytes allocated during the measured phase divided by packets moved (sent + recv).</summary>
-    public double AllocatedBytesPerPacket { get; set; }
+    /// <summary>Managed bytes the packet-path threads allocated during the measured phase.</summary>
+    public long AllocatedBytes { get; set; }
+    /// <summary><see cref="AllocatedBytes"/> divided by packets moved (sent + recv); 0 when none moved.</summary>
+    public double AllocatedBytesPerPacket => Sent + Recv == 0 ? 0 : (double)AllocatedBytes / (Sent + Recv);
     public int ShardCount { get; set; }
     /// <summary>hosts=: client processes whose counts this result holds (1 for a run, the sum for a merge).</summary>
     public int Hosts { get; set; } = 1;

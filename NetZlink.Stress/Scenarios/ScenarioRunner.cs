@@ -212,8 +212,7 @@ public static class ScenarioRunner
         }
 
         result.SetLatency(driver.MergedLatency());
-        long packets = result.Sent + result.Recv;
-        result.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)driver.AllocatedDuringMeasure() / packets;
+        result.AllocatedBytes = driver.AllocatedDuringMeasure();
     }
 
     /// <summary>fail_reason= picks the first of these that applies: the cause that explains the others.</summary>
