@@ -50,16 +50,18 @@ internal static class SummaryJsonFile
     /// </summary>
     public static string HgrmPath(string jsonPath, ScenarioResult result, bool asArray)
     {
-        string stem = Path.ChangeExtension(jsonPath, null);
         if (!asArray)
         {
-            return stem + ".hgrm";
+            return HgrmPath(jsonPath);
         }
 
         char[] invalid = Path.GetInvalidFileNameChars();
         string id = string.Concat(ResultSchema.ScenarioId(result).Select(c => invalid.Contains(c) || char.IsWhiteSpace(c) ? '_' : c));
-        return stem + "." + id + ".hgrm";
+        return Path.ChangeExtension(jsonPath, null) + "." + id + ".hgrm";
     }
+
+    /// <summary>The .hgrm of a single-run summary at <paramref name="jsonPath"/>.</summary>
+    public static string HgrmPath(string jsonPath) => Path.ChangeExtension(jsonPath, ".hgrm");
 
     /// <summary>Writes the JSON to <paramref name="stream"/>, ending with a newline.</summary>
     public static void WriteTo(Stream stream, IReadOnlyList<ScenarioResult> results, bool asArray, bool withHistogram = false)
