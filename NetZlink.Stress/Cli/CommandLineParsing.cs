@@ -189,7 +189,7 @@ internal static class CommandLineParsing
             h.AddPreOptionsLine("usage: NetZlink.Stress [--scenario s2] [--stack netzlink|dotnet] [--role both] [--ccu 10000] … [--metrics-csv PATH]");
             h.AddPreOptionsLine("stacks: both speak [u32 BE length][body]; mix them with --client-stack/--server-stack (e.g. a dotnet client against the netzlink server)");
             h.AddPreOptionsLine("exit codes: 0 PASS or SKIP, 1 bad usage, 2 FAIL, interrupted or an operational error");
-            h.AddPreOptionsLine("verbs: `compare` runs every stack alike, `merge` combines client hosts' --json-histogram summaries (each has --help)");
+            h.AddPreOptionsLine("verbs: `compare` runs every stack alike, `merge` combines client hosts' --json-histogram summaries, `counts` judges limit_echo's COUNTS line (each has --help)");
             return h;
         }, e => e, verbsIndex: false);
         return help.ToString();
