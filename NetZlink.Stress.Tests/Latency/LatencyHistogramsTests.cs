@@ -88,7 +88,7 @@ public sealed class LatencyHistogramsTests
     [CancelAfter(10_000)]
     public void TheLogTextRebuildsTheHistogramCountForCount()
     {
-        LongHistogram original = Histograms.Filled(seed: 7, count: 20_000);
+        LongHistogram original = Histograms.Filled(variant: 7, count: 20_000);
         LatencyHistograms.Record(original, 0);
         LatencyHistograms.Record(original, LatencyHistograms.HighestTrackableNs);
 

@@ -150,7 +150,7 @@ public sealed class ResultSchemaTests
 
         // Fewer echoes than packets sent, so that incomplete_ratio means something.
         result.Recv = result.Sent - host;
-        result.SetLatency(Histograms.Filled(seed: host, count: 100));
+        result.SetLatency(Histograms.Filled(variant: host, count: 100));
         return result;
     }
 

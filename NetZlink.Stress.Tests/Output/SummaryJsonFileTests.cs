@@ -79,10 +79,10 @@ public sealed class SummaryJsonFileTests
     {
         using var temp = new TempDirectory();
         ScenarioResult timed = SampleResults.Pass();
-        timed.SetLatency(Histograms.Filled(seed: 3, count: 1_000));
+        timed.SetLatency(Histograms.Filled(variant: 3, count: 1_000));
         ScenarioResult sweepRun = SampleResults.Pass();
         sweepRun.Settings = sweepRun.Settings with { ScenarioId = "s3-hwm-300000" };
-        sweepRun.SetLatency(Histograms.Filled(seed: 4, count: 10));
+        sweepRun.SetLatency(Histograms.Filled(variant: 4, count: 10));
         ScenarioResult untimed = SampleResults.Fail();
         untimed.SetLatency(LatencyHistograms.Create());
 

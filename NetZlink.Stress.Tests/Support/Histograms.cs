@@ -16,11 +16,11 @@ internal static class Histograms
     public static HistogramBase FromSummary(JsonElement run) =>
         LatencyHistograms.FromLog(run.GetProperty(MergeInputJson.HistogramName).GetString()!);
 
-    /// <summary>A histogram of <paramref name="count"/> values from <paramref name="seed"/>, a long tail included.</summary>
-    public static LongHistogram Filled(int seed, int count)
+    /// <summary>A histogram of <paramref name="count"/> pseudo-random values (the same for the same <paramref name="variant"/>), a long tail included.</summary>
+    public static LongHistogram Filled(int variant, int count)
     {
         LongHistogram histogram = LatencyHistograms.Create();
-        var random = new Random(seed);
+        var random = new Random(variant);
         for (int i = 0; i < count; i++)
         {
             LatencyHistograms.Record(histogram, random.NextInt64(50_000, 5_000_000) * (random.Next(100) == 0 ? 20 : 1));
