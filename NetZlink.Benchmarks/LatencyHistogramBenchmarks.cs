@@ -1,7 +1,9 @@
-// The stress tool's latency histogram: Record per value (over a fixed, log-spread set of
-// latencies from 1 µs to 100 ms) and ValueAtPercentile on a histogram of a million values.
+// The stress tool's latency recording, which is HdrHistogram's LongHistogram with the layout of
+// NetZlink.Stress/Latency/LatencyHistograms.cs (1 ns to 2^40 - 1 ns, 3 significant digits):
+// RecordValue per value (over a fixed, log-spread set of latencies from 1 µs to 100 ms) and
+// GetValueAtPercentile on a histogram of a million values.
 using BenchmarkDotNet.Attributes;
-using NetZlink.Diagnostics;
+using HdrHistogram;
 
 namespace NetZlink.Benchmarks;
 
@@ -9,10 +11,12 @@ namespace NetZlink.Benchmarks;
 public class LatencyHistogramBenchmarks
 {
     private const int Values = 4096;
+    private const long HighestTrackableNs = (1L << 40) - 1;
+    private const int SignificantDigits = 3;
 
     private readonly long[] _values = new long[Values];
-    private readonly LatencyHistogram _recording = new();
-    private readonly LatencyHistogram _filled = new();
+    private readonly LongHistogram _recording = new(1, HighestTrackableNs, SignificantDigits);
+    private readonly LongHistogram _filled = new(1, HighestTrackableNs, SignificantDigits);
 
     [GlobalSetup]
     public void Setup()
@@ -25,23 +29,23 @@ public class LatencyHistogramBenchmarks
 
         for (int i = 0; i < 1_000_000; i++)
         {
-            _filled.Record(_values[i % Values] + i);
+            _filled.RecordValue(_values[i % Values] + i);
         }
     }
 
     [Benchmark(OperationsPerInvoke = Values)]
     public void Record()
     {
-        LatencyHistogram histogram = _recording;
+        LongHistogram histogram = _recording;
         foreach (long value in _values)
         {
-            histogram.Record(value);
+            histogram.RecordValue(value);
         }
     }
 
     [Benchmark]
-    public double ValueAtPercentile50() => _filled.ValueAtPercentile(50);
+    public long ValueAtPercentile50() => _filled.GetValueAtPercentile(50);
 
     [Benchmark]
-    public double ValueAtPercentile9999() => _filled.ValueAtPercentile(99.99);
+    public long ValueAtPercentile9999() => _filled.GetValueAtPercentile(99.99);
 }

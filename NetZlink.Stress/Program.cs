@@ -1,6 +1,7 @@
 // NetZlink.Stress: the seeds' STREAM echo benchmark. The work is in Hosting/StressApp (wiring),
 // Cli/ (flags and plans), Output/ (formats) and Scenarios/ (the scenario logic); the `compare`
-// verb is Compare/CompareCommand, the `merge` verb Merge/MergeCommand.
+// verb is Compare/CompareCommand, the `merge` verb Merge/MergeCommand, the `counts` verb (limit_echo's
+// COUNTS line judged) Compare/CountsCommand.
 using NetZlink.Stress.Compare;
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Merge;
@@ -14,6 +15,11 @@ if (args.Length > 0 && args[0] == CompareCommand.Verb)
 if (args.Length > 0 && args[0] == MergeCommand.Verb)
 {
     return MergeCommand.Run(args[1..], Console.Out, Console.Error);
+}
+
+if (args.Length > 0 && args[0] == CountsCommand.Verb)
+{
+    return CountsCommand.Run(args[1..], Console.In, Console.Out, Console.Error);
 }
 
 var app = new StressApp(Console.Out, Console.Error, watchStdin: true);

@@ -8,7 +8,8 @@
 #   bash scripts/soak.sh --minutes 2 --ccu 500 --out /tmp/soak --stack dotnet
 #   bash scripts/soak.sh --minutes 10 -- --inflight 10     # after --: more NetZlink.Stress flags
 #
-# Writes DIR/client-timeseries.csv, DIR/server-rss.csv, DIR/summary.json, DIR/stdout.txt and
+# Writes DIR/client-timeseries.csv, DIR/server-rss.csv, DIR/summary.json (with DIR/summary.hgrm,
+# the latency distribution), DIR/stdout.txt and
 # DIR/soak.md (the 10-s samples and the verdict). Exit code: the client's (0 = PASS), or 3 when
 # the run passed but memory grew: more than 10% and more than 8 MB from the first minute of the
 # measured phase to the last, in any of client RSS, client GC heap or server RSS.

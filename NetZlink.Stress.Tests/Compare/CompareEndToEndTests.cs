@@ -1,5 +1,6 @@
 // A whole compare at a tiny profile: every stack's server and client as real child processes,
-// every file written, every run PASS, and reports that carry the runs' own figures.
+// every file written, every run PASS, and reports that carry the runs' own figures. The c-epoll
+// client (limit_echo) prints only its COUNTS line: its files come from the .NET writers.
 using System.Text.Json;
 using NetZlink.Stress.Compare;
 using NetZlink.Stress.Output;
@@ -30,7 +31,7 @@ public sealed class CompareEndToEndTests
             foreach (string scenario in new[] { "s0", "s2" })
             {
                 RunPaths paths = RunPaths.For(outDir, stack, scenario);
-                foreach (string file in new[] { paths.MetricsCsv, paths.SummaryJson, paths.TimeseriesCsv, paths.Stdout })
+                foreach (string file in new[] { paths.MetricsCsv, paths.SummaryJson, paths.Hgrm, paths.TimeseriesCsv, paths.Stdout })
                 {
                     Assert.That(File.Exists(file), Is.True, $"{file} missing; {log}");
                 }
@@ -38,31 +39,38 @@ public sealed class CompareEndToEndTests
                 using JsonDocument summary = JsonDocument.Parse(File.ReadAllText(paths.SummaryJson));
                 Assert.That(summary.RootElement.GetProperty("pass_fail").GetString(), Is.EqualTo("PASS"), $"{stack} {scenario}");
                 Assert.That(summary.RootElement.GetProperty("stack").GetString(), Is.EqualTo(stack));
-                Assert.That(File.ReadAllText(paths.Stdout), Does.StartWith("RESULT scenario=" + scenario));
+                string[] lines = File.ReadAllLines(paths.Stdout);
+                Assert.That(lines, Has.One.StartsWith("RESULT scenario=" + scenario + " "));
+                Assert.That(lines.Count(l => l.StartsWith("COUNTS version=1 scenario=" + scenario + " ", StringComparison.Ordinal)),
+                    Is.EqualTo(stack == CompareStacks.CEpoll ? 1 : 0), "only limit_echo prints a COUNTS line");
             }
 
             Assert.That(TimeseriesPoint.ReadAll(RunPaths.For(outDir, stack, "s2").TimeseriesCsv), Is.Not.Empty,
                 $"{stack} s2 wrote no per-second row");
         }
 
-        // limit_echo writes its CSV and JSON itself: they must name the fields exactly as the tool does.
+        // The limit row's files and lines come from the same writers as the .NET stacks'.
         RunPaths c = RunPaths.For(outDir, "c-epoll", "s2"), n = RunPaths.For(outDir, "netzlink", "s2");
         Assert.That(File.ReadLines(c.MetricsCsv).First(), Is.EqualTo(MetricsCsvFile.Header));
         Assert.That(PropertyNames(c.SummaryJson), Is.EqualTo(PropertyNames(n.SummaryJson)));
-        Assert.That(File.ReadAllText(c.Stdout).Split(' ').Select(f => f.Split('=')[0]),
-            Is.EqualTo(File.ReadAllText(n.Stdout).Split(' ').Select(f => f.Split('=')[0])), "RESULT/METRIC field names");
+        Assert.That(Names(c.Stdout), Is.EqualTo(Names(n.Stdout)), "RESULT/METRIC field names");
 
         string md = await File.ReadAllTextAsync(Path.Combine(outDir, "report.md"), cancellationToken);
         string html = await File.ReadAllTextAsync(Path.Combine(outDir, "report.html"), cancellationToken);
         Assert.Multiple(() =>
         {
-            Assert.That(md, Does.Contain("| c-epoll | s2 | 20 | 1024 | 30 | 20 |"));
+            Assert.That(md, Does.Contain("| c-epoll | s2 | 20 | 30 | 1024 | 20 |"));
             Assert.That(md, Does.Contain("None: every run PASSed."));
             Assert.That(html, Does.Contain("<svg ").And.Not.Contain("http"));
             Assert.That(log, Does.Contain("compare: run 6/6: c-epoll s2"));
             Assert.That(stdout.ToString(), Does.Contain("RATIOS scenario=s2 netzlink/dotnet_throughput="));
         });
     }
+
+    /// <summary>The field names of a stdout.txt's RESULT and METRIC lines.</summary>
+    private static string[] Names(string stdout) =>
+        File.ReadAllLines(stdout).Where(l => l.StartsWith("RESULT ", StringComparison.Ordinal) || l.StartsWith("METRIC ", StringComparison.Ordinal))
+            .SelectMany(l => l.Split(' ').Select(f => f.Split('=')[0])).ToArray();
 
     private static string[] PropertyNames(string path)
     {

@@ -34,7 +34,7 @@ public sealed class StackFlagsTests
         {
             Assert.That(settings.ClientStack, Is.EqualTo("dotnet"));
             Assert.That(settings.ServerStack, Is.EqualTo("dotnet"));
-            Assert.That(ResultFields.ScenarioId(new ScenarioResult { Settings = settings with { Scenario = "s2" } }), Is.EqualTo("dotnet-s2"));
+            Assert.That(ResultSchema.ScenarioId(new ScenarioResult { Settings = settings with { Scenario = "s2" } }), Is.EqualTo("dotnet-s2"));
         });
     }
 

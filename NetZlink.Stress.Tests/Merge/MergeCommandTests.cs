@@ -3,11 +3,13 @@
 // unusable files) as exit 1 with one line naming the file and the problem.
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Merge;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 using NetZlink.Stress.Tests.Support;
+using static NetZlink.Stress.Tests.Support.Histograms;
 using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Merge;
@@ -33,9 +35,7 @@ public sealed class MergeCommandTests
             SampleHosts.Write(temp.File("a.json"), a), SampleHosts.Write(temp.File("b.json"), b),
             "--summary-json", json, "--metrics-csv", csv, "--scenario-id", "two-hosts");
 
-        var direct = new LatencyHistogram();
-        direct.Add(a.Latency!);
-        direct.Add(b.Latency!);
+        var direct = LatencyHistograms.Merge([a.Latency!, b.Latency!]);
         string result = Line(stdout, "RESULT ");
         string metric = Line(stdout, "METRIC ");
         Assert.Multiple(() =>
@@ -47,12 +47,12 @@ public sealed class MergeCommandTests
             Assert.That(Number(result, "sent"), Is.EqualTo(a.Sent + b.Sent));
             Assert.That(Number(result, "recv"), Is.EqualTo(a.Recv + b.Recv));
             Assert.That(Field(result, "throughput"), Is.EqualTo("25000.25"));
-            Assert.That(Field(result, "p50_us"), Is.EqualTo(Us(direct.ValueAtPercentile(50))));
-            Assert.That(Field(result, "p95_us"), Is.EqualTo(Us(direct.ValueAtPercentile(95))));
-            Assert.That(Field(result, "p99_us"), Is.EqualTo(Us(direct.ValueAtPercentile(99))));
-            Assert.That(Field(result, "p999_us"), Is.EqualTo(Us(direct.ValueAtPercentile(99.9))));
-            Assert.That(Field(result, "max_us"), Is.EqualTo(Us(direct.Max)));
-            Assert.That(Field(result, "stdev_us"), Is.EqualTo(Us(direct.StandardDeviation)));
+            Assert.That(Field(result, "p50_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(50))));
+            Assert.That(Field(result, "p95_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(95))));
+            Assert.That(Field(result, "p99_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(99))));
+            Assert.That(Field(result, "p999_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(99.9))));
+            Assert.That(Field(result, "max_us"), Is.EqualTo(Us(direct.GetMaxValue())));
+            Assert.That(Field(result, "stdev_us"), Is.EqualTo(Us(direct.GetStdDeviation())));
             Assert.That(Field(result, "hosts"), Is.EqualTo("2"));
             Assert.That(Field(result, "shards"), Is.EqualTo("4"));
             Assert.That(Field(result, "cpu_s"), Is.EqualTo("2.50"));
@@ -65,12 +65,12 @@ public sealed class MergeCommandTests
         });
 
         using JsonDocument written = JsonDocument.Parse(File.ReadAllText(json));
-        LatencyHistogram rebuilt = LatencyHistogram.ReadJson(written.RootElement.GetProperty(MergeInputJson.HistogramName));
+        HistogramBase rebuilt = Histograms.FromSummary(written.RootElement);
         Assert.Multiple(() =>
         {
-            Assert.That(rebuilt.Buckets(), Is.EqualTo(direct.Buckets()));
+            Assert.That(Histograms.Buckets(rebuilt), Is.EqualTo(Histograms.Buckets(direct)));
             Assert.That(written.RootElement.GetProperty("hosts").GetInt32(), Is.EqualTo(2));
-            Assert.That(written.RootElement.GetProperty(MergeInputJson.Name).GetProperty(MergeInputJson.StartAtName).GetDouble(), Is.EqualTo(1_800_000_000));
+            Assert.That(written.RootElement.GetProperty(MergeInputJson.Name).GetProperty("start_at").GetDouble(), Is.EqualTo(1_800_000_000));
         });
     }
 
@@ -145,11 +145,11 @@ public sealed class MergeCommandTests
 
     [TestCase("size", "512")]
     [TestCase("inflight", "7")]
-    [TestCase("measure", "3")]
+    [TestCase("measure_s", "3")]
     [TestCase("scenario", "s0")]
     [TestCase("transport", "tls")]
     [TestCase("stack", "dotnet")]
-    [TestCase("latency-sample-rate", "4")]
+    [TestCase("latency_sample_rate", "4")]
     [CancelAfter(10_000)]
     public void HostsThatRanDifferentSettingsAreRefused(string what, string value)
     {
@@ -159,7 +159,7 @@ public sealed class MergeCommandTests
         {
             "size" => settings with { Size = 512 },
             "inflight" => settings with { Inflight = 7 },
-            "measure" => settings with { MeasureSeconds = 3 },
+            "measure_s" => settings with { MeasureSeconds = 3 },
             "scenario" => settings with { Scenario = "s0" },
             "transport" => settings with { Transport = "tls" },
             "stack" => settings with { ClientStack = StackNames.Dotnet, ServerStack = StackNames.Dotnet },
@@ -175,7 +175,7 @@ public sealed class MergeCommandTests
             Assert.That(code, Is.EqualTo(1));
             Assert.That(stdout, Is.Empty);
             Assert.That(stderr.TrimEnd(), Is.EqualTo(
-                $"error: cannot merge {b} with {a}: {what} is {value} there and {Expected(what)} here; every host must run the same scenario, transport, stack, size, inflight, measure, latency-sample-rate and model (open or closed loop)"));
+                $"error: cannot merge {b} with {a}: {what} is {value} there and {Expected(what)} here; every host must run the same scenario, transport, inflight, size, stack, measure_s, latency_sample_rate and model (open or closed loop)"));
         });
     }
 
@@ -184,8 +184,9 @@ public sealed class MergeCommandTests
     [TestCase("sweep", "holds an array of 2 runs (the --summary-json of an s3/s4 sweep)")]
     [TestCase("number", "holds a JSON Number, not the object of one run's --summary-json")]
     [TestCase("no-histogram", "has no 'latency_histogram': rerun that client with --json-histogram")]
-    [TestCase("merge-input-v2", "'merge_input' has version 2, and this build reads version 1")]
-    [TestCase("histogram-v2", "latency histogram: version 2 is not one this build reads (1)")]
+    [TestCase("merge-input-v1", "'merge_input' has version 1, and this build reads version 2")]
+    [TestCase("histogram-text", "latency histogram: not an HdrHistogram log")]
+    [TestCase("histogram-layout", "latency histogram: its layout (lowest 1, highest 1000000, 2 digits) is not this build's")]
     [TestCase("bad-count", "'sent' must be a whole number (got \"many\")")]
     [TestCase("bad-errno", "'errors_by_errno' must be errno:count pairs joined by ';' (got \"111\")")]
     [CancelAfter(10_000)]
@@ -214,8 +215,9 @@ public sealed class MergeCommandTests
                 JsonObject json = JsonNode.Parse(File.ReadAllText(good))!.AsObject();
                 _ = kind switch
                 {
-                    "merge-input-v2" => json[MergeInputJson.Name]!["version"] = 2,
-                    "histogram-v2" => json[MergeInputJson.HistogramName]!["version"] = 2,
+                    "merge-input-v1" => json[MergeInputJson.Name]!["version"] = 1,
+                    "histogram-text" => json[MergeInputJson.HistogramName] = "#[Histogram log format version 1.3]\nnot,a,histogram,line\n",
+                    "histogram-layout" => json[MergeInputJson.HistogramName] = LatencyHistograms.ToLog(new LongHistogram(1_000_000, 2), DateTime.UnixEpoch),
                     "bad-count" => json["sent"] = "many",
                     _ => json["errors_by_errno"] = "111",
                 };
@@ -238,15 +240,12 @@ public sealed class MergeCommandTests
     {
         "size" => "1024",
         "inflight" => "30",
-        "measure" => "2",
+        "measure_s" => "2",
         "scenario" => "s2",
         "transport" => "tcp",
         "stack" => "netzlink",
         _ => "16",
     };
-
-    private static string Us(double nanoseconds) =>
-        (nanoseconds / 1000.0).ToString("F2", System.Globalization.CultureInfo.InvariantCulture);
 
     private static (int Code, string Stdout, string Stderr) Merge(params string[] args)
     {

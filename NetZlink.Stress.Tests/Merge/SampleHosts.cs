@@ -1,7 +1,7 @@
 // Hand-built results of client hosts, with latency histograms, written as --json-histogram files.
-using NetZlink.Diagnostics;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Merge;
 
@@ -10,13 +10,6 @@ internal static class SampleHosts
     /// <summary>A PASS s2 host run of <paramref name="ccu"/> connections whose latencies come from <paramref name="seed"/>.</summary>
     public static ScenarioResult Host(int ccu, int seed, ScenarioSettings? settings = null)
     {
-        var latency = new LatencyHistogram();
-        var random = new Random(seed);
-        for (int i = 0; i < 5_000; i++)
-        {
-            latency.Record(random.NextInt64(50_000, 5_000_000) * (random.Next(100) == 0 ? 20 : 1));
-        }
-
         var result = new ScenarioResult
         {
             Settings = (settings ?? new ScenarioSettings { Scenario = "s2", Size = 1024, Inflight = 30, MeasureSeconds = 2 }) with { Ccu = ccu, StartAt = 1_800_000_000 },
@@ -30,7 +23,7 @@ internal static class SampleHosts
             ShardCount = 2,
             MeasureStartedAt = 1_800_000_001.5 + (seed / 100.0),
         };
-        result.SetLatency(latency);
+        result.SetLatency(Histograms.Filled(seed, 5_000));
         return result;
     }
 

@@ -4,11 +4,13 @@
 // already past: the client warns and runs at once.
 using System.Globalization;
 using System.Text.Json;
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Merge;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Tests.Integration;
 using NetZlink.Stress.Tests.Support;
+using static NetZlink.Stress.Tests.Support.Histograms;
 using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Merge;
@@ -57,15 +59,16 @@ public sealed class SeveralHostsEndToEndTests
         using JsonDocument aJson = JsonDocument.Parse(await File.ReadAllTextAsync(temp.File("a.json"), cancellationToken));
         using JsonDocument bJson = JsonDocument.Parse(await File.ReadAllTextAsync(temp.File("b.json"), cancellationToken));
         JsonElement[] hosts = [aJson.RootElement, bJson.RootElement];
-        var direct = new LatencyHistogram();
+        var parts = new List<HistogramBase>();
         foreach (JsonElement host in hosts)
         {
             // Each waited for the start time, then warmed up, before measuring.
-            Assert.That(host.GetProperty(MergeInputJson.Name).GetProperty(MergeInputJson.MeasureStartedAtName).GetDouble(),
+            Assert.That(host.GetProperty(MergeInputJson.Name).GetProperty("measure_started_at").GetDouble(),
                 Is.GreaterThanOrEqualTo(startAt + WarmupSeconds));
-            direct.Add(LatencyHistogram.ReadJson(host.GetProperty(MergeInputJson.HistogramName)));
+            parts.Add(Histograms.FromSummary(host));
         }
 
+        var direct = LatencyHistograms.Merge(parts);
         AssertAloneMergesIntoItsOwnFigures(temp.File("a.json"), a);
 
         using var stdout = new StringWriter();
@@ -74,7 +77,7 @@ public sealed class SeveralHostsEndToEndTests
 
         string result = Line(stdout.ToString(), "RESULT ");
         long Sum(string name) => hosts.Sum(h => h.GetProperty(name).GetInt64());
-        double throughput = hosts.Sum(h => h.GetProperty(MergeInputJson.Name).GetProperty(MergeInputJson.ThroughputName).GetDouble());
+        double throughput = hosts.Sum(h => h.GetProperty(MergeInputJson.Name).GetProperty("throughput").GetDouble());
         Assert.Multiple(() =>
         {
             Assert.That(code, Is.Zero, stdout + "\n" + stderr);
@@ -85,11 +88,11 @@ public sealed class SeveralHostsEndToEndTests
             Assert.That(Number(result, "hosts"), Is.EqualTo(2));
             Assert.That(Field(result, "throughput"), Is.EqualTo(throughput.ToString("F2", CultureInfo.InvariantCulture)));
             Assert.That(direct.TotalCount, Is.Positive);
-            Assert.That(Field(result, "p50_us"), Is.EqualTo(Us(direct.ValueAtPercentile(50))));
-            Assert.That(Field(result, "p95_us"), Is.EqualTo(Us(direct.ValueAtPercentile(95))));
-            Assert.That(Field(result, "p99_us"), Is.EqualTo(Us(direct.ValueAtPercentile(99))));
-            Assert.That(Field(result, "p999_us"), Is.EqualTo(Us(direct.ValueAtPercentile(99.9))));
-            Assert.That(Field(result, "max_us"), Is.EqualTo(Us(direct.Max)));
+            Assert.That(Field(result, "p50_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(50))));
+            Assert.That(Field(result, "p95_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(95))));
+            Assert.That(Field(result, "p99_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(99))));
+            Assert.That(Field(result, "p999_us"), Is.EqualTo(Us(direct.GetValueAtPercentile(99.9))));
+            Assert.That(Field(result, "max_us"), Is.EqualTo(Us(direct.GetMaxValue())));
             Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"));
         });
     }
@@ -143,8 +146,6 @@ public sealed class SeveralHostsEndToEndTests
             }
         });
     }
-
-    private static string Us(double nanoseconds) => (nanoseconds / 1000.0).ToString("F2", CultureInfo.InvariantCulture);
 
     private static string Invariant(double value) => value.ToString(CultureInfo.InvariantCulture);
 }

@@ -1,7 +1,7 @@
 // --json-histogram's additions to --summary-json: after the CSV's columns, merge_input (with the
-// unrounded throughput and the fields the columns lack) and the exact latency histogram.
+// unrounded throughput and the fields the columns lack) and the latency histogram as an HdrHistogram log.
 using System.Text.Json;
-using NetZlink.Diagnostics;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 using NetZlink.Stress.Tests.Support;
@@ -16,9 +16,9 @@ public sealed class MergeInputJsonTests
     public void TheHistogramAndMergeInputFollowTheColumns()
     {
         ScenarioResult result = SampleResults.Pass();
-        var latency = new LatencyHistogram();
-        latency.Record(812_345);
-        latency.Record(2_001_100);
+        var latency = LatencyHistograms.Create();
+        LatencyHistograms.Record(latency, 812_345);
+        LatencyHistograms.Record(latency, 2_001_100);
         result.SetLatency(latency);
         result.BadEchoes = 3;
         result.MeasureStartedAt = 1_800_000_004.25;
@@ -42,7 +42,7 @@ public sealed class MergeInputJsonTests
             Assert.That(input.GetProperty("throughput").GetDouble(), Is.EqualTo(299_999.7049), "unrounded");
             Assert.That(input.GetProperty("start_at").ValueKind, Is.EqualTo(JsonValueKind.Null));
             Assert.That(input.GetProperty("measure_started_at").GetDouble(), Is.EqualTo(1_800_000_004.25));
-            Assert.That(LatencyHistogram.ReadJson(root.GetProperty(MergeInputJson.HistogramName)).Buckets(), Is.EqualTo(latency.Buckets()));
+            Assert.That(Histograms.Buckets(Histograms.FromSummary(root)), Is.EqualTo(Histograms.Buckets(latency)));
         });
     }
 }

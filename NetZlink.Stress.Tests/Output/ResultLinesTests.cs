@@ -1,4 +1,4 @@
-// The RESULT and METRIC lines: the seeds' fields in the seeds' order and number formats, then ours.
+// The RESULT and METRIC lines: ResultSchema's fields for each line, in the table's order, with its number formats.
 using System.Globalization;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
@@ -10,30 +10,30 @@ namespace NetZlink.Stress.Tests.Output;
 public sealed class ResultLinesTests
 {
     private const string PassResultLine =
-        "RESULT scenario=s2 transport=tcp ccu=200 size=1024 inflight=30 connect_success=200 connect_fail=0 " +
+        "RESULT scenario=s2 transport=tcp ccu=200 inflight=30 size=1024 connect_success=200 connect_fail=0 " +
         "connect_timeout=0 sent=3000000 recv=2999997 incomplete_ratio=0.000001 throughput=299999.70 " +
-        "p50_us=812.35 p95_us=1500.50 p99_us=2001.10 drain_timeout=0 gating_violation=0 pass_fail=PASS " +
+        "p50_us=812.35 p95_us=1500.50 p99_us=2001.10 pass_fail=PASS drain_timeout=0 gating_violation=0 " +
         "p999_us=3333.33 max_us=12000.50 stdev_us=99.99 stack=netzlink shards=2 hosts=1 cpu_s=3.46 peak_rss_mb=150.3 " +
         "alloc_bytes_per_packet=0.250000 interrupted=0 protocol_errors=0 disconnects=0 lost=0 fail_reason=none rate=0.00 late=0";
 
     private const string PassMetricLine =
         "METRIC scenario_id=netzlink-s2 transport=tcp ccu=200 inflight=30 size=1024 connect_success=200 " +
         "connect_fail=0 connect_timeout=0 sent=3000000 recv=2999997 incomplete_ratio=0.000001 " +
-        "throughput=299999.70 p50=812.35 p95=1500.50 p99=2001.10 errors_by_errno=104:3;110:2 pass_fail=PASS " +
+        "throughput=299999.70 p50_us=812.35 p95_us=1500.50 p99_us=2001.10 errors_by_errno=104:3;110:2 pass_fail=PASS " +
         "drain_timeout=0 gating_violation=0 p999_us=3333.33 max_us=12000.50 stdev_us=99.99 stack=netzlink " +
         "shards=2 hosts=1 cpu_s=3.46 peak_rss_mb=150.3 alloc_bytes_per_packet=0.250000 interrupted=0 " +
         "protocol_errors=0 disconnects=0 lost=0 fail_reason=none rate=0.00 late=0";
 
     [Test]
     [CancelAfter(10_000)]
-    public void ResultLineHasTheSeedsFieldsThenOurs()
+    public void ResultLineHasItsFieldsInTheSchemasOrder()
     {
         Assert.That(ResultLines.Result(SampleResults.Pass()), Is.EqualTo(PassResultLine));
     }
 
     [Test]
     [CancelAfter(10_000)]
-    public void MetricLineHasTheSeedsFieldsThenOurs()
+    public void MetricLineHasItsFieldsInTheSchemasOrder()
     {
         Assert.That(ResultLines.Metric(SampleResults.Pass()), Is.EqualTo(PassMetricLine));
     }
@@ -62,7 +62,7 @@ public sealed class ResultLinesTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(ResultLines.Result(fail), Does.EndWith(" pass_fail=FAIL p999_us=0.00 max_us=0.00 stdev_us=0.00 stack=netzlink shards=0 hosts=1 cpu_s=0.00 peak_rss_mb=0.0 alloc_bytes_per_packet=0.000000 interrupted=0 protocol_errors=0 disconnects=0 lost=0 fail_reason=connect_fail rate=0.00 late=0 reason=\"drain timed out, 3 \\\"packets\\\" left\""));
+            Assert.That(ResultLines.Result(fail), Does.EndWith(" pass_fail=FAIL drain_timeout=0 gating_violation=0 p999_us=0.00 max_us=0.00 stdev_us=0.00 stack=netzlink shards=0 hosts=1 cpu_s=0.00 peak_rss_mb=0.0 alloc_bytes_per_packet=0.000000 interrupted=0 protocol_errors=0 disconnects=0 lost=0 fail_reason=connect_fail rate=0.00 late=0 reason=\"drain timed out, 3 \\\"packets\\\" left\""));
             Assert.That(ResultLines.Metric(fail), Does.StartWith("METRIC scenario_id=\"my run\" transport=tcp ccu=5 "));
             Assert.That(ResultLines.Metric(fail), Does.Contain(" errors_by_errno=111:5 pass_fail=FAIL "));
             Assert.That(ResultLines.Metric(fail), Does.EndWith(" reason=\"drain timed out, 3 \\\"packets\\\" left\""));

@@ -1,6 +1,8 @@
 // --summary-json: the CSV's columns as JSON properties, one object per run, an array for sweeps.
 using System.Text.Json;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Output;
+using NetZlink.Stress.Scenarios;
 using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
@@ -28,7 +30,7 @@ public sealed class SummaryJsonFileTests
             Assert.That(root.GetProperty("sent").GetInt64(), Is.EqualTo(3_000_000));
             Assert.That(root.GetProperty("incomplete_ratio").GetRawText(), Is.EqualTo("0.000001"));
             Assert.That(root.GetProperty("throughput").GetRawText(), Is.EqualTo("299999.70"));
-            Assert.That(root.GetProperty("p99").GetDouble(), Is.EqualTo(2001.1));
+            Assert.That(root.GetProperty("p99_us").GetDouble(), Is.EqualTo(2001.1));
             Assert.That(root.GetProperty("errors_by_errno").GetString(), Is.EqualTo("104:3;110:2"));
             Assert.That(root.GetProperty("pass_fail").GetString(), Is.EqualTo("PASS"));
             Assert.That(root.GetProperty("interrupted").GetBoolean(), Is.False);
@@ -69,6 +71,30 @@ public sealed class SummaryJsonFileTests
         SummaryJsonFile.WriteTo(stream, [result], asArray: false);
 
         using JsonDocument json = JsonDocument.Parse(stream.ToArray());
-        Assert.That(json.RootElement.GetProperty("p99").ValueKind, Is.EqualTo(JsonValueKind.Null));
+        Assert.That(json.RootElement.GetProperty("p99_us").ValueKind, Is.EqualTo(JsonValueKind.Null));
+    }
+    [Test]
+    [CancelAfter(10_000)]
+    public void EachRunWithLatencySamplesGetsItsHgrmBesideTheJson()
+    {
+        using var temp = new TempDirectory();
+        ScenarioResult timed = SampleResults.Pass();
+        timed.SetLatency(Histograms.Filled(variant: 3, count: 1_000));
+        ScenarioResult sweepRun = SampleResults.Pass();
+        sweepRun.Settings = sweepRun.Settings with { ScenarioId = "s3-hwm-300000" };
+        sweepRun.SetLatency(Histograms.Filled(variant: 4, count: 10));
+        ScenarioResult untimed = SampleResults.Fail();
+        untimed.SetLatency(LatencyHistograms.Create());
+
+        SummaryJsonFile.Write(temp.File("one.json"), [timed], asArray: false);
+        SummaryJsonFile.Write(temp.File("sweep.json"), [sweepRun, untimed], asArray: true);
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(File.ReadAllText(temp.File("one.hgrm")), Does.Contain("Total count    =         1000]"));
+            Assert.That(File.ReadAllText(temp.File("sweep.s3-hwm-300000.hgrm")), Does.Contain("Total count    =           10]"));
+            Assert.That(Directory.GetFiles(temp.Path, "*.hgrm").Select(Path.GetFileName), Is.EquivalentTo(new[] { "one.hgrm", "sweep.s3-hwm-300000.hgrm" }),
+                "no .hgrm for a run without samples");
+        });
     }
 }

@@ -28,7 +28,8 @@ internal static class SampleResults
             PassFail = "PASS",
             CpuSeconds = 3.456,
             PeakRssBytes = 150 * 1024 * 1024 + 300 * 1024,
-            AllocatedBytesPerPacket = 0.25,
+            // 0.25 bytes per packet to 6 decimals over sent + recv = 5,999,997.
+            AllocatedBytes = 1_500_000,
             ShardCount = 2,
         };
         result.ErrorsByErrno[110] = 2;

@@ -207,7 +207,7 @@ internal static class CommandLineParsing
             h.AddPreOptionsLine("exit codes: 0 PASS or SKIP, 1 bad usage, 2 FAIL, interrupted or an operational error");
             h.AddPreOptionsLine("every flag is checked, against the range its help gives, before a server starts or a socket opens");
             h.AddPreOptionsLine("--role server runs until Ctrl+C or SIGTERM; --exit-on-stdin-eof also stops it when its stdin ends (for a parent's child)");
-            h.AddPreOptionsLine("verbs: `compare` runs every stack alike, `merge` combines client hosts' --json-histogram summaries (each has --help)");
+            h.AddPreOptionsLine("verbs: `compare` runs every stack alike, `merge` combines client hosts' --json-histogram summaries, `counts` judges limit_echo's COUNTS line (each has --help)");
             return h;
         }, e => e, verbsIndex: false);
         return help.ToString();

@@ -39,7 +39,7 @@ internal static class CompareCommandLine
     public static string HelpText => string.Join('\n',
         "usage: NetZlink.Stress compare [--out DIR] [--stacks netzlink,dotnet,c-epoll] [--scenarios s0,s1,s2] [scenario flags]",
         "Runs every scenario on every stack with the same flags, each run a separate server and client process,",
-        "then writes DIR/<stack>/<scenario>/{metrics.csv,summary.json,timeseries.csv,stdout.txt}, DIR/report.md and DIR/report.html.",
+        "then writes DIR/<stack>/<scenario>/{metrics.csv,summary.json,summary.hgrm,timeseries.csv,stdout.txt}, DIR/report.md and DIR/report.html.",
         "  --out DIR         where to write (default compare-results/<UTC time>)",
         "  --stacks LIST     netzlink, dotnet (NetZlink.Stress) and c-epoll (native/build/bench/limit_echo); default all",
         "  --scenarios LIST  s0, s1, s2; default all",

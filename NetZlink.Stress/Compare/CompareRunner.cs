@@ -2,8 +2,11 @@
 // (Hosting/ServerChildProcess: READY handshake, stopped on every way out) and its own client
 // child, so that no run shares a process, a port or a warm cache with another. A run that
 // cannot start or does not finish is recorded with why, and the compare goes on to the next.
+// The .NET stacks' clients write their own files; the c-epoll client (limit_echo) only prints its
+// COUNTS line, which is judged and written here by the same rules and writers (LimitEchoCounts).
 using System.Globalization;
 using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Compare;
@@ -43,7 +46,7 @@ internal sealed class CompareRunner
             CompareRun run = await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
             runs.Add(run);
             string outcome = run.Summary is { } s
-                ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99={s.P99:F1}us")
+                ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99_us={s.P99:F1}")
                 : "no result";
             stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
         }
@@ -55,7 +58,7 @@ internal sealed class CompareRunner
     {
         RunPaths paths = RunPaths.For(options.OutDirectory, stack, scenario);
         Directory.CreateDirectory(paths.Directory);
-        foreach (string stale in new[] { paths.MetricsCsv, paths.SummaryJson, paths.TimeseriesCsv, paths.Stdout })
+        foreach (string stale in new[] { paths.MetricsCsv, paths.SummaryJson, paths.Hgrm, paths.TimeseriesCsv, paths.Stdout })
         {
             // --metrics-csv appends: a rerun into the same folder must not mix rows.
             File.Delete(stale);
@@ -84,15 +87,39 @@ internal sealed class CompareRunner
             return new CompareRun(stack, scenario, null, [], "interrupted before the server was ready");
         }
 
-        await File.WriteAllLinesAsync(paths.Stdout, outcome.Stdout, CancellationToken.None).ConfigureAwait(false);
+        IReadOnlyList<string> stdout = outcome.Stdout;
+        string? countsError = null;
+        if (!CompareStacks.IsDotnetProcess(stack) && LimitEchoCounts.Find(stdout) is { } counts)
+        {
+            try
+            {
+                stdout = [.. stdout, .. WriteLimitRow(LimitEchoCounts.Parse(counts), paths)];
+            }
+            catch (InvalidDataException e)
+            {
+                countsError = e.Message;
+            }
+        }
+
+        await File.WriteAllLinesAsync(paths.Stdout, stdout, CancellationToken.None).ConfigureAwait(false);
         RunSummary? summary = File.Exists(paths.SummaryJson) ? RunSummary.Read(paths.SummaryJson) : null;
+        string wrote = CompareStacks.IsDotnetProcess(stack) ? $"writing {paths.SummaryJson}" : $"printing its {LimitEchoCounts.Tag} line";
         string? error = outcome switch
         {
             { Killed: true } => $"the client did not finish within {StackLaunch.ClientDeadline(options.Settings).TotalSeconds:F0} s and was killed",
-            _ when summary is null => $"the client exited with code {outcome.ExitCode} without writing {paths.SummaryJson}"
+            _ when countsError is not null => countsError,
+            _ when summary is null => $"the client exited with code {outcome.ExitCode} without {wrote}"
                 + (outcome.StderrTail.Count > 0 ? "; its stderr: " + string.Join(" | ", outcome.StderrTail) : string.Empty),
             _ => null,
         };
         return new CompareRun(stack, scenario, summary, TimeseriesPoint.ReadAll(paths.TimeseriesCsv), error);
+    }
+
+    /// <summary>Writes the limit row's judged result as a .NET client writes its own; returns its RESULT and METRIC lines.</summary>
+    private static string[] WriteLimitRow(ScenarioResult result, RunPaths paths)
+    {
+        MetricsCsvFile.Append(paths.MetricsCsv, result);
+        SummaryJsonFile.Write(paths.SummaryJson, [result], asArray: false);
+        return [ResultLines.Result(result), ResultLines.Metric(result)];
     }
 }

@@ -1,6 +1,7 @@
 // The report's tables as text cells, built once and rendered by both the Markdown and the HTML
-// report: the seeds' comparison (one row per stack and scenario) and the ratio tables.
+// report: the runs (one row per stack and scenario, with ResultSchema's report fields) and the ratios.
 using System.Globalization;
+using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Compare;
@@ -8,26 +9,18 @@ namespace NetZlink.Stress.Compare;
 /// <summary>Builds the report's tables from a <see cref="CompareReport"/>.</summary>
 internal static class ReportTables
 {
-    // The seeds' fields as summary.json names them, then pass_fail.
-    private static readonly string[] SeedFields =
-    [
-        "ccu", "size", "inflight", "connect_success", "connect_fail", "connect_timeout", "sent", "recv",
-        "incomplete_ratio", "throughput", "p50", "p95", "p99",
-    ];
+    /// <summary>The run table's fields: ResultSchema's Report columns, by their summary.json names.</summary>
+    private static readonly IReadOnlyList<ResultField> Columns = ResultSchema.In(FieldFormats.Report);
 
     /// <summary>What the client columns of <see cref="Runs"/> count.</summary>
     public const string ClientUsageNote =
-        "client cpu_s is the client process's CPU time over its whole run (connect, warm-up, measured phase, drain) on every core; client peak_rss_mb its peak resident memory.";
+        "cpu_s is the client process's CPU time over its whole run (connect, warm-up, measured phase, drain) on every core; peak_rss_mb its peak resident memory.";
 
-    /// <summary>Per stack and scenario: the seeds' fields, pass_fail, the ratios to the baseline stack, and what the client process used.</summary>
+    /// <summary>Per stack and scenario: the schema's report fields and the ratios to the baseline stack.</summary>
     public static ReportTable Runs(CompareReport report)
     {
         string b = CompareStacks.Baseline;
-        string[] header =
-        [
-            "stack", "scenario", .. SeedFields, "p99.9", "pass_fail", $"throughput / {b}", $"p99 / {b}", "rate", "late",
-            "client cpu_s", "client peak_rss_mb",
-        ];
+        string[] header = ["stack", "scenario", .. Columns.Select(c => c.Name), $"throughput / {b}", $"p99 / {b}"];
         var rows = new List<IReadOnlyList<string>>();
         foreach (string scenario in report.Scenarios)
         {
@@ -37,7 +30,7 @@ internal static class ReportTables
                 {
                     if (!CompareOptions.HasRun(stack, scenario))
                     {
-                        rows.Add([stack, scenario, .. SeedFields.Select(_ => "n/a"), "n/a", "n/a (no --rate)", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"]);
+                        rows.Add([stack, scenario, .. Columns.Select(c => c == ResultSchema.PassFail ? "n/a (no --rate)" : "n/a"), "n/a", "n/a"]);
                     }
 
                     continue;
@@ -45,18 +38,15 @@ internal static class ReportTables
 
                 if (run.Summary is not { } s)
                 {
-                    rows.Add([stack, scenario, .. SeedFields.Select(_ => "-"), "-", "NO RESULT", "n/a", "n/a", "-", "-", "-", "-"]);
+                    rows.Add([stack, scenario, .. Columns.Select(c => c == ResultSchema.PassFail ? "NO RESULT" : "-"), "n/a", "n/a"]);
                     continue;
                 }
 
                 rows.Add(
                 [
-                    stack, scenario, .. SeedFields.Select(s.Text),
-                    s.Text("p999_us"), s.PassFail,
+                    stack, scenario, .. Columns.Select(c => s.Text(c.Name)),
                     Ratios.Format(Ratios.Throughput(report, stack, b, scenario)),
                     Ratios.Format(Ratios.P99(report, stack, b, scenario)),
-                    s.Text("rate"), s.Text("late"),
-                    s.Text("cpu_s"), s.Text("peak_rss_mb"),
                 ]);
             }
         }

@@ -13,6 +13,9 @@ internal sealed record RunPaths(string Directory)
     /// <summary>--summary-json of the run.</summary>
     public string SummaryJson => Path.Combine(Directory, "summary.json");
 
+    /// <summary>The run's HdrHistogram percentile distribution, beside its summary.json.</summary>
+    public string Hgrm => Output.SummaryJsonFile.HgrmPath(SummaryJson);
+
     /// <summary>--timeseries-csv of the run.</summary>
     public string TimeseriesCsv => Path.Combine(Directory, "timeseries.csv");
 

@@ -2,6 +2,7 @@
 // so the report shows exactly what the run wrote), numbers parsed on demand.
 using System.Globalization;
 using System.Text.Json;
+using NetZlink.Stress.Output;
 
 namespace NetZlink.Stress.Compare;
 
@@ -44,15 +45,15 @@ internal sealed class RunSummary
     public double Number(string name) =>
         double.TryParse(Text(name), NumberStyles.Float, CultureInfo.InvariantCulture, out double value) ? value : 0;
 
-    public double Throughput => Number("throughput");
+    public double Throughput => Number(ResultSchema.Throughput.Name);
 
-    public double P50 => Number("p50");
+    public double P50 => Number(ResultSchema.P50Us.Name);
 
-    public double P95 => Number("p95");
+    public double P95 => Number(ResultSchema.P95Us.Name);
 
-    public double P99 => Number("p99");
+    public double P99 => Number(ResultSchema.P99Us.Name);
 
-    public double P999 => Number("p999_us");
+    public double P999 => Number(ResultSchema.P999Us.Name);
 
-    public string PassFail => Text("pass_fail");
+    public string PassFail => Text(ResultSchema.PassFail.Name);
 }

@@ -1,6 +1,7 @@
 // The command lines of one compare run: the echo server and the client of a stack, both with
 // the same scenario settings. The .NET stacks are this program (--role server / --role client),
 // c-epoll is limit_echo; each gets only the flags it knows, from the same ScenarioSettings.
+// limit_echo prints its COUNTS line instead of writing result files (CompareRunner writes them).
 using System.Diagnostics;
 using System.Globalization;
 using NetZlink.Stress.Hosting;
@@ -60,7 +61,12 @@ internal static class StackLaunch
             "--connect-concurrency", I(settings.ConnectConcurrency), "--connect-timeout", D(settings.ConnectTimeoutSeconds),
             "--connect-retries", I(settings.ConnectRetries), "--connect-retry-delay-ms", I(settings.ConnectRetryDelayMs),
             "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer), "--send-batch", I(settings.SendBatch),
-            "--metrics-csv", paths.MetricsCsv, "--summary-json", paths.SummaryJson, "--timeseries-csv", paths.TimeseriesCsv);
+            "--timeseries-csv", paths.TimeseriesCsv);
+        if (CompareStacks.IsDotnetProcess(stack))
+        {
+            // limit_echo writes no result files: it prints counts, which CompareRunner judges and writes.
+            Add(info, "--metrics-csv", paths.MetricsCsv, "--summary-json", paths.SummaryJson);
+        }
         if (settings.Rate > 0)
         {
             // The open-model run of s2 (compare's s2-open): its id says so in METRIC/CSV/JSON.

@@ -11,7 +11,8 @@
 // that also run the runner's own timers and progress line (about 11 KB/s, whatever the packet
 // rate), which are not the packet path.
 using System.Buffers.Binary;
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
@@ -57,7 +58,7 @@ internal sealed class ClientThreadState
     public Lock Gate => _gate;
 
     /// <summary>Round trips (ns) of the sampled measured echoes this thread handled.</summary>
-    public LatencyHistogram Histogram { get; } = new();
+    public LongHistogram Histogram { get; } = LatencyHistograms.Create();
 
     /// <summary>Measured echoes this thread handled, for picking every n-th one.</summary>
     public long MeasuredSeen { get; set; }

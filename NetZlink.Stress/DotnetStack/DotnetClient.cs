@@ -7,7 +7,8 @@
 // --hwm and --io-threads have no meaning here: the kernel's socket buffers (--sndbuf/--rcvbuf)
 // are the only queues, and the runtime sizes its own socket engine.
 using System.Net;
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Engine;
 using NetZlink.Stress.Scenarios;
 
@@ -101,17 +102,17 @@ internal sealed class DotnetClient : ILoadDriver
         {
             using (state.Gate.EnterScope())
             {
-                p99 = Math.Max(p99, state.Histogram.ValueAtPercentile(99) / 1000.0);
+                p99 = Math.Max(p99, LatencyHistograms.PercentileUs(state.Histogram, 99));
             }
         }
 
         return p99;
     }
 
-    public LatencyHistogram MergedLatency()
+    public HistogramBase MergedLatency()
     {
         // Each thread's gate waits out a callback in progress; later ones see Done and record nothing.
-        var merged = new LatencyHistogram();
+        LongHistogram merged = LatencyHistograms.Create();
         foreach (ClientThreadState state in Threads())
         {
             using (state.Gate.EnterScope())

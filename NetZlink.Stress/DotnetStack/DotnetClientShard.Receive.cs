@@ -8,6 +8,7 @@
 using System.Buffers.Binary;
 using System.Net.Sockets;
 using NetZlink.Engine;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
@@ -211,7 +212,7 @@ internal sealed partial class DotnetClientShard
             if (rate > 0 && phase != LoadPhase.Done && ++state.MeasuredSeen % rate == 0)
             {
                 long sentAt = BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                state.Histogram.Record(LoadPlan.NowNanoseconds() - sentAt);
+                LatencyHistograms.Record(state.Histogram, LoadPlan.NowNanoseconds() - sentAt);
             }
         }
 

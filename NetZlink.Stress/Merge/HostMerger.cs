@@ -1,9 +1,13 @@
 // Combines the runs of several client hosts, all against the same server over the same measured
-// seconds, into one result as if one client had made every connection: counts and throughput are
-// summed, latency comes from the merged histograms (the same buckets, so the same percentiles one
-// process recording every sample would report), and PASS/FAIL is judged by the runner's own rules.
+// seconds, into one result as if one client had made every connection. Each field is merged by its
+// ResultSchema rule: settings every host must share are checked (Same), counts and throughput are
+// summed, the largest or smallest taken where the table says so; latency comes from the hosts'
+// histograms added together (one layout, so the same percentiles one process recording every sample
+// would report), derived fields follow from the merged ones, and PASS/FAIL is judged by the
+// runner's own rules.
 using System.Globalization;
-using NetZlink.Diagnostics;
+using NetZlink.Stress.Latency;
+using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Merge;
@@ -14,20 +18,8 @@ internal static class HostMerger
     /// <summary>Measured phases that began further apart than this (seconds) get a warning.</summary>
     public const double MeasureStartSpreadWarning = 1.0;
 
-    /// <summary>What every host must have run alike for a sum to mean anything, with how to read it.</summary>
-    private static readonly (string Name, Func<ScenarioResult, string> Read)[] MustMatch =
-    [
-        ("scenario", r => r.Settings.Scenario),
-        ("transport", r => r.Settings.Transport),
-        ("stack", r => r.Stack),
-        ("size", r => Invariant(r.Settings.Size)),
-        ("inflight", r => Invariant(r.Settings.Inflight)),
-        ("measure", r => r.Settings.MeasureSeconds.ToString("R", CultureInfo.InvariantCulture)),
-        // Hosts sampling at different rates would weigh their latencies differently in the merge.
-        ("latency-sample-rate", r => Invariant(r.Settings.LatencySampleRate)),
-        // Open-model latency counts from due times, closed-loop from send times: not one distribution.
-        ("model", r => r.Settings.Rate > 0 ? "open (--rate)" : "closed loop"),
-    ];
+    /// <summary>The model is no field of its own, but open-model latency counts from due times and closed-loop from send times: not one distribution.</summary>
+    private const string ModelName = "model";
 
     /// <summary>
     /// Merges <paramref name="hosts"/> (at least one) into a judged result; <paramref name="scenarioId"/>
@@ -40,55 +32,29 @@ internal static class HostMerger
         ArgumentOutOfRangeException.ThrowIfZero(hosts.Count);
         CheckAlike(hosts);
 
-        ScenarioResult first = hosts[0].Result;
-        int ccu = checked(hosts.Sum(h => h.Result.Settings.Ccu));
-        string? commonId = hosts.Select(h => h.Result.Settings.ScenarioId).Distinct().Count() == 1 ? first.Settings.ScenarioId : null;
-        double? commonStart = hosts.Select(h => h.Result.Settings.StartAt).Distinct().Count() == 1 ? first.Settings.StartAt : null;
-        var merged = new ScenarioResult
+        var merged = new ScenarioResult { Settings = new ScenarioSettings() };
+        foreach (ResultField field in ResultSchema.Fields.Where(f => f.IsStored))
         {
-            // each host's --rate paced its own connections: together they offered the sum
-            Settings = first.Settings with
+            FieldValue[] values = hosts.Select(h => field.Read(h.Result)).ToArray();
+            FieldValue value = field.Merge switch
             {
-                Ccu = ccu, ScenarioId = scenarioId ?? commonId, StartAt = commonStart, Rate = hosts.Sum(h => h.Result.Settings.Rate),
-            },
-            Stack = first.Stack,
-            Hosts = checked(hosts.Sum(h => h.Result.Hosts)),
-        };
-
-        var latency = new LatencyHistogram();
-        long allocatedBytes = 0;
-        foreach (ScenarioResult r in hosts.Select(h => h.Result))
-        {
-            merged.ConnectSuccess += r.ConnectSuccess;
-            merged.ConnectFail += r.ConnectFail;
-            merged.ConnectTimeout += r.ConnectTimeout;
-            merged.Sent += r.Sent;
-            merged.Recv += r.Recv;
-            merged.Throughput += r.Throughput;
-            merged.GatingViolation += r.GatingViolation;
-            merged.BadEchoes += r.BadEchoes;
-            merged.Disconnects += r.Disconnects;
-            merged.ProtocolErrors += r.ProtocolErrors;
-            merged.Lost += r.Lost;
-            merged.Late += r.Late;
-            merged.DrainTimeout = Math.Max(merged.DrainTimeout, r.DrainTimeout);
-            merged.Interrupted |= r.Interrupted;
-            merged.CpuSeconds += r.CpuSeconds;
-            merged.PeakRssBytes = Math.Max(merged.PeakRssBytes, r.PeakRssBytes);
-            merged.ShardCount += r.ShardCount;
-            allocatedBytes += (long)Math.Round(r.AllocatedBytesPerPacket * (r.Sent + r.Recv));
-            foreach ((int errno, long count) in r.ErrorsByErrno)
-            {
-                merged.ErrorsByErrno[errno] = merged.ErrorsByErrno.GetValueOrDefault(errno) + count;
-            }
-
-            latency.Add(r.Latency!);
+                MergeRule.Sum => values.Aggregate(FieldValue.Sum),
+                MergeRule.Max => values.Aggregate(FieldValue.Max),
+                MergeRule.Min => values.Aggregate(FieldValue.Min),
+                MergeRule.Common => values.All(v => v.ToString() == values[0].ToString()) && values.All(v => v.IsNull == values[0].IsNull)
+                    ? values[0] : Nothing(field),
+                // Same: checked alike above.
+                _ => values[0],
+            };
+            field.Write!(merged, value);
         }
 
-        long packets = merged.Sent + merged.Recv;
-        merged.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)allocatedBytes / packets;
-        merged.SetLatency(latency);
-        merged.MeasureStartedAt = hosts.Min(h => h.Result.MeasureStartedAt);
+        if (scenarioId is not null)
+        {
+            merged.Settings = merged.Settings with { ScenarioId = scenarioId };
+        }
+
+        merged.SetLatency(LatencyHistograms.Merge(hosts.Select(h => h.Result.Latency!)));
         WarnIfPhasesApart(hosts, warnings);
 
         string[] drained = hosts.Where(h => h.Result.DrainTimeout != 0).Select(h => h.Path).ToArray();
@@ -97,27 +63,39 @@ internal static class HostMerger
             merged.Reason = $"packets still outstanding after the drain timeout on {string.Join(", ", drained)}";
         }
 
-        ScenarioRunner.Judge(merged, ccu);
+        ScenarioRunner.Judge(merged, merged.Settings.Ccu);
         return merged;
     }
 
+    /// <summary>What a Common field is when the hosts differ: no value (a scenario_id then takes its default).</summary>
+    private static FieldValue Nothing(ResultField field) => field.Type switch
+    {
+        FieldType.Time => FieldValue.Of((double?)null, field.Decimals),
+        _ => FieldValue.Of((string?)null),
+    };
+
     private static void CheckAlike(IReadOnlyList<HostSummary> hosts)
     {
+        ResultField[] same = ResultSchema.Fields.Where(f => f.Merge == MergeRule.Same).ToArray();
+        string all = string.Join(", ", same.Select(f => f.Name)) + " and " + ModelName + " (open or closed loop)";
         HostSummary first = hosts[0];
         foreach (HostSummary host in hosts.Skip(1))
         {
-            foreach ((string name, Func<ScenarioResult, string> read) in MustMatch)
+            foreach ((string name, Func<ScenarioResult, string> read) in same.Select(f => (f.Name, (Func<ScenarioResult, string>)(r => f.Read(r).ToString())))
+                .Append((ModelName, Model)))
             {
                 string expected = read(first.Result);
                 string actual = read(host.Result);
                 if (actual != expected)
                 {
                     throw new InvalidDataException(
-                        $"cannot merge {host.Path} with {first.Path}: {name} is {actual} there and {expected} here; every host must run the same scenario, transport, stack, size, inflight, measure, latency-sample-rate and model (open or closed loop)");
+                        $"cannot merge {host.Path} with {first.Path}: {name} is {actual} there and {expected} here; every host must run the same {all}");
                 }
             }
         }
     }
+
+    private static string Model(ScenarioResult result) => result.Settings.Rate > 0 ? "open (--rate)" : "closed loop";
 
     /// <summary>Summed throughput assumes the hosts measured over the same seconds; say when they did not.</summary>
     private static void WarnIfPhasesApart(IReadOnlyList<HostSummary> hosts, ICollection<string> warnings)
@@ -135,6 +113,4 @@ internal static class HostMerger
                 $"the hosts' measured phases began {spread:0.0} s apart ({measured[0].Path} first, {measured[^1].Path} last): the summed throughput counts seconds in which not every host was measuring; start every client with the same --start-at"));
         }
     }
-
-    private static string Invariant(int value) => value.ToString(CultureInfo.InvariantCulture);
 }

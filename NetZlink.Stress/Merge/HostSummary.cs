@@ -1,10 +1,12 @@
-// One client host's --summary-json, read back for `merge`: the CSV's columns, the merge_input
-// object and the latency histogram (both written by --json-histogram) as a ScenarioResult. Every
-// way a file can be unusable (missing, not JSON, a sweep's array, written without the histogram,
-// another format version) is an InvalidDataException naming the file and what is wrong with it.
+// One client host's --summary-json, read back for `merge`: the fields ResultSchema stores (from the
+// columns and the merge_input object) and the latency histogram (both written by --json-histogram)
+// as a ScenarioResult. Every way a file can be unusable (missing, not JSON, a sweep's array, written
+// without the histogram, another format version) is an InvalidDataException naming the file and
+// what is wrong with it.
 using System.Globalization;
 using System.Text.Json;
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 
@@ -82,78 +84,34 @@ internal sealed class HostSummary
                 $"'{MergeInputJson.Name}' has version {version}, and this build reads version {MergeInputJson.Version}"));
         }
 
-        LatencyHistogram histogram;
+        HistogramBase histogram;
         try
         {
-            histogram = LatencyHistogram.ReadJson(run.Property(MergeInputJson.HistogramName));
+            histogram = LatencyHistograms.FromLog(run.RequiredText(MergeInputJson.HistogramName));
         }
         catch (InvalidDataException e)
         {
             throw run.Problem(e.Message);
         }
 
-        var settings = new ScenarioSettings
+        // Every field the schema stores, from merge_input when it is there (throughput unrounded),
+        // else from the columns; what the schema computes again (percentiles, verdict) is not read.
+        var result = new ScenarioResult { Settings = new ScenarioSettings() };
+        foreach (ResultField field in ResultSchema.Fields.Where(f => f.IsStored))
         {
-            Scenario = input.RequiredText(MergeInputJson.ScenarioName),
-            ScenarioId = run.Text("scenario_id"),
-            Transport = run.RequiredText("transport"),
-            Ccu = run.Int32("ccu"),
-            Size = run.Int32("size"),
-            Inflight = run.Int32("inflight"),
-            WarmupSeconds = input.Number(MergeInputJson.WarmupName),
-            MeasureSeconds = input.Number(MergeInputJson.MeasureName),
-            LatencySampleRate = input.Int32(MergeInputJson.SampleRateName),
-            StartAt = input.OptionalNumber(MergeInputJson.StartAtName),
-            Rate = run.Number("rate"),
-        };
-        var result = new ScenarioResult
-        {
-            Settings = settings,
-            Stack = run.RequiredText("stack"),
-            ConnectSuccess = run.Integer("connect_success"),
-            ConnectFail = run.Integer("connect_fail"),
-            ConnectTimeout = run.Integer("connect_timeout"),
-            Sent = run.Integer("sent"),
-            Recv = run.Integer("recv"),
-            Throughput = input.Number(MergeInputJson.ThroughputName),
-            DrainTimeout = run.Int32("drain_timeout"),
-            GatingViolation = run.Integer("gating_violation"),
-            PassFail = run.RequiredText("pass_fail"),
-            Reason = run.Text("reason"),
-            Interrupted = run.Flag("interrupted"),
-            CpuSeconds = run.Number("cpu_s"),
-            PeakRssBytes = (long)Math.Round(run.Number("peak_rss_mb") * 1024 * 1024),
-            AllocatedBytesPerPacket = run.Number("alloc_bytes_per_packet"),
-            ShardCount = run.Int32("shards"),
-            Hosts = run.Int32("hosts"),
-            BadEchoes = input.Integer(MergeInputJson.BadEchoesName),
-            Disconnects = run.Integer("disconnects"),
-            ProtocolErrors = run.Integer("protocol_errors"),
-            Lost = run.Integer("lost"),
-            Late = run.Integer("late"),
-            FailReason = run.RequiredText("fail_reason"),
-            MeasureStartedAt = input.OptionalNumber(MergeInputJson.MeasureStartedAtName),
-        };
-        ReadErrorsByErrno(run, result.ErrorsByErrno);
+            JsonObjectReader from = field.In(FieldFormats.MergeInput) ? input : run;
+            FieldValue value = FieldValue.Read(from, field.Name, field.Type, field.Decimals);
+            try
+            {
+                field.Write!(result, value);
+            }
+            catch (OverflowException)
+            {
+                throw from.Problem(string.Create(CultureInfo.InvariantCulture, $"'{field.Name}' is out of range (got {value})"));
+            }
+        }
+
         result.SetLatency(histogram);
         return result;
-    }
-
-    /// <summary>Parses errors_by_errno's "errno:count;errno:count".</summary>
-    private static void ReadErrorsByErrno(JsonObjectReader run, SortedDictionary<int, long> into)
-    {
-        string text = run.Text("errors_by_errno") ?? string.Empty;
-        foreach (string pair in text.Split(';', StringSplitOptions.RemoveEmptyEntries))
-        {
-            string[] parts = pair.Split(':');
-            if (parts.Length != 2
-                || !int.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out int errno)
-                || !long.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out long count))
-            {
-                throw run.Problem($"'errors_by_errno' must be errno:count pairs joined by ';' (got \"{text}\")");
-            }
-
-            into[errno] = into.GetValueOrDefault(errno) + count;
-        }
     }
 }

@@ -53,7 +53,8 @@ internal static class MergeCommand
         return merged.PassFail == "PASS" ? ExitCodes.Pass : ExitCodes.Failure;
     }
 
-    private static void Report(ScenarioResult merged, MergeOptions options, TextWriter stdout)
+    /// <summary>Reports a result as a run reports its own: the lines on <paramref name="stdout"/>, then --metrics-csv and --summary-json (with the histogram, so it merges again).</summary>
+    internal static void Report(ScenarioResult merged, MergeOptions options, TextWriter stdout)
     {
         if (options.MetricsCsvPath is { } csv)
         {

@@ -1,5 +1,6 @@
 // Reads `NetZlink.Stress merge [--metrics-csv F] [--summary-json F] [--scenario-id ID] a.json b.json …`:
 // three flags (as `--flag value` or `--flag=value`), then the hosts' files; `--` ends the flags.
+// The `counts` verb (Compare/CountsCommand) takes the same flags and at most one file.
 using NetZlink.Stress.Cli;
 
 namespace NetZlink.Stress.Merge;
@@ -23,7 +24,15 @@ internal static class MergeCommandLine
         "exit codes: 0 PASS, 1 bad usage or an unusable file, 2 FAIL");
 
     /// <summary>Parses <paramref name="args"/> (the words after `merge`).</summary>
-    public static VerbParseOutcome<MergeOptions> Parse(IReadOnlyList<string> args)
+    public static VerbParseOutcome<MergeOptions> Parse(IReadOnlyList<string> args) =>
+        Parse(args, "merge", HelpText, "merge needs the --summary-json files of the hosts to merge (see merge --help)", maxInputs: int.MaxValue);
+
+    /// <summary>
+    /// Parses the words after <paramref name="verb"/>: the three flags and the files, of which
+    /// there must be at most <paramref name="maxInputs"/>, and at least one unless
+    /// <paramref name="noInput"/> is null (then none is fine).
+    /// </summary>
+    public static VerbParseOutcome<MergeOptions> Parse(IReadOnlyList<string> args, string verb, string helpText, string? noInput, int maxInputs)
     {
         var values = new Dictionary<string, string>(StringComparer.Ordinal);
         var inputs = new List<string>();
@@ -46,13 +55,13 @@ internal static class MergeCommandLine
 
             if (arg is "--help" or "-h")
             {
-                return VerbParseOutcome<MergeOptions>.Help(HelpText);
+                return VerbParseOutcome<MergeOptions>.Help(helpText);
             }
 
             string name = arg.Split('=', 2)[0];
             if (!ValueFlags.Contains(name))
             {
-                errors.Add($"merge has no flag {name} (see merge --help)");
+                errors.Add($"{verb} has no flag {name} (see {verb} --help)");
                 continue;
             }
 
@@ -68,9 +77,14 @@ internal static class MergeCommandLine
             }
         }
 
-        if (inputs.Count == 0)
+        if (inputs.Count == 0 && noInput is not null)
         {
-            errors.Add("merge needs the --summary-json files of the hosts to merge (see merge --help)");
+            errors.Add(noInput);
+        }
+
+        if (inputs.Count > maxInputs)
+        {
+            errors.Add($"{verb} takes at most {maxInputs} file (got {inputs.Count}: {string.Join(' ', inputs)})");
         }
 
         // One file given twice would count its host twice.

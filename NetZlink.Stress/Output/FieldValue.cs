@@ -1,25 +1,31 @@
-// One output value with its type, so that text (RESULT/METRIC/CSV) and JSON render it alike.
+// One output value with its kind, so that every format renders it alike (text in RESULT/METRIC/CSV,
+// typed in JSON), a summary file's value reads back as the same kind, and `merge` can add, compare
+// or pick the larger of several hosts' values.
 using System.Globalization;
 using System.Text.Json;
 
 namespace NetZlink.Stress.Output;
 
-/// <summary>An integer, a fixed-point number, a flag or a text, formatted with the invariant culture.</summary>
+/// <summary>An integer, a fixed-point number, a flag, a text, a time or errno counts, formatted with the invariant culture.</summary>
 internal readonly struct FieldValue
 {
+    private static readonly IReadOnlyDictionary<int, long> NoCounts = new SortedDictionary<int, long>();
+
     private readonly FieldKind kind;
     private readonly long integer;
     private readonly double number;
     private readonly int decimals;
     private readonly string? text;
+    private readonly IReadOnlyDictionary<int, long>? counts;
 
-    private FieldValue(FieldKind kind, long integer = 0, double number = 0, int decimals = 0, string? text = null)
+    private FieldValue(FieldKind kind, long integer = 0, double number = 0, int decimals = 0, string? text = null, IReadOnlyDictionary<int, long>? counts = null)
     {
         this.kind = kind;
         this.integer = integer;
         this.number = number;
         this.decimals = decimals;
         this.text = text;
+        this.counts = counts;
     }
 
     private enum FieldKind
@@ -28,15 +34,43 @@ internal readonly struct FieldValue
         Number,
         Flag,
         Text,
+        NoNumber,
+        Counts,
     }
 
     /// <summary>Whether this is a text that may need quoting in a line.</summary>
     public bool IsText => kind == FieldKind.Text;
 
+    /// <summary>Whether this is a missing text or number (JSON null).</summary>
+    public bool IsNull => (kind == FieldKind.Text && text is null) || kind == FieldKind.NoNumber;
+
+    public long Integer => kind is FieldKind.Integer or FieldKind.Flag ? integer : throw Wrong("an integer");
+
+    public double Number => kind == FieldKind.Number ? number : throw Wrong("a number");
+
+    /// <summary>A number that may be missing (null).</summary>
+    public double? OptionalNumber => kind switch
+    {
+        FieldKind.Number => number,
+        FieldKind.NoNumber => null,
+        _ => throw Wrong("a number"),
+    };
+
+    public bool Flag => kind == FieldKind.Flag ? integer != 0 : throw Wrong("a flag");
+
+    public string? Text => kind == FieldKind.Text ? text : throw Wrong("a text");
+
+    /// <summary>errno → count.</summary>
+    public IReadOnlyDictionary<int, long> Counts => kind == FieldKind.Counts ? counts ?? NoCounts : throw Wrong("errno counts");
+
     public static FieldValue Of(long value) => new(FieldKind.Integer, integer: value);
 
-    /// <summary>A number printed with exactly <paramref name="decimals"/> decimals (printf's %.Nf).</summary>
+    /// <summary>A number printed with exactly <paramref name="decimals"/> decimals (printf's %.Nf), or as its shortest exact text when <paramref name="decimals"/> is negative.</summary>
     public static FieldValue Of(double value, int decimals) => new(FieldKind.Number, number: value, decimals: decimals);
+
+    /// <summary>A number, or nothing (null) when <paramref name="value"/> is null.</summary>
+    public static FieldValue Of(double? value, int decimals) =>
+        value is { } v ? Of(v, decimals) : new(FieldKind.NoNumber, decimals: decimals);
 
     /// <summary>A flag: 1/0 in text, true/false in JSON.</summary>
     public static FieldValue Of(bool value) => new(FieldKind.Flag, integer: value ? 1 : 0);
@@ -44,34 +78,94 @@ internal readonly struct FieldValue
     /// <summary>A text; null prints as nothing in text and as null in JSON.</summary>
     public static FieldValue Of(string? value) => new(FieldKind.Text, text: value);
 
+    /// <summary>errno → count, printed "errno:count;…" lowest errno first (empty when none).</summary>
+    public static FieldValue Of(IReadOnlyDictionary<int, long> value) => new(FieldKind.Counts, counts: new SortedDictionary<int, long>(value.ToDictionary()));
+
+    /// <summary>The sum of two values of one kind (counts: errno by errno).</summary>
+    public static FieldValue Sum(FieldValue a, FieldValue b) => Same(a, b).kind switch
+    {
+        FieldKind.Integer => Of(checked(a.integer + b.integer)),
+        FieldKind.Number => Of(a.number + b.number, a.decimals),
+        FieldKind.Counts => Of(a.Counts.Concat(b.Counts).GroupBy(p => p.Key).ToDictionary(g => g.Key, g => g.Sum(p => p.Value))),
+        _ => throw a.Wrong("a value that adds up"),
+    };
+
+    /// <summary>The larger of two values of one kind (flags: either set; a missing number loses).</summary>
+    public static FieldValue Max(FieldValue a, FieldValue b) => Pick(a, b, larger: true);
+
+    /// <summary>The smaller of two values of one kind (a missing number loses).</summary>
+    public static FieldValue Min(FieldValue a, FieldValue b) => Pick(a, b, larger: false);
+
+    /// <summary>Reads a value of the kind <paramref name="type"/> from a summary file's property.</summary>
+    /// <exception cref="InvalidDataException">The property is missing or of another kind.</exception>
+    public static FieldValue Read(Merge.JsonObjectReader json, string name, FieldType type, int decimals) => type switch
+    {
+        FieldType.Integer => Of(json.Integer(name)),
+        FieldType.Decimal => Of(json.Number(name), decimals),
+        FieldType.Time => Of(json.OptionalNumber(name), decimals),
+        FieldType.Flag => Of(json.Flag(name)),
+        FieldType.ErrnoCounts => Of(ParseCounts(json.Text(name) ?? string.Empty) ?? throw json.Problem($"'{name}' must be errno:count pairs joined by ';' (got \"{json.Text(name)}\")")),
+        _ => Of(json.Text(name)),
+    };
+
+    /// <summary>"errno:count;errno:count" as a map (a repeated errno adds up), or null when the text is not that.</summary>
+    public static IReadOnlyDictionary<int, long>? ParseCounts(string text)
+    {
+        var counts = new SortedDictionary<int, long>();
+        foreach (string pair in text.Split(';', StringSplitOptions.RemoveEmptyEntries))
+        {
+            string[] parts = pair.Split(':');
+            if (parts.Length != 2
+                || !int.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out int errno)
+                || !long.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out long count))
+            {
+                return null;
+            }
+
+            counts[errno] = counts.GetValueOrDefault(errno) + count;
+        }
+
+        return counts;
+    }
+
     /// <summary>The invariant text form.</summary>
     public override string ToString() => kind switch
     {
         FieldKind.Integer or FieldKind.Flag => integer.ToString(CultureInfo.InvariantCulture),
-        FieldKind.Number => number.ToString("F" + decimals.ToString(CultureInfo.InvariantCulture), CultureInfo.InvariantCulture),
+        FieldKind.Number => decimals < 0
+            ? number.ToString("R", CultureInfo.InvariantCulture)
+            : number.ToString("F" + decimals.ToString(CultureInfo.InvariantCulture), CultureInfo.InvariantCulture),
+        FieldKind.Counts => string.Join(';', Counts.Select(e => string.Create(CultureInfo.InvariantCulture, $"{e.Key}:{e.Value}"))),
+        FieldKind.NoNumber => string.Empty,
         _ => text ?? string.Empty,
     };
 
-    /// <summary>Writes the value as a JSON property; numbers keep the text form's decimals.</summary>
-    public void WriteJson(Utf8JsonWriter writer, string name)
+    /// <summary>
+    /// Writes the value as a JSON property; numbers keep the text form's decimals, or all of them
+    /// when <paramref name="exact"/> (merge_input: a sum of hosts then rounds only once).
+    /// </summary>
+    public void WriteJson(Utf8JsonWriter writer, string name, bool exact = false)
     {
         switch (kind)
         {
             case FieldKind.Integer:
                 writer.WriteNumber(name, integer);
                 break;
+            case FieldKind.Number when double.IsFinite(number) && exact:
+                writer.WriteNumber(name, number);
+                break;
             case FieldKind.Number when double.IsFinite(number):
                 writer.WritePropertyName(name);
                 writer.WriteRawValue(ToString());
                 break;
-            case FieldKind.Number:
-                writer.WriteNull(name);
-                break;
             case FieldKind.Flag:
                 writer.WriteBoolean(name, integer != 0);
                 break;
+            case FieldKind.Counts:
+                writer.WriteString(name, ToString());
+                break;
             default:
-                if (text is null)
+                if (IsNull || kind == FieldKind.Number)
                 {
                     writer.WriteNull(name);
                 }
@@ -83,4 +177,25 @@ internal readonly struct FieldValue
                 break;
         }
     }
+
+    private static FieldValue Pick(FieldValue a, FieldValue b, bool larger)
+    {
+        if (a.kind == FieldKind.NoNumber || b.kind == FieldKind.NoNumber)
+        {
+            return a.kind == FieldKind.NoNumber ? b : a;
+        }
+
+        return Same(a, b).kind switch
+        {
+            FieldKind.Integer => Of(larger ? Math.Max(a.integer, b.integer) : Math.Min(a.integer, b.integer)),
+            FieldKind.Flag => Of(larger ? (a.integer | b.integer) != 0 : (a.integer & b.integer) != 0),
+            FieldKind.Number => Of(larger ? Math.Max(a.number, b.number) : Math.Min(a.number, b.number), a.decimals),
+            _ => throw a.Wrong("a value that compares"),
+        };
+    }
+
+    private static FieldValue Same(FieldValue a, FieldValue b) =>
+        a.kind == b.kind ? a : throw new InvalidOperationException($"cannot combine a {a.kind} with a {b.kind}");
+
+    private InvalidOperationException Wrong(string wanted) => new($"the value is a {kind}, not {wanted}");
 }

@@ -1,4 +1,5 @@
-// --metrics-csv: one row per run appended under the seeds' header (written when the file is new).
+// --metrics-csv: one row per run (ResultSchema's CSV fields) appended under the header, which is
+// written when the file is new or empty.
 using System.Text;
 using NetZlink.Stress.Scenarios;
 
@@ -9,12 +10,14 @@ internal static class MetricsCsvFile
 {
     private static readonly UTF8Encoding Utf8 = new(encoderShouldEmitUTF8Identifier: false);
 
-    /// <summary>The seeds' header followed by the extra columns.</summary>
-    public static string Header { get; } = string.Join(',', ResultFields.Table.Select(c => c.Name));
+    private static readonly IReadOnlyList<ResultField> Columns = ResultSchema.In(FieldFormats.Csv);
+
+    /// <summary>The column names.</summary>
+    public static string Header { get; } = string.Join(',', Columns.Select(c => c.Name));
 
     /// <summary>One row, in <see cref="Header"/> order, quoted where RFC 4180 needs it.</summary>
     public static string Row(ScenarioResult result) =>
-        string.Join(',', ResultFields.Table.Select(c => Escape(c.Read(result).ToString())));
+        string.Join(',', Columns.Select(c => Escape(c.Read(result).ToString())));
 
     /// <summary>Appends a row to <paramref name="path"/>, with the header first if the file is new or empty.</summary>
     public static void Append(string path, ScenarioResult result)

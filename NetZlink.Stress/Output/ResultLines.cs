@@ -1,26 +1,42 @@
-// The RESULT and METRIC lines printed on stdout after every run.
+// The RESULT and METRIC lines printed on stdout after every run: the fields ResultSchema marks for
+// each line, in the table's order, as name=value pairs.
 using System.Text;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Output;
 
-/// <summary>Formats a result as the seeds' space-separated name=value lines.</summary>
+/// <summary>Formats a result as space-separated name=value lines.</summary>
 internal static class ResultLines
 {
+    private static readonly IReadOnlyList<ResultField> ResultFields = ResultSchema.In(FieldFormats.Result);
+    private static readonly IReadOnlyList<ResultField> MetricFields = ResultSchema.In(FieldFormats.Metric);
+
     /// <summary>"RESULT scenario=… pass_fail=… p999_us=… interrupted=…[ reason="…"]".</summary>
-    public static string Result(ScenarioResult result) => Format("RESULT", ResultFields.ResultLine, result);
+    public static string Result(ScenarioResult result) => Format("RESULT", ResultFields, result);
 
     /// <summary>"METRIC scenario_id=… pass_fail=… drain_timeout=… interrupted=…[ reason="…"]".</summary>
-    public static string Metric(ScenarioResult result) => Format("METRIC", ResultFields.MetricLine, result);
+    public static string Metric(ScenarioResult result) => Format("METRIC", MetricFields, result);
 
-    private static string Format(string tag, IReadOnlyList<ResultColumn> columns, ScenarioResult result)
+    private static string Format(string tag, IReadOnlyList<ResultField> fields, ScenarioResult result)
     {
         var line = new StringBuilder(tag, 512);
-        foreach (ResultColumn column in columns)
+        foreach (ResultField field in fields)
         {
-            FieldValue value = column.Read(result);
+            FieldValue value = field.Read(result);
+            if (field.Type == FieldType.Note)
+            {
+                // A note (the reason) comes last, quoted, and only where there is one to give.
+                if (value.Text is { } note)
+                {
+                    line.Append(' ').Append(field.Name).Append('=');
+                    AppendQuoted(line, note);
+                }
+
+                continue;
+            }
+
             string text = value.ToString();
-            line.Append(' ').Append(column.Name).Append('=');
+            line.Append(' ').Append(field.Name).Append('=');
             if (value.IsText && NeedsQuotes(text))
             {
                 AppendQuoted(line, text);
@@ -29,13 +45,6 @@ internal static class ResultLines
             {
                 line.Append(text);
             }
-        }
-
-        // The seeds' lines have no reason field: it comes last, and only where there is one to give.
-        if (result.Reason is not null && result.PassFail != "PASS")
-        {
-            line.Append(' ').Append(ResultFields.Reason.Name).Append('=');
-            AppendQuoted(line, result.Reason);
         }
 
         return line.ToString();

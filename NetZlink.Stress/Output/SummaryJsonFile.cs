@@ -1,6 +1,8 @@
-// --summary-json: the run as one JSON object, or the runs of a sweep (s3, s4) as an array,
-// with the same names as the CSV columns (and, with --json-histogram, MergeInputJson's after them).
+// --summary-json: the run as one JSON object, or the runs of a sweep (s3, s4) as an array, with
+// ResultSchema's JSON fields (the CSV's columns; with --json-histogram, MergeInputJson's after them).
+// Beside it, each run with latency samples gets HdrHistogram's percentile distribution (.hgrm).
 using System.Text.Json;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Output;
@@ -9,12 +11,14 @@ namespace NetZlink.Stress.Output;
 internal static class SummaryJsonFile
 {
     private static readonly JsonWriterOptions Options = new() { Indented = true };
+    private static readonly IReadOnlyList<ResultField> Properties = ResultSchema.In(FieldFormats.Json);
 
     /// <summary>
     /// Replaces <paramref name="path"/> with <paramref name="results"/>: an array when
     /// <paramref name="asArray"/>, else the single result as an object. The file is written
     /// beside and moved into place, so a reader never sees half of it. <paramref name="withHistogram"/>
-    /// adds each run's latency histogram and merge_input (<see cref="MergeInputJson"/>).
+    /// adds each run's latency histogram and merge_input (<see cref="MergeInputJson"/>). Every run
+    /// with latency samples also gets its .hgrm (<see cref="HgrmPath"/>).
     /// </summary>
     public static void Write(string path, IReadOnlyList<ScenarioResult> results, bool asArray, bool withHistogram = false)
     {
@@ -31,7 +35,33 @@ internal static class SummaryJsonFile
         }
 
         File.Move(temporary, path, overwrite: true);
+        foreach (ScenarioResult result in results)
+        {
+            if (result.Latency is { TotalCount: > 0 } latency)
+            {
+                LatencyHistograms.WriteHgrm(HgrmPath(path, result, asArray), latency);
+            }
+        }
     }
+
+    /// <summary>
+    /// Where a run's .hgrm goes: the JSON's path with .hgrm for its extension ("summary.hgrm"), or
+    /// for a sweep's array with the run's scenario_id before it ("summary.s3-hwm-300000.hgrm").
+    /// </summary>
+    public static string HgrmPath(string jsonPath, ScenarioResult result, bool asArray)
+    {
+        if (!asArray)
+        {
+            return HgrmPath(jsonPath);
+        }
+
+        char[] invalid = Path.GetInvalidFileNameChars();
+        string id = string.Concat(ResultSchema.ScenarioId(result).Select(c => invalid.Contains(c) || char.IsWhiteSpace(c) ? '_' : c));
+        return Path.ChangeExtension(jsonPath, null) + "." + id + ".hgrm";
+    }
+
+    /// <summary>The .hgrm of a single-run summary at <paramref name="jsonPath"/>.</summary>
+    public static string HgrmPath(string jsonPath) => Path.ChangeExtension(jsonPath, ".hgrm");
 
     /// <summary>Writes the JSON to <paramref name="stream"/>, ending with a newline.</summary>
     public static void WriteTo(Stream stream, IReadOnlyList<ScenarioResult> results, bool asArray, bool withHistogram = false)
@@ -60,9 +90,9 @@ internal static class SummaryJsonFile
     private static void WriteObject(Utf8JsonWriter writer, ScenarioResult result, bool withHistogram)
     {
         writer.WriteStartObject();
-        foreach (ResultColumn column in ResultFields.Table)
+        foreach (ResultField field in Properties)
         {
-            column.Read(result).WriteJson(writer, column.Name);
+            field.Read(result).WriteJson(writer, field.Name);
         }
 
         if (withHistogram)

@@ -16,7 +16,8 @@
 // packets are written in place into the shard's send scratch, whose filler bytes are laid
 // down once at start.
 using System.Buffers.Binary;
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Engine;
 
 namespace NetZlink.Stress.Scenarios;
@@ -93,11 +94,11 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
             _expectedFiller.AsSpan(9).CopyTo(packet[(4 + 9)..]);
         }
 
-        Histogram = new LatencyHistogram();
+        Histogram = LatencyHistograms.Create();
     }
 
     /// <summary>Round trips of sampled measured packets, in nanoseconds.</summary>
-    public LatencyHistogram Histogram { get; }
+    public LongHistogram Histogram { get; }
 
     public void OnConnected(EngineShard shard, Connection connection)
     {
@@ -156,7 +157,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
             if (sampled)
             {
                 long sentAt = BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                Histogram.Record(now - sentAt);
+                LatencyHistograms.Record(Histogram, now - sentAt);
             }
         }
 

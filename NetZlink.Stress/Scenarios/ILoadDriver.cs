@@ -1,7 +1,7 @@
 // The seam between the scenario runner (phases, waiting, judging) and a client stack that moves
 // the packets. Each stack starts connecting when it is created, follows LoadPlan.Phase on its own
 // threads, and answers these questions without locks on its packet path.
-using NetZlink.Diagnostics;
+using HdrHistogram;
 
 namespace NetZlink.Stress.Scenarios;
 
@@ -30,7 +30,7 @@ internal interface ILoadDriver : IDisposable
     double P99UsEstimate();
 
     /// <summary>The sampled round trips of measured packets, merged; call after Done was observed.</summary>
-    LatencyHistogram MergedLatency();
+    HistogramBase MergedLatency();
 
     /// <summary>errno → count of failed connect attempts and other socket errors.</summary>
     IReadOnlyDictionary<int, long> ErrorsByErrno();

@@ -1,6 +1,7 @@
 // The netzlink client stack behind ILoadDriver: NetZlink's sharded ClientEngine, one
 // EchoLoadHandler per shard thread. Sums the handlers' plain counters with Volatile.Read.
-using NetZlink.Diagnostics;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
 using NetZlink.Engine;
 
 namespace NetZlink.Stress.Scenarios;
@@ -100,22 +101,13 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
         foreach (EchoLoadHandler handler in _handlers)
         {
             // Read while the shard records: an estimate for the progress line, never for the result.
-            p99 = Math.Max(p99, handler.Histogram.ValueAtPercentile(99) / 1000.0);
+            p99 = Math.Max(p99, LatencyHistograms.PercentileUsWhileRecording(handler.Histogram, 99));
         }
 
         return p99;
     }
 
-    public LatencyHistogram MergedLatency()
-    {
-        var merged = new LatencyHistogram();
-        foreach (EchoLoadHandler handler in _handlers)
-        {
-            merged.Add(handler.Histogram);
-        }
-
-        return merged;
-    }
+    public HistogramBase MergedLatency() => LatencyHistograms.Merge(_handlers.Select(h => h.Histogram));
 
     public IReadOnlyDictionary<int, long> ErrorsByErrno() => _engine.ErrorsByErrno();
 

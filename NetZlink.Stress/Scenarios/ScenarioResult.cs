@@ -1,14 +1,17 @@
-// The outcome of one client run: the seeds' fields first, NetZlink's extra fields after.
+// The outcome of one client run. Which of these are output fields, and how, is Output/ResultSchema.
+using HdrHistogram;
+using NetZlink.Stress.Latency;
+
 namespace NetZlink.Stress.Scenarios;
 
 /// <summary>What a scenario measured and whether it passed.</summary>
 public sealed class ScenarioResult
 {
-    private readonly string? _stack;
+    private string? _stack;
 
-    public required ScenarioSettings Settings { get; init; }
+    public required ScenarioSettings Settings { get; set; }
     /// <summary>stack=: the settings' stack label ("netzlink", "dotnet", or "client+server" when the ends differ) unless set.</summary>
-    public string Stack { get => _stack ?? Settings.StackLabel; init => _stack = value; }
+    public string Stack { get => _stack ?? Settings.StackLabel; set => _stack = value; }
     public long ConnectSuccess { get; set; }
     public long ConnectFail { get; set; }
     public long ConnectTimeout { get; set; }
@@ -28,6 +31,17 @@ public sealed class ScenarioResult
     public long GatingViolation { get; set; }
     /// <summary>errno → count, for errors_by_errno.</summary>
     public SortedDictionary<int, long> ErrorsByErrno { get; } = new();
+
+    /// <summary>Replaces <see cref="ErrorsByErrno"/> with <paramref name="counts"/>.</summary>
+    public void SetErrorsByErrno(IEnumerable<KeyValuePair<int, long>> counts)
+    {
+        ErrorsByErrno.Clear();
+        foreach ((int errno, long count) in counts)
+        {
+            ErrorsByErrno[errno] = count;
+        }
+    }
+
     /// <summary>PASS, FAIL or SKIP.</summary>
     public string PassFail { get; set; } = "FAIL";
     /// <summary>Why it failed or was skipped; null on PASS.</summary>
@@ -37,8 +51,10 @@ public sealed class ScenarioResult
     public string? ClientFault { get; set; }
     public double CpuSeconds { get; set; }
     public long PeakRssBytes { get; set; }
-    /// <summary>Managed bytes allocated during the measured phase divided by packets moved (sent + recv).</summary>
-    public double AllocatedBytesPerPacket { get; set; }
+    /// <summary>Managed bytes the packet-path threads allocated during the measured phase.</summary>
+    public long AllocatedBytes { get; set; }
+    /// <summary><see cref="AllocatedBytes"/> divided by packets moved (sent + recv); 0 when none moved.</summary>
+    public double AllocatedBytesPerPacket => Sent + Recv == 0 ? 0 : (double)AllocatedBytes / (Sent + Recv);
     public int ShardCount { get; set; }
     /// <summary>hosts=: client processes whose counts this result holds (1 for a run, the sum for a merge).</summary>
     public int Hosts { get; set; } = 1;
@@ -57,20 +73,20 @@ public sealed class ScenarioResult
     /// <summary>fail_reason=: the first cause of a FAIL, one of <see cref="FailReasons"/>.</summary>
     public string FailReason { get; set; } = FailReasons.None;
     /// <summary>The merged latency histogram (ns) of the sampled measured packets.</summary>
-    public NetZlink.Diagnostics.LatencyHistogram? Latency { get; set; }
+    public HistogramBase? Latency { get; set; }
 
     /// <summary>Sets <see cref="Latency"/> and every latency field from it (a run's merged shards, or a merge's hosts).</summary>
-    public void SetLatency(NetZlink.Diagnostics.LatencyHistogram histogram)
+    public void SetLatency(HistogramBase histogram)
     {
         ArgumentNullException.ThrowIfNull(histogram);
         Latency = histogram;
         LatencySamples = histogram.TotalCount;
-        P50Us = histogram.ValueAtPercentile(50) / 1000.0;
-        P95Us = histogram.ValueAtPercentile(95) / 1000.0;
-        P99Us = histogram.ValueAtPercentile(99) / 1000.0;
-        P999Us = histogram.ValueAtPercentile(99.9) / 1000.0;
-        MaxUs = histogram.Max / 1000.0;
-        MeanUs = histogram.Mean / 1000.0;
-        StdevUs = histogram.StandardDeviation / 1000.0;
+        P50Us = LatencyHistograms.PercentileUs(histogram, 50);
+        P95Us = LatencyHistograms.PercentileUs(histogram, 95);
+        P99Us = LatencyHistograms.PercentileUs(histogram, 99);
+        P999Us = LatencyHistograms.PercentileUs(histogram, 99.9);
+        MaxUs = LatencyHistograms.MaxUs(histogram);
+        MeanUs = LatencyHistograms.MeanUs(histogram);
+        StdevUs = LatencyHistograms.StdevUs(histogram);
     }
 }

@@ -8,6 +8,7 @@
 // sent then, late, so a server that stalls cannot make the measured set smaller.
 using System.Diagnostics;
 using System.Globalization;
+using HdrHistogram;
 using NetZlink.Stress.DotnetStack;
 
 namespace NetZlink.Stress.Scenarios;
@@ -129,7 +130,7 @@ public static class ScenarioRunner
             if (!await run.WaitUntilAsync("settle", () => run.Totals.InFlight == 0, drainTimeout, cancellationToken).ConfigureAwait(false))
             {
                 result.DrainTimeout = 1;
-                result.Reason = $"warm-up packets still outstanding after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
+                result.Reason = SettleTimeoutReason(settings.DrainTimeoutSeconds);
             }
         }
 
@@ -167,8 +168,7 @@ public static class ScenarioRunner
         {
             LoadTotals t = run.Totals;
             result.DrainTimeout = 1;
-            string unsent = t.Unsent > 0 ? $" and {t.Unsent} measured packets still not sent (held back by --inflight or a full send queue)" : string.Empty;
-            result.Reason = $"{t.InFlight} packets still outstanding{unsent} after the {settings.DrainTimeoutSeconds:0.###} s drain timeout";
+            result.Reason = DrainTimeoutReason(t.InFlight, t.Unsent, settings.DrainTimeoutSeconds);
         }
 
         result.Throughput = settings.MeasureSeconds > 0 ? run.Totals.ReceivedMeasured / ThroughputSeconds(run, settings) : 0;
@@ -191,9 +191,26 @@ public static class ScenarioRunner
         return seconds;
     }
 
-    private static void Collect(ILoadDriver driver, ScenarioResult result)
+    /// <summary>reason= of a run whose warm-up packets were not all back by the drain timeout.</summary>
+    internal static string SettleTimeoutReason(double drainTimeoutSeconds) =>
+        string.Create(CultureInfo.InvariantCulture, $"warm-up packets still outstanding after the {drainTimeoutSeconds:0.###} s drain timeout");
+
+    /// <summary>reason= of a run whose measured packets were not all back (or, open model, sent) by the drain timeout.</summary>
+    internal static string DrainTimeoutReason(long inFlight, long unsent, double drainTimeoutSeconds)
     {
-        LoadTotals totals = driver.Totals();
+        string held = unsent > 0 ? $" and {unsent} measured packets still not sent (held back by --inflight or a full send queue)" : string.Empty;
+        return string.Create(CultureInfo.InvariantCulture, $"{inFlight} packets still outstanding{held} after the {drainTimeoutSeconds:0.###} s drain timeout");
+    }
+
+    private static void Collect(ILoadDriver driver, ScenarioResult result) =>
+        Collect(driver.Totals(), driver.ErrorsByErrno(), driver.MergedLatency(), driver.AllocatedDuringMeasure(), result);
+
+    /// <summary>
+    /// Sets the result's counts from what a client stack counted by the end of the run: the .NET
+    /// stacks' drivers, and the c-epoll limit row's COUNTS line (Compare/LimitEchoCounts).
+    /// </summary>
+    internal static void Collect(LoadTotals totals, IReadOnlyDictionary<int, long> errorsByErrno, HistogramBase latency, long allocatedBytes, ScenarioResult result)
+    {
         result.ConnectSuccess = totals.Connected;
         result.ConnectFail = totals.ConnectFailed;
         result.ConnectTimeout = totals.ConnectTimedOut;
@@ -206,14 +223,9 @@ public static class ScenarioRunner
         // Dropped with their connections, plus still outstanding now that the run is over.
         result.Lost = totals.Lost + totals.InFlight;
         result.Late = totals.Late;
-        foreach ((int errno, long count) in driver.ErrorsByErrno())
-        {
-            result.ErrorsByErrno[errno] = count;
-        }
-
-        result.SetLatency(driver.MergedLatency());
-        long packets = result.Sent + result.Recv;
-        result.AllocatedBytesPerPacket = packets == 0 ? 0 : (double)driver.AllocatedDuringMeasure() / packets;
+        result.SetErrorsByErrno(errorsByErrno);
+        result.SetLatency(latency);
+        result.AllocatedBytes = allocatedBytes;
     }
 
     /// <summary>fail_reason= picks the first of these that applies: the cause that explains the others.</summary>

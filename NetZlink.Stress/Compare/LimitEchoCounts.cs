@@ -1,0 +1,163 @@
+// The c-epoll limit row's COUNTS line (native/bench/limit_echo.c, whose header documents it) turned
+// into a judged ScenarioResult: limit_echo only counts; the counts go through the runner's own
+// Collect and Judge, so the limit row is judged by the rules of the .NET stacks and written by
+// the same writers (RESULT/METRIC, CSV, JSON, .hgrm).
+using System.Globalization;
+using HdrHistogram;
+using NetZlink.Stress.Latency;
+using NetZlink.Stress.Output;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Compare;
+
+/// <summary>Reads limit_echo's COUNTS line.</summary>
+internal static class LimitEchoCounts
+{
+    /// <summary>The line's first word.</summary>
+    public const string Tag = "COUNTS";
+
+    /// <summary>The version of the line this build reads.</summary>
+    public const int Version = 1;
+
+    /// <summary>The COUNTS line among <paramref name="lines"/> (a client's stdout), or null.</summary>
+    public static string? Find(IEnumerable<string> lines) =>
+        lines.LastOrDefault(l => l.StartsWith(Tag + " ", StringComparison.Ordinal));
+
+    /// <summary>
+    /// The judged result of a COUNTS line, stack c-epoll, with <paramref name="scenarioId"/> as its
+    /// scenario_id (null: the default "c-epoll-&lt;scenario&gt;").
+    /// </summary>
+    /// <exception cref="InvalidDataException">The line is not a COUNTS line of this version, or a value is missing or malformed (named in the message).</exception>
+    public static ScenarioResult Parse(string line, string? scenarioId = null)
+    {
+        Dictionary<string, string> values = Pairs(line);
+        long version = Integer(values, "version");
+        if (version != Version)
+        {
+            throw Invalid(string.Create(CultureInfo.InvariantCulture, $"version {version} is not one this build reads ({Version})"));
+        }
+
+        var settings = new ScenarioSettings
+        {
+            Scenario = Text(values, "scenario"),
+            ScenarioId = scenarioId,
+            Ccu = Int32(values, "ccu"),
+            Size = Int32(values, "size"),
+            Inflight = Int32(values, "inflight"),
+            WarmupSeconds = Number(values, "warmup_s"),
+            MeasureSeconds = Number(values, "measure_s"),
+            DrainTimeoutSeconds = Number(values, "drain_timeout_s"),
+            LatencySampleRate = Int32(values, "latency_sample_rate"),
+        };
+        var result = new ScenarioResult { Settings = settings, Stack = CompareStacks.CEpoll, ShardCount = 1 };
+        var totals = new LoadTotals(
+            Connected: Integer(values, "connected"),
+            ConnectFailed: Integer(values, "connect_failed"),
+            ConnectTimedOut: Integer(values, "connect_timed_out"),
+            Disconnected: Integer(values, "disconnected"),
+            SentTotal: Integer(values, "sent_total"),
+            ReceivedTotal: Integer(values, "received_total"),
+            SentMeasured: Integer(values, "sent_measured"),
+            ReceivedMeasured: Integer(values, "received_measured"),
+            InFlight: Integer(values, "in_flight"),
+            GatingViolations: Integer(values, "gating_violations"),
+            BadEchoes: Integer(values, "bad_echoes"),
+            PeerClosed: Integer(values, "peer_closed"),
+            ProtocolErrors: Integer(values, "protocol_errors"),
+            Lost: Integer(values, "lost"));
+        IReadOnlyDictionary<int, long> errors = FieldValue.ParseCounts(Text(values, "errors_by_errno"))
+            ?? throw Invalid($"errors_by_errno must be errno:count pairs joined by ';' (got \"{values["errors_by_errno"]}\")");
+        // limit_echo has no managed heap: nothing is allocated that alloc_bytes_per_packet counts.
+        ScenarioRunner.Collect(totals, errors, Latency(Text(values, "latency_ns")), allocatedBytes: 0, result);
+
+        result.Interrupted = Flag(values, "interrupted");
+        long throughputNs = Integer(values, "throughput_ns");
+        result.Throughput = throughputNs > 0 ? totals.ReceivedMeasured / (throughputNs / 1e9) : 0;
+        result.CpuSeconds = Integer(values, "cpu_us") / 1e6;
+        result.PeakRssBytes = Integer(values, "peak_rss_kb") * 1024;
+        if (Flag(values, "drain_timeout"))
+        {
+            result.DrainTimeout = 1;
+            long outstanding = Integer(values, "outstanding");
+            result.Reason = Text(values, "drain_wait") switch
+            {
+                "settle" => ScenarioRunner.SettleTimeoutReason(settings.DrainTimeoutSeconds),
+                "drain" => ScenarioRunner.DrainTimeoutReason(outstanding, unsent: 0, settings.DrainTimeoutSeconds),
+                // s0's wait for its echo: the pass rules give their own text.
+                "echo" => null,
+                string other => throw Invalid($"drain_wait must be settle, drain or echo when drain_timeout=1 (got \"{other}\")"),
+            };
+        }
+
+        ScenarioRunner.Judge(result, settings.Ccu);
+        return result;
+    }
+
+    /// <summary>"value:count,…" (values in ns, lowest first) as a histogram of the tools' layout.</summary>
+    private static LongHistogram Latency(string pairs)
+    {
+        LongHistogram histogram = LatencyHistograms.Create();
+        foreach (string pair in pairs.Split(',', StringSplitOptions.RemoveEmptyEntries))
+        {
+            string[] parts = pair.Split(':');
+            if (parts.Length != 2
+                || !long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out long value)
+                || !long.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out long count) || count < 1)
+            {
+                throw Invalid($"latency_ns must be value:count pairs joined by ',' (got \"{pair}\")");
+            }
+
+            histogram.RecordValueWithCount(Math.Min(value, LatencyHistograms.HighestTrackableNs), count);
+        }
+
+        return histogram;
+    }
+
+    private static Dictionary<string, string> Pairs(string line)
+    {
+        string[] words = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+        if (words.Length == 0 || words[0] != Tag)
+        {
+            throw Invalid($"not a {Tag} line: \"{Shorten(line)}\"");
+        }
+
+        var values = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (string word in words.Skip(1))
+        {
+            int equals = word.IndexOf('=', StringComparison.Ordinal);
+            if (equals <= 0 || !values.TryAdd(word[..equals], word[(equals + 1)..]))
+            {
+                throw Invalid($"\"{Shorten(word)}\" is not a name=value pair of its own");
+            }
+        }
+
+        return values;
+    }
+
+    private static string Text(Dictionary<string, string> values, string name) =>
+        values.TryGetValue(name, out string? value) ? value : throw Invalid($"{name}= is missing");
+
+    private static long Integer(Dictionary<string, string> values, string name) =>
+        long.TryParse(Text(values, name), NumberStyles.None, CultureInfo.InvariantCulture, out long value)
+            ? value
+            : throw Invalid($"{name} must be a whole number, 0 or more (got \"{values[name]}\")");
+
+    private static int Int32(Dictionary<string, string> values, string name) =>
+        Integer(values, name) is var value and <= int.MaxValue ? (int)value : throw Invalid($"{name} is out of range (got {values[name]})");
+
+    private static double Number(Dictionary<string, string> values, string name) =>
+        double.TryParse(Text(values, name), NumberStyles.Float, CultureInfo.InvariantCulture, out double value) && double.IsFinite(value) && value >= 0
+            ? value
+            : throw Invalid($"{name} must be a number, 0 or more (got \"{values[name]}\")");
+
+    private static bool Flag(Dictionary<string, string> values, string name) => Integer(values, name) switch
+    {
+        0 => false,
+        1 => true,
+        _ => throw Invalid($"{name} must be 0 or 1 (got {values[name]})"),
+    };
+
+    private static string Shorten(string text) => text.Length <= 80 ? text : text[..80] + "…";
+
+    private static InvalidDataException Invalid(string problem) => new($"limit_echo's {Tag} line: {problem}");
+}
