@@ -40,7 +40,7 @@ public sealed class HighWaterMarkTests
     }
 
     [Test, CancelAfter(60_000)]
-    public void Stream_PayloadRefusedAtTheHighWaterMark_IsRetriedAlone()
+    public void Stream_PayloadRefusedAtTheHighWaterMark_LeavesNothingSelected_AndTheWholeMessageIsRetried()
     {
         using var context = new Context();
         using var server = context.CreateSocket(SocketType.Stream);
@@ -71,7 +71,11 @@ public sealed class HighWaterMarkTests
         TestContext.Out.WriteLine($"STREAM accepted {sent} payloads of {payload.Length} bytes before EAGAIN");
         Assert.That(refused, Is.True, "the payload send must report would-block at SNDHWM");
 
-        // Drain the client in the background; retry only the payload (the id frame is pending).
+        // Nothing stays selected after the refusal: a payload alone is now an id frame without
+        // SendMore, refused with EINVAL, and the stream is untouched.
+        Assert.That(() => server.TrySend(payload), Throws.InstanceOf<ZlinkException>().With.Message.Contain("EINVAL"));
+
+        // Drain the client in the background; retry the whole [id][payload] message.
         long expected = (long)(sent + 1) * payload.Length;
         var reader = Task.Run(() =>
         {
@@ -92,7 +96,7 @@ public sealed class HighWaterMarkTests
             return total;
         });
 
-        Assert.That(server.TrySend(payload, Wait.Long), Is.True, "the retried payload goes once the peer drains");
+        Assert.That(server.TrySendTo(id, payload, Wait.Long), Is.True, "the retried message goes once the peer drains");
         var flushDeadline = DateTime.UtcNow.AddSeconds(20);
         while (!reader.IsCompleted && DateTime.UtcNow < flushDeadline)
         {

@@ -51,6 +51,33 @@ public sealed class StreamSocketTests
     }
 
     [Test, CancelAfter(30_000)]
+    public void TrySendTo_SendsTheWholeMessage_CloseConnectionEndsIt_AndOtherKindsAreRefused()
+    {
+        using var context = new Context();
+        using var server = context.CreateSocket(SocketType.Stream);
+        using var client = context.CreateSocket(SocketType.Stream);
+        string endpoint = StreamSockets.Bind(server);
+        StreamSockets.ConnectOrIgnore(client, endpoint);
+        RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
+        RoutingId serverSide = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+
+        Assert.That(server.TrySendTo(serverSide, Wait.Bytes("world"), Wait.Long), Is.True);
+        (RoutingId to, byte[] reply) = StreamSockets.Receive(client);
+        Assert.That(to, Is.EqualTo(clientSide));
+        Assert.That(reply, Is.EqualTo(Wait.Bytes("world")));
+
+        Assert.That(server.CloseConnection(serverSide), Is.True);
+        Assert.That(StreamSockets.ReceiveEvent(client, StreamSockets.Disconnected), Is.EqualTo(clientSide));
+        Assert.That(StreamSockets.ReceiveEvent(server, StreamSockets.Disconnected), Is.EqualTo(serverSide));
+        Assert.That(server.CloseConnection(serverSide), Is.False, "a connection already gone");
+        Assert.Throws<HostUnreachableException>(() => server.TrySendTo(serverSide, Wait.Bytes("gone")));
+
+        using var pair = context.CreateSocket(SocketType.Pair);
+        var refused = Assert.Throws<InvalidOperationException>(() => pair.TrySendTo(serverSide, Wait.Bytes("x")));
+        Assert.That(refused!.Message, Does.Contain("STREAM"));
+    }
+
+    [Test, CancelAfter(30_000)]
     public void Send_ToAnUnknownRoutingId_IsHostUnreachable()
     {
         using var context = new Context();

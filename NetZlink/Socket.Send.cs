@@ -61,7 +61,11 @@ public sealed unsafe partial class Socket
         return WouldBlock(NativeMethods.zlink_errno(), "TrySend");
     }
 
-    /// <summary>Sends one frame, waiting up to <paramref name="timeout"/> for room.</summary>
+    /// <summary>
+    /// Sends one frame, waiting up to <paramref name="timeout"/> for room. On a STREAM socket a
+    /// refused frame leaves nothing selected, so a payload cannot wait for room alone: use
+    /// <see cref="TrySendTo(RoutingId, ReadOnlySpan{byte}, TimeSpan)"/>, which retries the whole message.
+    /// </summary>
     /// <param name="data">The frame.</param>
     /// <param name="timeout">How long to wait; <see cref="Timeout.InfiniteTimeSpan"/> for ever.</param>
     /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow.</param>
