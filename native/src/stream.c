@@ -20,13 +20,6 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-static int check_live(zl_stream_t *s)
-{
-    if (zl_ctx_is_shutdown(s->ctx))
-        return zl_fail(ETERM);
-    return 0;
-}
-
 zl_stream_t *zl_stream_new(zl_ctx_t *ctx, zl_handle_t *h)
 {
     zl_stream_t *s = calloc(1, sizeof *s);
@@ -57,115 +50,8 @@ zl_stream_t *zl_stream_new(zl_ctx_t *ctx, zl_handle_t *h)
         zl_set_errno(e);
         return NULL;
     }
-    /* defaults follow libzmq's */
-    s->sndhwm = 1000;
-    s->rcvhwm = 1000;
-    s->sndbuf = -1;
-    s->rcvbuf = -1;
-    s->backlog = 100;
-    s->linger = -1;
-    s->rcvtimeo = -1;
-    s->sndtimeo = -1;
-    s->reconnect_ivl = 100;
-    s->reconnect_ivl_max = 0;
-    s->connect_timeout = 0;
-    s->ka = s->ka_cnt = s->ka_idle = s->ka_intvl = -1;
-    s->handshake_ivl = 30000;
-    s->maxmsgsize = -1;
+    zl_stream_opts_init(&s->opts);
     return s;
-}
-
-/* ---- options ----------------------------------------------------------- */
-
-static int int_opt(const void *v, size_t len, int min, int max, int *out)
-{
-    if (!v || len != sizeof(int))
-        return zl_fail(EINVAL);
-    int x;
-    memcpy(&x, v, sizeof x);
-    if (x < min || x > max)
-        return zl_fail(EINVAL);
-    *out = x;
-    return 0;
-}
-
-int zl_stream_setsockopt(zl_stream_t *s, int opt, const void *v, size_t len)
-{
-    if (check_live(s))
-        return -1;
-    switch (opt) {
-    case ZLINK_SNDHWM:
-        return int_opt(v, len, 0, INT_MAX, &s->sndhwm);
-    case ZLINK_RCVHWM:
-        /* accepted for compatibility: input waits in the kernel, whose
-         * buffers are the receive-side limit */
-        return int_opt(v, len, 0, INT_MAX, &s->rcvhwm);
-    case ZLINK_SNDBUF:
-        return int_opt(v, len, -1, INT_MAX, &s->sndbuf);
-    case ZLINK_RCVBUF:
-        return int_opt(v, len, -1, INT_MAX, &s->rcvbuf);
-    case ZLINK_BACKLOG:
-        return int_opt(v, len, 0, INT_MAX, &s->backlog);
-    case ZLINK_LINGER:
-        return int_opt(v, len, -1, INT_MAX, &s->linger);
-    case ZLINK_RCVTIMEO:
-        return int_opt(v, len, -1, INT_MAX, &s->rcvtimeo);
-    case ZLINK_SNDTIMEO:
-        return int_opt(v, len, -1, INT_MAX, &s->sndtimeo);
-    case ZLINK_RECONNECT_IVL:
-        return int_opt(v, len, -1, INT_MAX, &s->reconnect_ivl);
-    case ZLINK_RECONNECT_IVL_MAX:
-        return int_opt(v, len, 0, INT_MAX, &s->reconnect_ivl_max);
-    case ZLINK_CONNECT_TIMEOUT:
-        return int_opt(v, len, 0, INT_MAX, &s->connect_timeout);
-    case ZLINK_TCP_KEEPALIVE:
-        return int_opt(v, len, -1, 1, &s->ka);
-    case ZLINK_TCP_KEEPALIVE_CNT:
-        return int_opt(v, len, -1, INT_MAX, &s->ka_cnt);
-    case ZLINK_TCP_KEEPALIVE_IDLE:
-        return int_opt(v, len, -1, INT_MAX, &s->ka_idle);
-    case ZLINK_TCP_KEEPALIVE_INTVL:
-        return int_opt(v, len, -1, INT_MAX, &s->ka_intvl);
-    case ZLINK_IPV6:
-        return int_opt(v, len, 0, 1, &s->ipv6);
-    case ZLINK_TOS:
-        return int_opt(v, len, 0, 255, &s->tos);
-    case ZLINK_TCP_MAXRT:
-        return int_opt(v, len, 0, INT_MAX, &s->tcp_maxrt);
-    case ZLINK_ROUTER_MANDATORY: /* always on for STREAM: EHOSTUNREACH */
-        return int_opt(v, len, 0, 1, &s->router_mandatory);
-    case ZLINK_IMMEDIATE: /* no pipes to hold back: nothing to do */
-        return int_opt(v, len, 0, 1, &s->immediate);
-    case ZLINK_HANDSHAKE_IVL: /* raw TCP has no handshake */
-        return int_opt(v, len, 0, INT_MAX, &s->handshake_ivl);
-    case ZLINK_MAXMSGSIZE: {
-        if (!v || len != sizeof(int64_t))
-            return zl_fail(EINVAL);
-        int64_t x;
-        memcpy(&x, v, sizeof x);
-        if (x < -1)
-            return zl_fail(EINVAL);
-        s->maxmsgsize = x;
-        return 0;
-    }
-    case ZLINK_CONNECT_ROUTING_ID:
-        if (!v || len != 4)
-            return zl_fail(EINVAL);
-        s->connect_rid = zl_get_be32(v);
-        s->connect_rid_set = 1;
-        return 0;
-    default:
-        return zl_fail(EINVAL);
-    }
-}
-
-static int put_int(void *v, size_t *len, int x)
-{
-    if (!v || !len || *len < sizeof(int))
-        return zl_fail(EINVAL);
-    memcpy(v, &x, sizeof x);
-    *len = sizeof x;
-    return 0;
 }
 
 static int has_input(const zl_stream_t *s)
@@ -175,14 +61,14 @@ static int has_input(const zl_stream_t *s)
 
 int zl_stream_poll_check(zl_stream_t *s, short events)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     if (!has_input(s))
         zl_pump(s, 0);
     else if (s->heap_n)
         zl_timers_run(s); /* due retries/timeouts run even if unread input
                              makes the epoll round trip unnecessary */
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     int r = 0;
     if ((events & ZLINK_POLLIN) && has_input(s))
@@ -197,91 +83,15 @@ int zl_stream_fd(zl_stream_t *s)
     return s->epfd;
 }
 
-int zl_stream_getsockopt(zl_stream_t *s, int opt, void *v, size_t *len)
-{
-    if (check_live(s))
-        return -1;
-    switch (opt) {
-    case ZLINK_TYPE:
-        return put_int(v, len, ZLINK_STREAM);
-    case ZLINK_RCVMORE:
-        return put_int(v, len, s->rx_state != ZRX_NONE);
-    case ZLINK_FD:
-        return put_int(v, len, s->epfd);
-    case ZLINK_EVENTS: {
-        int r = zl_stream_poll_check(s, ZLINK_POLLIN | ZLINK_POLLOUT);
-        return r < 0 ? -1 : put_int(v, len, r);
-    }
-    case ZLINK_LAST_ENDPOINT: {
-        size_t n = strlen(s->last_endpoint) + 1;
-        if (!v || !len || *len < n)
-            return zl_fail(EINVAL);
-        memcpy(v, s->last_endpoint, n);
-        *len = n;
-        return 0;
-    }
-    case ZLINK_SNDHWM:
-        return put_int(v, len, s->sndhwm);
-    case ZLINK_RCVHWM:
-        return put_int(v, len, s->rcvhwm);
-    case ZLINK_SNDBUF:
-        return put_int(v, len, s->sndbuf);
-    case ZLINK_RCVBUF:
-        return put_int(v, len, s->rcvbuf);
-    case ZLINK_BACKLOG:
-        return put_int(v, len, s->backlog);
-    case ZLINK_LINGER:
-        return put_int(v, len, s->linger);
-    case ZLINK_RCVTIMEO:
-        return put_int(v, len, s->rcvtimeo);
-    case ZLINK_SNDTIMEO:
-        return put_int(v, len, s->sndtimeo);
-    case ZLINK_RECONNECT_IVL:
-        return put_int(v, len, s->reconnect_ivl);
-    case ZLINK_RECONNECT_IVL_MAX:
-        return put_int(v, len, s->reconnect_ivl_max);
-    case ZLINK_CONNECT_TIMEOUT:
-        return put_int(v, len, s->connect_timeout);
-    case ZLINK_TCP_KEEPALIVE:
-        return put_int(v, len, s->ka);
-    case ZLINK_TCP_KEEPALIVE_CNT:
-        return put_int(v, len, s->ka_cnt);
-    case ZLINK_TCP_KEEPALIVE_IDLE:
-        return put_int(v, len, s->ka_idle);
-    case ZLINK_TCP_KEEPALIVE_INTVL:
-        return put_int(v, len, s->ka_intvl);
-    case ZLINK_IPV6:
-        return put_int(v, len, s->ipv6);
-    case ZLINK_TOS:
-        return put_int(v, len, s->tos);
-    case ZLINK_TCP_MAXRT:
-        return put_int(v, len, s->tcp_maxrt);
-    case ZLINK_ROUTER_MANDATORY:
-        return put_int(v, len, s->router_mandatory);
-    case ZLINK_IMMEDIATE:
-        return put_int(v, len, s->immediate);
-    case ZLINK_HANDSHAKE_IVL:
-        return put_int(v, len, s->handshake_ivl);
-    case ZLINK_MAXMSGSIZE:
-        if (!v || !len || *len < sizeof(int64_t))
-            return zl_fail(EINVAL);
-        memcpy(v, &s->maxmsgsize, sizeof(int64_t));
-        *len = sizeof(int64_t);
-        return 0;
-    default:
-        return zl_fail(EINVAL);
-    }
-}
-
 /* ---- endpoints --------------------------------------------------------- */
 
 int zl_stream_bind(zl_stream_t *s, const char *ep)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     zl_sockaddr_t a;
     socklen_t al;
-    int rc = zl_parse_endpoint(ep, 1, s->ipv6, &a, &al);
+    int rc = zl_parse_endpoint(ep, 1, s->opts.ipv6, &a, &al);
     if (rc)
         return zl_fail(-rc);
     int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -296,11 +106,11 @@ int zl_stream_bind(zl_stream_t *s, const char *ep)
             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
         /* accepted sockets inherit buffer sizes from the listener; setting
          * them here too matters for the window scale of the handshake */
-        if (s->sndbuf > 0)
-            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof s->sndbuf);
-        if (s->rcvbuf > 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, sizeof s->rcvbuf);
-        if (bind(fd, &a.sa, al) != 0 || listen(fd, s->backlog) != 0)
+        if (s->opts.sndbuf > 0)
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->opts.sndbuf, sizeof s->opts.sndbuf);
+        if (s->opts.rcvbuf > 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->opts.rcvbuf, sizeof s->opts.rcvbuf);
+        if (bind(fd, &a.sa, al) != 0 || listen(fd, s->opts.backlog) != 0)
             e = errno;
     }
     if (e) {
@@ -347,7 +157,7 @@ int zl_stream_bind(zl_stream_t *s, const char *ep)
         return zl_fail(e);
     }
     l->fd = fd;
-    strcpy(s->last_endpoint, l->real);
+    strcpy(s->opts.last_endpoint, l->real);
     zl_emit(s, ZLINK_EVENT_LISTENING, (uint64_t)fd, NULL, l->real, NULL);
     return 0;
 }
@@ -366,7 +176,7 @@ static void listener_close(zl_stream_t *s, zl_listener_t *l)
 
 int zl_stream_unbind(zl_stream_t *s, const char *ep)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     if (!ep)
         return zl_fail(EINVAL);
@@ -391,13 +201,13 @@ static zl_endpoint_t *find_ep(zl_stream_t *s, const char *str)
 
 int zl_stream_connect(zl_stream_t *s, const char *str)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     if (!str)
         return zl_fail(EINVAL);
-    int have_id = s->connect_rid_set;
-    uint32_t id = s->connect_rid;
-    s->connect_rid_set = 0; /* applies to this connect only */
+    int have_id = s->opts.connect_rid.set;
+    uint32_t id = s->opts.connect_rid.id;
+    s->opts.connect_rid.set = 0; /* applies to this connect only */
 
     /* thousands of connects to one endpoint resolve it once */
     zl_endpoint_t *ep = find_ep(s, str);
@@ -405,7 +215,7 @@ int zl_stream_connect(zl_stream_t *s, const char *str)
     if (!ep) {
         zl_sockaddr_t a;
         socklen_t al;
-        int rc = zl_parse_endpoint(str, 0, s->ipv6, &a, &al);
+        int rc = zl_parse_endpoint(str, 0, s->opts.ipv6, &a, &al);
         if (rc)
             return zl_fail(-rc);
         ep = calloc(1, sizeof *ep);
@@ -439,8 +249,8 @@ int zl_stream_connect(zl_stream_t *s, const char *str)
     ep->conns = c;
     ep->nconns++;
     size_t n = strlen(str);
-    if (n < sizeof s->last_endpoint)
-        memcpy(s->last_endpoint, str, n + 1);
+    if (n < sizeof s->opts.last_endpoint)
+        memcpy(s->opts.last_endpoint, str, n + 1);
     if (zl_conn_start_connect(s, c, 1) != 0) {
         int e = zlink_errno();
         zl_conn_release(s, c);
@@ -451,7 +261,7 @@ int zl_stream_connect(zl_stream_t *s, const char *str)
 
 int zl_stream_disconnect(zl_stream_t *s, const char *str)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     if (!str)
         return zl_fail(EINVAL);
@@ -504,7 +314,7 @@ static zl_conn_t *wait_for_room(zl_stream_t *s, int flags)
     int wait = 0;
     for (;;) {
         zl_pump(s, wait);
-        if (check_live(s))
+        if (zl_stream_check_live(s))
             return NULL;
         zl_conn_t *c = zl_conn_at(s, s->tx_idx, s->tx_serial);
         if (!c || c->state != ZC_ACTIVE) {
@@ -512,16 +322,16 @@ static zl_conn_t *wait_for_room(zl_stream_t *s, int flags)
             zl_set_errno(EHOSTUNREACH);
             return NULL;
         }
-        if (c->q.lcount < (uint32_t)s->sndhwm)
+        if (c->q.lcount < (uint32_t)s->opts.sndhwm)
             return c;
-        if ((flags & ZLINK_DONTWAIT) || s->sndtimeo == 0) {
+        if ((flags & ZLINK_DONTWAIT) || s->opts.sndtimeo == 0) {
             zl_set_errno(EAGAIN);
             return NULL;
         }
-        if (s->sndtimeo > 0) {
+        if (s->opts.sndtimeo > 0) {
             uint64_t now = zl_now_ms();
             if (!deadline)
-                deadline = now + (uint64_t)s->sndtimeo;
+                deadline = now + (uint64_t)s->opts.sndtimeo;
             if (now >= deadline) {
                 zl_set_errno(EAGAIN);
                 return NULL;
@@ -550,7 +360,7 @@ static int send_payload(zl_stream_t *s, const void *buf, size_t len,
         return zl_fail(EMSGSIZE);
     if (c->q.lcount == 0)
         return send_direct(s, c, buf, len);
-    if (s->sndhwm > 0 && c->q.lcount >= (uint32_t)s->sndhwm) {
+    if (s->opts.sndhwm > 0 && c->q.lcount >= (uint32_t)s->opts.sndhwm) {
         c = wait_for_room(s, flags);
         if (!c)
             return -1;
@@ -574,7 +384,7 @@ static int send_payload(zl_stream_t *s, const void *buf, size_t len,
  * of the stalled connection. */
 int zl_stream_send(zl_stream_t *s, const void *buf, size_t len, int flags)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     if (s->tx_pending) {
         /* payload frame (a MORE flag on it is ignored, as libzmq does) */
@@ -630,23 +440,23 @@ static int next_id(zl_stream_t *s, int flags, uint32_t *id)
             *id = c->id;
             return 0;
         }
-        if (check_live(s))
+        if (zl_stream_check_live(s))
             return -1;
         int wait;
-        if ((flags & ZLINK_DONTWAIT) || s->rcvtimeo == 0) {
+        if ((flags & ZLINK_DONTWAIT) || s->opts.rcvtimeo == 0) {
             wait = 0;
-        } else if (s->rcvtimeo < 0) {
+        } else if (s->opts.rcvtimeo < 0) {
             wait = -1;
         } else {
             uint64_t now = zl_now_ms();
             if (!deadline)
-                deadline = now + (uint64_t)s->rcvtimeo;
+                deadline = now + (uint64_t)s->opts.rcvtimeo;
             wait = now >= deadline ? 0 : (int)(deadline - now);
         }
         zl_pump(s, wait);
         if (s->evq_count || s->rdy_count)
             continue;
-        if (check_live(s))
+        if (zl_stream_check_live(s))
             return -1;
         if (wait == 0)
             return zl_fail(EAGAIN);
@@ -709,7 +519,7 @@ static char *scratch(zl_stream_t *s)
 
 int zl_stream_recv(zl_stream_t *s, void *buf, size_t len, int flags)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     if (!buf && len)
         return zl_fail(EFAULT);
@@ -770,7 +580,7 @@ static int msg_fill(zmq_msg_t *msg, const void *data, size_t n)
 
 int zl_stream_msg_recv(zl_stream_t *s, zmq_msg_t *msg, int flags)
 {
-    if (check_live(s))
+    if (zl_stream_check_live(s))
         return -1;
     if (s->rx_state == ZRX_EVENT) {
         s->rx_state = ZRX_NONE;
@@ -815,7 +625,7 @@ int zl_stream_close(zl_stream_t *s)
 
     /* LINGER: connections with queued output are flushed before they are
      * closed; everything else goes now */
-    int linger = s->linger;
+    int linger = s->opts.linger;
     int flush = s->nqueued && linger != 0 && !(linger < 0 && down);
     for (uint32_t i = 0; i < s->nslots; i++) {
         zl_conn_t *c = s->conns[i];

@@ -127,6 +127,27 @@ enum { ZRX_NONE = 0, ZRX_EVENT, ZRX_DATA };
 
 struct zl_monq;
 
+/* CONNECT_ROUTING_ID: a write-only 4-byte id that one connect consumes */
+typedef struct zl_rid_opt {
+    uint32_t id;
+    int set;
+} zl_rid_opt_t;
+
+/* What zlink_setsockopt sets and zlink_getsockopt reads (stream_opts.c
+ * describes each field once, with its option id, type and range), apart
+ * from the engine's state. */
+typedef struct zl_stream_opts {
+    int type; /* ZLINK_STREAM, read-only */
+    int sndhwm, rcvhwm, sndbuf, rcvbuf, backlog, linger;
+    int rcvtimeo, sndtimeo;
+    int reconnect_ivl, reconnect_ivl_max, connect_timeout;
+    int ka, ka_cnt, ka_idle, ka_intvl;
+    int ipv6, tos, tcp_maxrt, router_mandatory, immediate, handshake_ivl;
+    int64_t maxmsgsize;
+    zl_rid_opt_t connect_rid; /* for the next connect only */
+    char last_endpoint[ZL_ADDR_MAX];
+} zl_stream_opts_t;
+
 typedef struct zl_stream {
     zl_handle_t *handle;
     zl_ctx_t *ctx;
@@ -134,16 +155,7 @@ typedef struct zl_stream {
     int evfd_signalled;
     uint64_t tfd_armed; /* absolute ms the timerfd is set to, 0 = idle */
 
-    /* options */
-    int sndhwm, rcvhwm, sndbuf, rcvbuf, backlog, linger;
-    int rcvtimeo, sndtimeo;
-    int reconnect_ivl, reconnect_ivl_max, connect_timeout;
-    int ka, ka_cnt, ka_idle, ka_intvl;
-    int ipv6, tos, tcp_maxrt, router_mandatory, immediate, handshake_ivl;
-    int64_t maxmsgsize;
-    int connect_rid_set;
-    uint32_t connect_rid;
-    char last_endpoint[ZL_ADDR_MAX];
+    zl_stream_opts_t opts;
 
     /* connection slots */
     zl_conn_t **conns;
@@ -194,6 +206,16 @@ typedef struct zl_stream {
 
     struct epoll_event evs[ZL_EV_BATCH];
 } zl_stream_t;
+
+static inline int zl_stream_check_live(const zl_stream_t *s)
+{
+    if (zl_ctx_is_shutdown(s->ctx))
+        return zl_fail(ETERM);
+    return 0;
+}
+
+/* stream_opts.c */
+void zl_stream_opts_init(zl_stream_opts_t *o);
 
 /* stream_addr.c */
 int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,

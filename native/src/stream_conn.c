@@ -250,34 +250,34 @@ void zl_setup_fd(zl_stream_t *s, int fd, int family)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (s->sndbuf > 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof s->sndbuf);
-    if (s->rcvbuf > 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, sizeof s->rcvbuf);
-    if (s->ka != -1) {
-        int on = s->ka ? 1 : 0;
+    if (s->opts.sndbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->opts.sndbuf, sizeof s->opts.sndbuf);
+    if (s->opts.rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->opts.rcvbuf, sizeof s->opts.rcvbuf);
+    if (s->opts.ka != -1) {
+        int on = s->opts.ka ? 1 : 0;
         setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
         if (on) {
-            if (s->ka_cnt > 0)
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &s->ka_cnt,
-                           sizeof s->ka_cnt);
-            if (s->ka_idle > 0)
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &s->ka_idle,
-                           sizeof s->ka_idle);
-            if (s->ka_intvl > 0)
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &s->ka_intvl,
-                           sizeof s->ka_intvl);
+            if (s->opts.ka_cnt > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &s->opts.ka_cnt,
+                           sizeof s->opts.ka_cnt);
+            if (s->opts.ka_idle > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &s->opts.ka_idle,
+                           sizeof s->opts.ka_idle);
+            if (s->opts.ka_intvl > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &s->opts.ka_intvl,
+                           sizeof s->opts.ka_intvl);
         }
     }
-    if (s->tos > 0) {
+    if (s->opts.tos > 0) {
         if (family == AF_INET6)
-            setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &s->tos, sizeof s->tos);
+            setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &s->opts.tos, sizeof s->opts.tos);
         else
-            setsockopt(fd, IPPROTO_IP, IP_TOS, &s->tos, sizeof s->tos);
+            setsockopt(fd, IPPROTO_IP, IP_TOS, &s->opts.tos, sizeof s->opts.tos);
     }
-    if (s->tcp_maxrt > 0)
-        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &s->tcp_maxrt,
-                   sizeof s->tcp_maxrt);
+    if (s->opts.tcp_maxrt > 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &s->opts.tcp_maxrt,
+                   sizeof s->opts.tcp_maxrt);
 }
 
 static void close_fd(zl_stream_t *s, int fd)
@@ -438,7 +438,7 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
 
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
 {
-    if (c->q.lcount == 0 || s->linger == 0) {
+    if (c->q.lcount == 0 || s->opts.linger == 0) {
         zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
         return;
     }
@@ -448,8 +448,8 @@ void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
     zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
                  ZL_TAG(ZT_CONN, c->serial, c->idx));
     c->want_out = 1;
-    if (s->linger > 0)
-        c->timer_id = zl_timer_add(s, zl_now_ms() + (uint64_t)s->linger,
+    if (s->opts.linger > 0)
+        c->timer_id = zl_timer_add(s, zl_now_ms() + (uint64_t)s->opts.linger,
                                    ZTM_CONN, c->idx);
 }
 
@@ -536,11 +536,11 @@ static void attempt_failed(zl_stream_t *s, zl_conn_t *c, int err)
 {
     c->fd = -1;
     c->timer_id = 0;
-    if (s->reconnect_ivl >= 0) {
+    if (s->opts.reconnect_ivl >= 0) {
         c->state = ZC_RETRY_WAIT;
         zl_emit(s, ZLINK_EVENT_CONNECT_RETRIED, (uint64_t)err, c, NULL, NULL);
         c->timer_id = zl_timer_add(
-            s, zl_now_ms() + (uint64_t)s->reconnect_ivl, ZTM_CONN, c->idx);
+            s, zl_now_ms() + (uint64_t)s->opts.reconnect_ivl, ZTM_CONN, c->idx);
         return;
     }
     zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)err, c, NULL, NULL);
@@ -584,9 +584,9 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
         c->state = ZC_CONNECTING;
         zl_emit(s, ZLINK_EVENT_CONNECT_DELAYED, (uint64_t)EINPROGRESS, c, NULL,
                 NULL);
-        if (s->connect_timeout > 0)
+        if (s->opts.connect_timeout > 0)
             c->timer_id =
-                zl_timer_add(s, zl_now_ms() + (uint64_t)s->connect_timeout,
+                zl_timer_add(s, zl_now_ms() + (uint64_t)s->opts.connect_timeout,
                              ZTM_CONN, c->idx);
         return 0;
     }
