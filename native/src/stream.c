@@ -29,23 +29,8 @@ zl_stream_t *zl_stream_new(zl_ctx_t *ctx, zl_handle_t *h)
     }
     s->handle = h;
     s->ctx = ctx;
-    s->epfd = epoll_create1(EPOLL_CLOEXEC);
-    s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (s->epfd < 0 || s->evfd < 0 || s->tfd < 0 ||
-        zl_epoll_set(s, EPOLL_CTL_ADD, s->evfd, EPOLLIN,
-                     ZL_TAG(ZT_EVFD, 0, 0)) != 0 ||
-        zl_epoll_set(s, EPOLL_CTL_ADD, s->tfd, EPOLLIN,
-                     ZL_TAG(ZT_TIMERFD, 0, 0)) != 0 ||
-        zl_epoll_set(s, EPOLL_CTL_ADD, ctx->shutdown_fd, EPOLLIN,
-                     ZL_TAG(ZT_SHUTDOWN, 0, 0)) != 0) {
+    if (zl_loop_init(&s->loop, ctx->shutdown_fd) != 0) {
         int e = errno;
-        if (s->epfd >= 0)
-            close(s->epfd);
-        if (s->evfd >= 0)
-            close(s->evfd);
-        if (s->tfd >= 0)
-            close(s->tfd);
         free(s);
         zl_set_errno(e);
         return NULL;
@@ -65,7 +50,7 @@ int zl_stream_poll_check(zl_stream_t *s, short events)
         return -1;
     if (!has_input(s))
         zl_pump(s, 0);
-    else if (s->heap_n)
+    else if (s->loop.heap_n)
         zl_timers_run(s); /* due retries/timeouts run even if unread input
                              makes the epoll round trip unnecessary */
     if (zl_stream_check_live(s))
@@ -80,7 +65,7 @@ int zl_stream_poll_check(zl_stream_t *s, short events)
 
 int zl_stream_fd(zl_stream_t *s)
 {
-    return s->epfd;
+    return s->loop.epfd;
 }
 
 /* ---- endpoints --------------------------------------------------------- */
@@ -147,8 +132,8 @@ int zl_stream_bind(zl_stream_t *s, const char *ep)
     l->timer_id = 0;
     l->given = strdup(ep);
     zl_format_addr(&real, l->real, sizeof l->real);
-    if (!l->given || zl_epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN,
-                                  ZL_TAG(ZT_LISTENER, l->serial, li)) != 0) {
+    if (!l->given || zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, EPOLLIN,
+                                 ZL_TAG(ZT_LISTENER, l->serial, li)) != 0) {
         e = l->given ? errno : ENOMEM;
         free(l->given);
         l->given = NULL;
@@ -166,7 +151,7 @@ static void listener_close(zl_stream_t *s, zl_listener_t *l)
 {
     zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)l->fd, NULL, l->real, NULL);
     if (!l->paused)
-        epoll_ctl(s->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+        zl_loop_del(&s->loop, l->fd);
     close(l->fd);
     l->fd = -1;
     l->timer_id = 0;
@@ -409,6 +394,52 @@ int zl_stream_send(zl_stream_t *s, const void *buf, size_t len, int flags)
 
 /* ---- recv -------------------------------------------------------------- */
 
+/* Grows a power-of-two ring, unwrapping it so head becomes 0. */
+static int ring_grow(void **ring, uint32_t *head, uint32_t count, uint32_t *cap,
+                     size_t elem)
+{
+    uint32_t ncap = *cap ? *cap * 2 : 64;
+    char *n = malloc((size_t)ncap * elem);
+    if (!n)
+        return -1;
+    char *o = *ring;
+    for (uint32_t i = 0; i < count; i++)
+        memcpy(n + (size_t)i * elem,
+               o + (size_t)((*head + i) & (*cap - 1)) * elem, elem);
+    free(o);
+    *ring = n;
+    *head = 0;
+    *cap = ncap;
+    return 0;
+}
+
+void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte)
+{
+    if (s->evq_count == s->evq_cap &&
+        ring_grow((void **)&s->evq, &s->evq_head, s->evq_count, &s->evq_cap,
+                  sizeof *s->evq) != 0)
+        abort(); /* losing a connection event would break the contract */
+    zl_event_t *e = &s->evq[(s->evq_head + s->evq_count) & (s->evq_cap - 1)];
+    e->id = id;
+    e->byte = byte;
+    s->evq_count++;
+    /* keeps the epoll fd (ZLINK_FD) readable while events wait */
+    zl_loop_wake(&s->loop);
+}
+
+void zl_ready_push(zl_stream_t *s, zl_conn_t *c)
+{
+    if (s->rdy_count == s->rdy_cap &&
+        ring_grow((void **)&s->rdy, &s->rdy_head, s->rdy_count, &s->rdy_cap,
+                  sizeof *s->rdy) != 0)
+        return; /* level-triggered: the next batch reports it again */
+    zl_ready_t *r = &s->rdy[(s->rdy_head + s->rdy_count) & (s->rdy_cap - 1)];
+    r->idx = c->idx;
+    r->serial = c->serial;
+    s->rdy_count++;
+    c->in_ready = 1;
+}
+
 /* Picks the next thing to deliver: a queued 0x01/0x00, or a readable
  * connection. Returns 0 with *id set and rx_state prepared, or -1. */
 static int next_id(zl_stream_t *s, int flags, uint32_t *id)
@@ -635,8 +666,8 @@ int zl_stream_close(zl_stream_t *s)
             c->q.lcount) {
             if (c->state == ZC_ACTIVE) {
                 c->state = ZC_CLOSING;
-                zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
-                             ZL_TAG(ZT_CONN, c->serial, c->idx));
+                zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
+                            ZL_TAG(ZT_CONN, c->serial, c->idx));
                 c->want_out = 1;
             }
             continue;
@@ -647,7 +678,7 @@ int zl_stream_close(zl_stream_t *s)
         /* a finite linger is honoured even after a context shutdown, so the
          * (permanently readable) shutdown fd must not spin the wait */
         if (linger > 0)
-            epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->ctx->shutdown_fd, NULL);
+            zl_loop_del(&s->loop, s->ctx->shutdown_fd);
         uint64_t deadline = linger > 0 ? zl_now_ms() + (uint64_t)linger : 0;
         while (s->nqueued) {
             int wait = -1;
@@ -670,9 +701,7 @@ int zl_stream_close(zl_stream_t *s)
 
     zl_stream_monitors_stop(s);
 
-    close(s->epfd);
-    close(s->evfd);
-    close(s->tfd);
+    zl_loop_close(&s->loop);
     for (uint32_t i = 0; i < s->nslots; i++) {
         free(s->conns[i]->q.buf);
         free(s->conns[i]->q.lens);
@@ -690,7 +719,6 @@ int zl_stream_close(zl_stream_t *s)
     free(s->peers);
     free(s->evq);
     free(s->rdy);
-    free(s->heap);
     free(s->lst);
     free(s->scratch);
     free(s);

@@ -8,12 +8,11 @@
 #define ZL_STREAM_H
 
 #include "zl_internal.h"
+#include "stream_loop.h"
 
 #include <netinet/in.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 
-#define ZL_EV_BATCH 256
 #define ZL_SCRATCH_SIZE 65536
 #define ZL_ACCEPT_BATCH 256
 #define ZL_ACCEPT_RETRY_MS 100
@@ -34,14 +33,6 @@ enum zl_conn_state {
     ZC_ACTIVE,     /* established, 0x01 queued */
     ZC_CLOSING,    /* close requested, flushing the send queue */
 };
-
-/* What an epoll event refers to, in the top byte of epoll_data.u64; the
- * next 24 bits hold the slot serial so events for a recycled slot can be
- * told apart, the low 32 bits the slot index. */
-enum { ZT_CONN = 1, ZT_LISTENER, ZT_EVFD, ZT_TIMERFD, ZT_SHUTDOWN };
-#define ZL_TAG(t, serial, idx)                                                 \
-    (((uint64_t)(t) << 56) | ((uint64_t)((serial)&0xffffffu) << 32) |         \
-     (uint64_t)(uint32_t)(idx))
 
 struct zl_conn;
 
@@ -100,13 +91,8 @@ typedef struct zl_listener {
     char real[ZL_ADDR_MAX]; /* with the actual address and port */
 } zl_listener_t;
 
+/* owners of timers (zl_timer_t.kind) */
 enum { ZTM_CONN = 1, ZTM_LISTENER = 2 };
-typedef struct zl_timer {
-    uint64_t due;
-    uint32_t id;
-    uint32_t kind;
-    uint32_t idx;
-} zl_timer_t;
 
 typedef struct zl_event {
     uint32_t id;
@@ -151,9 +137,6 @@ typedef struct zl_stream_opts {
 typedef struct zl_stream {
     zl_handle_t *handle;
     zl_ctx_t *ctx;
-    int epfd, evfd, tfd;
-    int evfd_signalled;
-    uint64_t tfd_armed; /* absolute ms the timerfd is set to, 0 = idle */
 
     zl_stream_opts_t opts;
 
@@ -187,10 +170,6 @@ typedef struct zl_stream {
     int tx_pending;
     uint32_t tx_idx, tx_serial;
 
-    zl_timer_t *heap;
-    uint32_t heap_n, heap_cap;
-    uint32_t timer_seq;
-
     zl_listener_t *lst;
     uint32_t nlst, lst_cap;
     zl_endpoint_t *eps;
@@ -204,7 +183,7 @@ typedef struct zl_stream {
     void *mon_pair;
     int mon_pair_events;
 
-    struct epoll_event evs[ZL_EV_BATCH];
+    zl_loop_t loop; /* epoll set, wake-up, timers (stream_loop.c) */
 } zl_stream_t;
 
 static inline int zl_stream_check_live(const zl_stream_t *s)
@@ -223,31 +202,30 @@ int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
 void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n);
 socklen_t zl_addr_len(const zl_sockaddr_t *a);
 
-/* stream_io.c */
-uint64_t zl_now_ms(void);
-uint64_t zl_wall_ms(void);
+/* stream_loop.c: the pump */
 int zl_pump(zl_stream_t *s, int timeout_ms);
+void zl_timers_run(zl_stream_t *s);
+
+/* stream.c: what recv delivers next */
 void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte);
 void zl_ready_push(zl_stream_t *s, zl_conn_t *c);
-uint32_t zl_timer_add(zl_stream_t *s, uint64_t due, uint32_t kind,
-                      uint32_t idx);
-void zl_timers_run(zl_stream_t *s);
-int zl_epoll_set(zl_stream_t *s, int op, int fd, uint32_t events,
-                 uint64_t tag);
+
+/* stream_conn.c: the pump's handlers (slot index, the tag's 24-bit serial
+ * or the timer's id: stale events and cancelled timers are dropped there) */
+void zl_conn_on_event(zl_stream_t *s, uint32_t idx, uint32_t serial,
+                      uint32_t events);
+void zl_conn_on_timer(zl_stream_t *s, uint32_t idx, uint32_t timer_id);
+void zl_listener_on_event(zl_stream_t *s, uint32_t idx, uint32_t serial);
+void zl_listener_on_timer(zl_stream_t *s, uint32_t idx, uint32_t timer_id);
 
 /* stream_conn.c */
 zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id);
 void zl_conn_release(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first);
-void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c);
-void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c);
 void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err);
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_flush(zl_stream_t *s, zl_conn_t *c);
-int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data,
-                  size_t len);
-void zl_listener_accept(zl_stream_t *s, uint32_t li);
-void zl_listener_resume(zl_stream_t *s, uint32_t li);
+int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len);
 void zl_setup_fd(zl_stream_t *s, int fd, int family);
 int zl_ht_insert(zl_stream_t *s, uint32_t id, uint32_t idx);
 void zl_ht_remove(zl_stream_t *s, uint32_t id);

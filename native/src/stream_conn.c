@@ -284,7 +284,7 @@ static void close_fd(zl_stream_t *s, int fd)
 {
     /* explicit removal: a descriptor inherited by a forked child would
      * otherwise keep reporting events for a connection we dropped */
-    epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+    zl_loop_del(&s->loop, fd);
     close(fd);
 }
 
@@ -351,8 +351,8 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
         if (!c->want_out) {
             /* EPOLLOUT only while there is something to write, otherwise
              * level-triggered epoll would report it on every wait */
-            zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLOUT,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx));
+            zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLOUT,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx));
             c->want_out = 1;
         }
     }
@@ -406,8 +406,8 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
             return -1;
         }
         if (c->want_out) {
-            zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx));
+            zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx));
             c->want_out = 0;
         }
     }
@@ -445,12 +445,12 @@ void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
     /* flush what the application already handed us, then close */
     c->state = ZC_CLOSING;
     peer_remove(s, c);
-    zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
-                 ZL_TAG(ZT_CONN, c->serial, c->idx));
+    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
+                ZL_TAG(ZT_CONN, c->serial, c->idx));
     c->want_out = 1;
     if (s->opts.linger > 0)
-        c->timer_id = zl_timer_add(s, zl_now_ms() + (uint64_t)s->opts.linger,
-                                   ZTM_CONN, c->idx);
+        c->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + (uint64_t)s->opts.linger, ZTM_CONN, c->idx);
 }
 
 /* ---- establishing ------------------------------------------------------ */
@@ -469,7 +469,7 @@ static void established(zl_stream_t *s, zl_conn_t *c, int accepted)
     }
 }
 
-void zl_listener_accept(zl_stream_t *s, uint32_t li)
+static void listener_accept(zl_stream_t *s, uint32_t li)
 {
     for (int k = 0; k < ZL_ACCEPT_BATCH; k++) {
         zl_listener_t *l = &s->lst[li];
@@ -486,10 +486,11 @@ void zl_listener_accept(zl_stream_t *s, uint32_t li)
                 /* The pending connection stays in the backlog and the
                  * listener stays readable: with level-triggered epoll we
                  * would spin. Step out of the epoll set and retry later. */
-                epoll_ctl(s->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+                zl_loop_del(&s->loop, l->fd);
                 l->paused = 1;
-                l->timer_id = zl_timer_add(s, zl_now_ms() + ZL_ACCEPT_RETRY_MS,
-                                           ZTM_LISTENER, li);
+                l->timer_id = zl_loop_timer_add(
+                    &s->loop, zl_now_ms() + ZL_ACCEPT_RETRY_MS, ZTM_LISTENER,
+                    li);
             }
             zl_emit(s, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)e, NULL, l->real,
                     NULL);
@@ -506,8 +507,8 @@ void zl_listener_accept(zl_stream_t *s, uint32_t li)
         c->remote = sa;
         c->listener1 = li + 1;
         zl_setup_fd(s, fd, sa.sa.sa_family);
-        if (zl_epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
+        if (zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, EPOLLIN,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
             close(fd);
             c->fd = -1;
             zl_conn_release(s, c);
@@ -517,17 +518,28 @@ void zl_listener_accept(zl_stream_t *s, uint32_t li)
     }
 }
 
-void zl_listener_resume(zl_stream_t *s, uint32_t li)
+void zl_listener_on_event(zl_stream_t *s, uint32_t li, uint32_t serial)
 {
+    if (li < s->nlst && s->lst[li].fd >= 0 &&
+        (s->lst[li].serial & 0xffffffu) == serial)
+        listener_accept(s, li);
+}
+
+/* the accept retry after EMFILE & co. */
+void zl_listener_on_timer(zl_stream_t *s, uint32_t li, uint32_t timer_id)
+{
+    if (li >= s->nlst || s->lst[li].fd < 0 || s->lst[li].timer_id != timer_id)
+        return;
     zl_listener_t *l = &s->lst[li];
+    l->timer_id = 0;
     if (!l->paused)
         return;
-    if (zl_epoll_set(s, EPOLL_CTL_ADD, l->fd, EPOLLIN,
-                     ZL_TAG(ZT_LISTENER, l->serial, li)) == 0)
+    if (zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, l->fd, EPOLLIN,
+                    ZL_TAG(ZT_LISTENER, l->serial, li)) == 0)
         l->paused = 0;
     else
-        l->timer_id = zl_timer_add(s, zl_now_ms() + ZL_ACCEPT_RETRY_MS,
-                                   ZTM_LISTENER, li);
+        l->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + ZL_ACCEPT_RETRY_MS, ZTM_LISTENER, li);
 }
 
 /* A connect attempt failed with err (the descriptor is already closed):
@@ -539,8 +551,9 @@ static void attempt_failed(zl_stream_t *s, zl_conn_t *c, int err)
     if (s->opts.reconnect_ivl >= 0) {
         c->state = ZC_RETRY_WAIT;
         zl_emit(s, ZLINK_EVENT_CONNECT_RETRIED, (uint64_t)err, c, NULL, NULL);
-        c->timer_id = zl_timer_add(
-            s, zl_now_ms() + (uint64_t)s->opts.reconnect_ivl, ZTM_CONN, c->idx);
+        c->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + (uint64_t)s->opts.reconnect_ivl, ZTM_CONN,
+            c->idx);
         return;
     }
     zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)err, c, NULL, NULL);
@@ -569,8 +582,8 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
     int e = rc == 0 ? 0 : errno;
     if (rc == 0 || e == EINPROGRESS) {
         uint32_t events = rc == 0 ? EPOLLIN : EPOLLOUT;
-        if (zl_epoll_set(s, EPOLL_CTL_ADD, fd, events,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
+        if (zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, events,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
             e = errno;
             close(fd);
             attempt_failed(s, c, e);
@@ -585,9 +598,9 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
         zl_emit(s, ZLINK_EVENT_CONNECT_DELAYED, (uint64_t)EINPROGRESS, c, NULL,
                 NULL);
         if (s->opts.connect_timeout > 0)
-            c->timer_id =
-                zl_timer_add(s, zl_now_ms() + (uint64_t)s->opts.connect_timeout,
-                             ZTM_CONN, c->idx);
+            c->timer_id = zl_loop_timer_add(
+                &s->loop, zl_now_ms() + (uint64_t)s->opts.connect_timeout,
+                ZTM_CONN, c->idx);
         return 0;
     }
     close(fd);
@@ -595,7 +608,7 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
     return 0;
 }
 
-void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c)
+static void conn_connect_done(zl_stream_t *s, zl_conn_t *c)
 {
     int err = 0;
     socklen_t l = sizeof err;
@@ -603,8 +616,8 @@ void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c)
         err = errno;
     c->timer_id = 0; /* cancels the connect timeout */
     if (err == 0) {
-        if (zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx)) == 0) {
+        if (zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx)) == 0) {
             established(s, c, 0);
             return;
         }
@@ -614,8 +627,14 @@ void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c)
     attempt_failed(s, c, err);
 }
 
-void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
+void zl_conn_on_timer(zl_stream_t *s, uint32_t idx, uint32_t timer_id)
 {
+    if (idx >= s->nslots)
+        return;
+    zl_conn_t *c = s->conns[idx];
+    if (c->state == ZC_FREE || c->timer_id != timer_id)
+        return;
+    c->timer_id = 0;
     switch (c->state) {
     case ZC_CONNECTING: /* CONNECT_TIMEOUT expired */
         close_fd(s, c->fd);
@@ -626,6 +645,39 @@ void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
         break;
     case ZC_CLOSING: /* linger of a requested close expired */
         zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+void zl_conn_on_event(zl_stream_t *s, uint32_t idx, uint32_t serial,
+                      uint32_t ev)
+{
+    if (idx >= s->nslots)
+        return;
+    zl_conn_t *c = s->conns[idx];
+    if (c->state == ZC_FREE || (c->serial & 0xffffffu) != serial)
+        return;
+    switch (c->state) {
+    case ZC_ACTIVE:
+        if ((ev & EPOLLOUT) && c->want_out) {
+            if (zl_conn_flush(s, c) < 0)
+                return;
+        }
+        if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->in_ready)
+            zl_ready_push(s, c);
+        break;
+    case ZC_CONNECTING:
+        conn_connect_done(s, c);
+        break;
+    case ZC_CLOSING:
+        if (ev & (EPOLLERR | EPOLLHUP))
+            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        else if (ev & EPOLLOUT)
+            zl_conn_flush(s, c);
         break;
     default:
         break;
