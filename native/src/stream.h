@@ -1,8 +1,10 @@
 /*
- * stream.h - internal state of the STREAM engine (stream*.c, monitor.c,
- * peers.c, poll.c). The engine runs entirely in the calling thread on an
- * epoll set: no background thread, no hand-off, progress happens inside
- * calls made on the socket.
+ * stream.h - internal state of the STREAM engine (stream*.c): the options
+ * (zl_stream_opts_t), the socket's state (zl_stream_t: connections,
+ * listeners, the two-frame send/recv state, monitors) and the entry points
+ * of its files. The engine runs entirely in the calling thread on an epoll
+ * set (zl_loop_t, stream_loop.h): no background thread, no hand-off,
+ * progress happens inside calls made on the socket.
  */
 #ifndef ZL_STREAM_H
 #define ZL_STREAM_H
@@ -18,7 +20,6 @@
 #define ZL_ACCEPT_RETRY_MS 100
 #define ZL_ID_INDEX_BITS 20
 #define ZL_MAX_SLOTS (1u << ZL_ID_INDEX_BITS)
-#define ZL_ADDR_MAX 256
 
 typedef union zl_sockaddr {
     struct sockaddr sa;
@@ -193,8 +194,29 @@ static inline int zl_stream_check_live(const zl_stream_t *s)
     return 0;
 }
 
+/* The STREAM kind's calls (zl_stream_ops, stream.c), in the files that
+ * implement them. */
 /* stream_opts.c */
 void zl_stream_opts_init(zl_stream_opts_t *o);
+int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len);
+int zl_stream_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len);
+
+/* stream_proto.c */
+int zl_stream_send(zl_handle_t *h, const void *buf, size_t len, int flags);
+int zl_stream_recv(zl_handle_t *h, void *buf, size_t len, int flags);
+int zl_stream_msg_send(zl_handle_t *h, zmq_msg_t *msg, int flags);
+int zl_stream_msg_recv(zl_handle_t *h, zmq_msg_t *msg, int flags);
+void zl_stream_poll_item(zl_handle_t *h, short events, zmq_pollitem_t *zi);
+int zl_stream_poll_check(zl_handle_t *h, short events);
+/* POLLIN/POLLOUT of s after a non-blocking pump (>= 0), or -1 (ETERM) */
+int zl_stream_readiness(zl_stream_t *s, short events);
+
+/* stream_monitor.c */
+int zl_stream_monitor(zl_handle_t *h, const char *ep, int events);
+void *zl_stream_monitor_open(zl_handle_t *h, int events);
+
+/* stream_conn.c */
+extern const zl_peer_ops_t zl_stream_peer_ops;
 
 /* stream_addr.c */
 int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
@@ -206,7 +228,7 @@ socklen_t zl_addr_len(const zl_sockaddr_t *a);
 int zl_pump(zl_stream_t *s, int timeout_ms);
 void zl_timers_run(zl_stream_t *s);
 
-/* stream.c: what recv delivers next */
+/* stream_proto.c: what recv delivers next */
 void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte);
 void zl_ready_push(zl_stream_t *s, zl_conn_t *c);
 
@@ -274,7 +296,7 @@ static inline uint32_t zl_get_be32(const void *p)
            ((uint32_t)b[2] << 8) | b[3];
 }
 
-/* monitor.c: event sinks of a STREAM socket */
+/* stream_monitor.c: event sinks of a STREAM socket */
 void zl_emit_slow(zl_stream_t *s, uint32_t event, uint64_t value,
                   const zl_conn_t *c, const char *local, const char *remote);
 static inline void zl_emit(zl_stream_t *s, uint32_t event, uint64_t value,

@@ -3,7 +3,9 @@
  * routing-id hash (O(1) id -> connection), per-connection send queues,
  * accepting, non-blocking connecting with retries, and closing (which is
  * where the 0x00 notification and the monitor events are produced, so that
- * each connection yields its 0x00 exactly once).
+ * each connection yields its 0x00 exactly once); the handlers the pump
+ * calls for connection and listener events and timers; and peer
+ * introspection over the established connections.
  */
 #include "stream.h"
 
@@ -683,3 +685,85 @@ void zl_conn_on_event(zl_stream_t *s, uint32_t idx, uint32_t serial,
         break;
     }
 }
+
+/* ---- peer introspection (zlink_socket_peer*) ------------------------------ */
+
+/* The STREAM state of h, or NULL with ETERM after a context shutdown. */
+static zl_stream_t *peer_stream(zl_handle_t *h)
+{
+    zl_stream_t *s = h->u.stream;
+    return zl_stream_check_live(s) ? NULL : s;
+}
+
+static void fill_info(const zl_conn_t *c, zlink_peer_info_t *info)
+{
+    memset(info, 0, sizeof *info);
+    info->routing_id.size = 4;
+    zl_put_be32(info->routing_id.data, c->id);
+    zl_format_addr(&c->remote, info->remote_addr, sizeof info->remote_addr);
+    info->connected_time_ms = c->connected_ms;
+    info->msgs_sent = c->msgs_sent;
+    info->msgs_received = c->msgs_received;
+}
+
+static int peer_count(zl_handle_t *h)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    return (int)s->npeers;
+}
+
+static int peer_routing_id(zl_handle_t *h, int index, zlink_routing_id_t *out)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    if (!out || index < 0 || (uint32_t)index >= s->npeers)
+        return zl_fail(EINVAL);
+    const zl_conn_t *c = s->conns[s->peers[index]];
+    memset(out, 0, sizeof *out);
+    out->size = 4;
+    zl_put_be32(out->data, c->id);
+    return 0;
+}
+
+static int peer_info(zl_handle_t *h, const zlink_routing_id_t *routing_id,
+                     zlink_peer_info_t *info)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    if (!routing_id || !info || routing_id->size != 4)
+        return zl_fail(EINVAL);
+    const zl_conn_t *c = zl_conn_by_id(s, zl_get_be32(routing_id->data));
+    if (!c || c->peer_pos < 0)
+        return zl_fail(EINVAL);
+    fill_info(c, info);
+    return 0;
+}
+
+static int peer_list(zl_handle_t *h, zlink_peer_info_t *peers, size_t *count)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    if (!count)
+        return zl_fail(EINVAL);
+    if (!peers) {
+        *count = s->npeers;
+        return 0;
+    }
+    size_t n = *count < s->npeers ? *count : s->npeers;
+    for (size_t i = 0; i < n; i++)
+        fill_info(s->conns[s->peers[i]], &peers[i]);
+    *count = n;
+    return 0;
+}
+
+const zl_peer_ops_t zl_stream_peer_ops = {
+    .count = peer_count,
+    .routing_id = peer_routing_id,
+    .info = peer_info,
+    .list = peer_list,
+};

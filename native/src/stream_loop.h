@@ -40,7 +40,7 @@ typedef struct zl_loop {
     struct epoll_event evs[ZL_EV_BATCH];
 } zl_loop_t;
 
-uint64_t zl_now_ms(void);
+/* wall-clock ms (zl_now_ms, the monotonic one, is in zl_internal.h) */
 uint64_t zl_wall_ms(void);
 
 /* The epoll set with the eventfd, the timerfd and the context's shutdown

@@ -32,13 +32,13 @@ static int read_rcvmore(zl_stream_t *s, int *out)
 
 static int read_fd(zl_stream_t *s, int *out)
 {
-    *out = zl_stream_fd(s);
+    *out = s->loop.epfd;
     return 0;
 }
 
 static int read_events(zl_stream_t *s, int *out)
 {
-    int r = zl_stream_poll_check(s, ZLINK_POLLIN | ZLINK_POLLOUT);
+    int r = zl_stream_readiness(s, ZLINK_POLLIN | ZLINK_POLLOUT);
     *out = r;
     return r < 0 ? -1 : 0;
 }
@@ -126,8 +126,9 @@ static const zl_optdesc_t *find_opt(int opt, int access)
     return &opt_table[opt];
 }
 
-int zl_stream_setsockopt(zl_stream_t *s, int opt, const void *v, size_t len)
+int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)
 {
+    zl_stream_t *s = h->u.stream;
     if (zl_stream_check_live(s))
         return -1;
     const zl_optdesc_t *d = find_opt(opt, ZO_SET);
@@ -157,8 +158,9 @@ int zl_stream_setsockopt(zl_stream_t *s, int opt, const void *v, size_t len)
     return 0;
 }
 
-int zl_stream_getsockopt(zl_stream_t *s, int opt, void *v, size_t *len)
+int zl_stream_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len)
 {
+    zl_stream_t *s = h->u.stream;
     if (zl_stream_check_live(s))
         return -1;
     const zl_optdesc_t *d = find_opt(opt, ZO_GET);
