@@ -232,13 +232,13 @@ void zl_timers_run(zl_stream_t *s);
 void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte);
 void zl_ready_push(zl_stream_t *s, zl_conn_t *c);
 
-/* stream_conn.c: the pump's handlers (slot index, the tag's 24-bit serial
- * or the timer's id: stale events and cancelled timers are dropped there) */
-void zl_conn_on_event(zl_stream_t *s, uint32_t idx, uint32_t serial,
-                      uint32_t events);
-void zl_conn_on_timer(zl_stream_t *s, uint32_t idx, uint32_t timer_id);
-void zl_listener_on_event(zl_stream_t *s, uint32_t idx, uint32_t serial);
-void zl_listener_on_timer(zl_stream_t *s, uint32_t idx, uint32_t timer_id);
+/* stream_conn.c: the pump's handlers, for the connections and listeners
+ * the lookups below found (stale events and cancelled timers are dropped
+ * before) */
+void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t events);
+void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c);
+void zl_listener_on_event(zl_stream_t *s, uint32_t li);
+void zl_listener_on_timer(zl_stream_t *s, uint32_t li);
 
 /* stream_conn.c */
 zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id);
@@ -278,6 +278,43 @@ static inline zl_conn_t *zl_conn_at(zl_stream_t *s, uint32_t idx,
         return NULL;
     zl_conn_t *c = s->conns[idx];
     return (c->serial == serial && c->state != ZC_FREE) ? c : NULL;
+}
+
+/* The pump's lookups: the connection or listener an epoll tag (slot index,
+ * 24-bit serial) or a timer (index, id) still refers to; NULL or 0 for an
+ * event of a recycled slot or a timer its owner no longer holds. */
+static inline zl_conn_t *zl_conn_of_event(zl_stream_t *s, uint32_t idx,
+                                          uint32_t serial)
+{
+    if (idx >= s->nslots)
+        return NULL;
+    zl_conn_t *c = s->conns[idx];
+    if (c->state == ZC_FREE || (c->serial & 0xffffffu) != serial)
+        return NULL;
+    return c;
+}
+
+static inline zl_conn_t *zl_conn_of_timer(zl_stream_t *s, uint32_t idx,
+                                          uint32_t timer_id)
+{
+    if (idx >= s->nslots)
+        return NULL;
+    zl_conn_t *c = s->conns[idx];
+    return (c->state != ZC_FREE && c->timer_id == timer_id) ? c : NULL;
+}
+
+static inline int zl_listener_of_event(const zl_stream_t *s, uint32_t li,
+                                       uint32_t serial)
+{
+    return li < s->nlst && s->lst[li].fd >= 0 &&
+           (s->lst[li].serial & 0xffffffu) == serial;
+}
+
+static inline int zl_listener_of_timer(const zl_stream_t *s, uint32_t li,
+                                       uint32_t timer_id)
+{
+    return li < s->nlst && s->lst[li].fd >= 0 &&
+           s->lst[li].timer_id == timer_id;
 }
 
 static inline void zl_put_be32(void *p, uint32_t v)

@@ -471,7 +471,8 @@ static void established(zl_stream_t *s, zl_conn_t *c, int accepted)
     }
 }
 
-static void listener_accept(zl_stream_t *s, uint32_t li)
+/* a readable listener: accept what is pending, up to a batch */
+void zl_listener_on_event(zl_stream_t *s, uint32_t li)
 {
     for (int k = 0; k < ZL_ACCEPT_BATCH; k++) {
         zl_listener_t *l = &s->lst[li];
@@ -520,18 +521,9 @@ static void listener_accept(zl_stream_t *s, uint32_t li)
     }
 }
 
-void zl_listener_on_event(zl_stream_t *s, uint32_t li, uint32_t serial)
-{
-    if (li < s->nlst && s->lst[li].fd >= 0 &&
-        (s->lst[li].serial & 0xffffffu) == serial)
-        listener_accept(s, li);
-}
-
 /* the accept retry after EMFILE & co. */
-void zl_listener_on_timer(zl_stream_t *s, uint32_t li, uint32_t timer_id)
+void zl_listener_on_timer(zl_stream_t *s, uint32_t li)
 {
-    if (li >= s->nlst || s->lst[li].fd < 0 || s->lst[li].timer_id != timer_id)
-        return;
     zl_listener_t *l = &s->lst[li];
     l->timer_id = 0;
     if (!l->paused)
@@ -629,13 +621,8 @@ static void conn_connect_done(zl_stream_t *s, zl_conn_t *c)
     attempt_failed(s, c, err);
 }
 
-void zl_conn_on_timer(zl_stream_t *s, uint32_t idx, uint32_t timer_id)
+void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
 {
-    if (idx >= s->nslots)
-        return;
-    zl_conn_t *c = s->conns[idx];
-    if (c->state == ZC_FREE || c->timer_id != timer_id)
-        return;
     c->timer_id = 0;
     switch (c->state) {
     case ZC_CONNECTING: /* CONNECT_TIMEOUT expired */
@@ -655,14 +642,8 @@ void zl_conn_on_timer(zl_stream_t *s, uint32_t idx, uint32_t timer_id)
 
 /* ---- events ------------------------------------------------------------ */
 
-void zl_conn_on_event(zl_stream_t *s, uint32_t idx, uint32_t serial,
-                      uint32_t ev)
+void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
 {
-    if (idx >= s->nslots)
-        return;
-    zl_conn_t *c = s->conns[idx];
-    if (c->state == ZC_FREE || (c->serial & 0xffffffu) != serial)
-        return;
     switch (c->state) {
     case ZC_ACTIVE:
         if ((ev & EPOLLOUT) && c->want_out) {

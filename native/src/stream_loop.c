@@ -177,10 +177,14 @@ void zl_timers_run(zl_stream_t *s)
         uint64_t now = zl_now_ms();
         while (l->heap_n && l->heap[0].due <= now) {
             zl_timer_t t = heap_pop(l);
-            if (t.kind == ZTM_CONN)
-                zl_conn_on_timer(s, t.idx, t.id);
-            else if (t.kind == ZTM_LISTENER)
-                zl_listener_on_timer(s, t.idx, t.id);
+            if (t.kind == ZTM_CONN) {
+                zl_conn_t *c = zl_conn_of_timer(s, t.idx, t.id);
+                if (c)
+                    zl_conn_on_timer(s, c);
+            } else if (t.kind == ZTM_LISTENER) {
+                if (zl_listener_of_timer(s, t.idx, t.id))
+                    zl_listener_on_timer(s, t.idx);
+            }
         }
     }
     if (l->heap_n) {
@@ -208,11 +212,15 @@ int zl_pump(zl_stream_t *s, int timeout_ms)
         uint32_t idx = (uint32_t)d;
         uint32_t serial = (uint32_t)((d >> 32) & 0xffffffu);
         switch ((unsigned)(d >> 56)) {
-        case ZT_CONN:
-            zl_conn_on_event(s, idx, serial, l->evs[i].events);
+        case ZT_CONN: {
+            zl_conn_t *c = zl_conn_of_event(s, idx, serial);
+            if (c)
+                zl_conn_on_event(s, c, l->evs[i].events);
             break;
+        }
         case ZT_LISTENER:
-            zl_listener_on_event(s, idx, serial);
+            if (zl_listener_of_event(s, idx, serial))
+                zl_listener_on_event(s, idx);
             break;
         case ZT_EVFD:
             /* stays readable while notifications wait to be received */
