@@ -9,6 +9,7 @@
  */
 #include "zl_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #define ZL_QUARANTINE_MIN 4096
@@ -38,6 +39,7 @@ zl_handle_t *zl_handle_new(uint32_t kind)
     h->ctx = NULL;
     h->u.zsock = NULL;
     h->type = -1;
+    h->ops = NULL;
     h->qnext = NULL;
     atomic_store(&h->magic, ZL_MAGIC_LIVE);
     return h;
@@ -65,5 +67,13 @@ zl_handle_t *zl_handle_get(void *p, uint32_t kind)
         return NULL;
     if (kind && h->kind != kind)
         return NULL;
+    return h;
+}
+
+zl_handle_t *zl_sock_get(void *p)
+{
+    zl_handle_t *h = zl_handle_get(p, ZL_KIND_SOCKET);
+    if (!h)
+        zl_set_errno(ENOTSOCK);
     return h;
 }

@@ -1,132 +1,32 @@
 /*
- * monitor.c - socket monitoring.
- *
- * libzmq sockets use libzmq's own monitor (zmq_socket_monitor); a monitor
- * handle for them reads libzmq's v1 event messages from an internal PAIR
- * and converts them, and zlink_socket_monitor relays them through a thread
- * (monitor_relay.c) to put a disconnect reason where libzmq has the fd. STREAM sockets have no libzmq machinery, so they keep
- * their events in a bounded queue (read possibly from another thread,
- * hence the mutex) and, for zlink_socket_monitor, publish v1-format events
- * on a libzmq PAIR socket like libzmq does.
+ * monitor.c - socket monitoring: the ABI entry points, which call the
+ * socket's kind (zlink_socket_monitor, zlink_socket_monitor_open) or the
+ * monitor handle's kind (zlink_monitor_recv, closing), and what the kinds
+ * share. libzmq sockets: monitor_relay.c and zsock_monitor.c; STREAM
+ * sockets: stream_monitor.c.
  */
-#include "stream.h"
+#include "zl_internal.h"
 
 #include <errno.h>
-#include <poll.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
-#define ZL_MONQ_MAX 65536u
-
-typedef struct zl_monq {
-    atomic_int refs; /* the socket and the monitor handle */
-    atomic_int closed; /* monitor handle closed: socket drops it */
-    pthread_mutex_t lock;
-    zlink_monitor_event_t *ring;
-    uint32_t head, count, cap;
-    uint64_t dropped; /* oldest events discarded at the bound */
-    int signalled;
-    int stopped;
-    int evfd;
-    int events;
-    zl_ctx_t *ctx;
-} zl_monq_t;
-
-enum { ZM_ZMQ = 1, ZM_STREAM = 2 };
-
-typedef struct zl_monitor {
-    int kind;
-    zl_ctx_t *ctx;
-    /* ZM_ZMQ */
-    void *pair;
-    zl_handle_t *sock;
-    void *zsock;
-    /* ZM_STREAM */
-    zl_monq_t *q;
-} zl_monitor_t;
-
-static void monq_unref(zl_monq_t *q)
+zl_handle_t *zl_monitor_handle_new(zl_monitor_t *m)
 {
-    if (atomic_fetch_sub(&q->refs, 1) != 1)
-        return;
-    close(q->evfd);
-    pthread_mutex_destroy(&q->lock);
-    free(q->ring);
-    free(q);
+    zl_handle_t *h = zl_handle_new(ZL_KIND_MONITOR);
+    if (!h) {
+        zl_set_errno(ENOMEM);
+        return NULL;
+    }
+    h->ctx = m->ctx;
+    h->u.mon = m;
+    return h;
 }
 
-static void monq_push(zl_monq_t *q, const zlink_monitor_event_t *ev)
+int zl_monitor_close(zl_monitor_t *m)
 {
-    int signal = 0;
-    pthread_mutex_lock(&q->lock);
-    if (q->count == q->cap) {
-        if (q->cap < ZL_MONQ_MAX) {
-            uint32_t ncap = q->cap ? q->cap * 2 : 64;
-            zlink_monitor_event_t *n = malloc((size_t)ncap * sizeof *n);
-            if (n) {
-                for (uint32_t i = 0; i < q->count; i++)
-                    n[i] = q->ring[(q->head + i) % q->cap];
-                free(q->ring);
-                q->ring = n;
-                q->head = 0;
-                q->cap = ncap;
-            }
-        }
-        if (q->count == q->cap) {
-            if (!q->cap) {
-                q->dropped++;
-                pthread_mutex_unlock(&q->lock);
-                return;
-            }
-            q->head = (q->head + 1) % q->cap;
-            q->count--;
-            q->dropped++;
-        }
-    }
-    q->ring[(q->head + q->count) % q->cap] = *ev;
-    q->count++;
-    if (!q->signalled) {
-        q->signalled = 1;
-        signal = 1;
-    }
-    pthread_mutex_unlock(&q->lock);
-    if (signal) {
-        uint64_t one = 1;
-        ssize_t rc = write(q->evfd, &one, sizeof one);
-        (void)rc;
-    }
+    return m->ops->close(m);
 }
 
-static void recompute_mask(zl_stream_t *s)
-{
-    int m = s->mon_pair ? s->mon_pair_events : 0;
-    for (int i = 0; i < s->nmonq; i++)
-        m |= s->monqs[i]->events;
-    s->mon_mask = m;
-}
-
-/* Drops queues whose monitor handle has been closed. */
-static void prune_queues(zl_stream_t *s)
-{
-    int j = 0;
-    for (int i = 0; i < s->nmonq; i++) {
-        if (atomic_load(&s->monqs[i]->closed))
-            monq_unref(s->monqs[i]);
-        else
-            s->monqs[j++] = s->monqs[i];
-    }
-    if (j != s->nmonq) {
-        s->nmonq = j;
-        recompute_mask(s);
-    }
-}
-
-/* Events whose address is the local one (libzmq reports the bound
- * endpoint for them); the others carry the peer's address. */
-static int is_local_event(uint64_t event)
+int zl_monitor_event_is_local(uint64_t event)
 {
     switch (event) {
     case ZLINK_EVENT_LISTENING:
@@ -141,316 +41,16 @@ static int is_local_event(uint64_t event)
     }
 }
 
-static void copy_str(char *dst, const char *src)
-{
-    size_t n = strlen(src);
-    if (n > ZL_ADDR_MAX - 1)
-        n = ZL_ADDR_MAX - 1;
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
-static void publish_v1(void *pair, uint64_t event, uint64_t value,
-                       const char *addr)
-{
-    unsigned char hdr[6];
-    uint16_t e16 = (uint16_t)event;
-    uint32_t v32 = (uint32_t)value;
-    memcpy(hdr, &e16, 2);
-    memcpy(hdr + 2, &v32, 4);
-    /* never block the STREAM socket on a slow or absent monitor reader */
-    if (zmq_send(pair, hdr, sizeof hdr, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
-        return;
-    zmq_send(pair, addr, strlen(addr), ZMQ_DONTWAIT);
-}
-
-void zl_emit_slow(zl_stream_t *s, uint32_t event, uint64_t value,
-                  const zl_conn_t *c, const char *local, const char *remote)
-{
-    prune_queues(s);
-    if (!(s->mon_mask & (int)event))
-        return;
-    zlink_monitor_event_t ev;
-    memset(&ev, 0, sizeof ev);
-    ev.event = event;
-    ev.value = value;
-    if (c) {
-        ev.routing_id.size = 4;
-        zl_put_be32(ev.routing_id.data, c->id);
-        if (!remote)
-            zl_format_addr(&c->remote, ev.remote_addr, sizeof ev.remote_addr);
-        if (!local) {
-            zl_sockaddr_t la;
-            socklen_t ll = sizeof la;
-            if (c->fd >= 0 && getsockname(c->fd, &la.sa, &ll) == 0)
-                zl_format_addr(&la, ev.local_addr, sizeof ev.local_addr);
-            else if (c->listener1 && s->lst[c->listener1 - 1].fd >= 0)
-                copy_str(ev.local_addr, s->lst[c->listener1 - 1].real);
-        }
-    }
-    if (local)
-        copy_str(ev.local_addr, local);
-    if (remote)
-        copy_str(ev.remote_addr, remote);
-    for (int i = 0; i < s->nmonq; i++)
-        if (s->monqs[i]->events & (int)event)
-            monq_push(s->monqs[i], &ev);
-    if (s->mon_pair && (s->mon_pair_events & (int)event)) {
-        const char *a = is_local_event(event) ? ev.local_addr : ev.remote_addr;
-        if (!*a)
-            a = is_local_event(event) ? ev.remote_addr : ev.local_addr;
-        publish_v1(s->mon_pair, event, value, a);
-    }
-}
-
-void zl_stream_monitors_stop(zl_stream_t *s)
-{
-    prune_queues(s);
-    zl_emit(s, ZLINK_EVENT_MONITOR_STOPPED, 0, NULL, NULL, NULL);
-    for (int i = 0; i < s->nmonq; i++) {
-        zl_monq_t *q = s->monqs[i];
-        pthread_mutex_lock(&q->lock);
-        q->stopped = 1;
-        pthread_mutex_unlock(&q->lock);
-        monq_unref(q);
-    }
-    free(s->monqs);
-    s->monqs = NULL;
-    s->nmonq = 0;
-    if (s->mon_pair) {
-        zmq_close(s->mon_pair);
-        s->mon_pair = NULL;
-    }
-    s->mon_mask = 0;
-}
-
-int zl_stream_monitor_pair(zl_stream_t *s, const char *ep, int events)
-{
-    if (zl_ctx_is_shutdown(s->ctx))
-        return zl_fail(ETERM);
-    if (s->mon_pair) {
-        /* replacing or stopping: tell the old reader, like libzmq */
-        if (s->mon_pair_events & ZLINK_EVENT_MONITOR_STOPPED)
-            publish_v1(s->mon_pair, ZLINK_EVENT_MONITOR_STOPPED, 0, "");
-        zmq_close(s->mon_pair);
-        s->mon_pair = NULL;
-        s->mon_pair_events = 0;
-        recompute_mask(s);
-    }
-    if (!ep)
-        return 0;
-    if (strncmp(ep, "inproc://", 9) != 0)
-        return zl_fail(EPROTONOSUPPORT);
-    void *p = zmq_socket(s->ctx->zctx, ZMQ_PAIR);
-    if (!p)
-        return zl_zfail();
-    int zero = 0;
-    zmq_setsockopt(p, ZMQ_LINGER, &zero, sizeof zero);
-    if (zmq_bind(p, ep) != 0) {
-        int e = zmq_errno();
-        zmq_close(p);
-        return zl_fail(e);
-    }
-    s->mon_pair = p;
-    s->mon_pair_events = events;
-    recompute_mask(s);
-    return 0;
-}
-
-static zl_handle_t *new_monitor_handle(zl_monitor_t *m)
-{
-    zl_handle_t *h = zl_handle_new(ZL_KIND_MONITOR);
-    if (!h) {
-        zl_set_errno(ENOMEM);
-        return NULL;
-    }
-    h->ctx = m->ctx;
-    h->u.mon = m;
-    return h;
-}
-
-void *zl_stream_monitor_open(zl_handle_t *sh, int events)
-{
-    zl_stream_t *s = sh->u.stream;
-    if (zl_ctx_register(s->ctx) != 0)
-        return NULL;
-    if (s->nmonq == s->monq_cap) {
-        int ncap = s->monq_cap ? s->monq_cap * 2 : 4;
-        zl_monq_t **n = realloc(s->monqs, (size_t)ncap * sizeof *n);
-        if (!n) {
-            zl_ctx_unregister(s->ctx);
-            zl_set_errno(ENOMEM);
-            return NULL;
-        }
-        s->monqs = n;
-        s->monq_cap = ncap;
-    }
-    zl_monq_t *q = calloc(1, sizeof *q);
-    zl_monitor_t *m = calloc(1, sizeof *m);
-    if (q)
-        q->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (!q || !m || q->evfd < 0) {
-        if (q && q->evfd >= 0)
-            close(q->evfd);
-        free(q);
-        free(m);
-        zl_ctx_unregister(s->ctx);
-        zl_set_errno(ENOMEM);
-        return NULL;
-    }
-    pthread_mutex_init(&q->lock, NULL);
-    atomic_store(&q->refs, 2);
-    q->events = events;
-    q->ctx = s->ctx;
-    s->monqs[s->nmonq++] = q;
-    recompute_mask(s);
-    m->kind = ZM_STREAM;
-    m->ctx = s->ctx;
-    m->q = q;
-    zl_handle_t *h = new_monitor_handle(m);
-    if (!h) {
-        atomic_store(&q->closed, 1);
-        monq_unref(q);
-        free(m);
-        zl_ctx_unregister(s->ctx);
-        return NULL;
-    }
-    return h;
-}
-
 ZL_API int zlink_socket_monitor(void *socket, const char *endpoint, int events)
 {
-    zl_handle_t *h = zl_handle_get(socket, 0);
-    if (!h || (h->kind != ZL_KIND_ZSOCK && h->kind != ZL_KIND_STREAM))
-        return zl_fail(ENOTSOCK);
-    if (h->kind == ZL_KIND_STREAM)
-        return zl_stream_monitor_pair(h->u.stream, endpoint, events);
-    return zl_relay_monitor(h, endpoint, events);
+    zl_handle_t *h = zl_sock_get(socket);
+    return h ? h->ops->monitor(h, endpoint, events) : -1;
 }
 
 ZL_API void *zlink_socket_monitor_open(void *socket, int events)
 {
-    zl_handle_t *h = zl_handle_get(socket, 0);
-    if (!h || (h->kind != ZL_KIND_ZSOCK && h->kind != ZL_KIND_STREAM)) {
-        zl_set_errno(ENOTSOCK);
-        return NULL;
-    }
-    if (h->kind == ZL_KIND_STREAM)
-        return zl_stream_monitor_open(h, events);
-
-    char ep[96];
-    snprintf(ep, sizeof ep, "inproc://zlink.monitor.%p.%u", (void *)h,
-             atomic_fetch_add(&h->ctx->seq, 1));
-    if (zmq_socket_monitor(h->u.zsock, ep, events) != 0) {
-        zl_zfail();
-        return NULL;
-    }
-    void *pair = zmq_socket(h->ctx->zctx, ZMQ_PAIR);
-    if (!pair) {
-        zl_zfail();
-        zmq_socket_monitor(h->u.zsock, NULL, 0);
-        return NULL;
-    }
-    int zero = 0;
-    zmq_setsockopt(pair, ZMQ_LINGER, &zero, sizeof zero);
-    if (zmq_connect(pair, ep) != 0) {
-        zl_zfail();
-        zmq_close(pair);
-        zmq_socket_monitor(h->u.zsock, NULL, 0);
-        return NULL;
-    }
-    zl_monitor_t *m = calloc(1, sizeof *m);
-    if (!m) {
-        zmq_close(pair);
-        zmq_socket_monitor(h->u.zsock, NULL, 0);
-        zl_set_errno(ENOMEM);
-        return NULL;
-    }
-    m->kind = ZM_ZMQ;
-    m->ctx = h->ctx;
-    m->pair = pair;
-    m->sock = h;
-    m->zsock = h->u.zsock;
-    zl_handle_t *mh = new_monitor_handle(m);
-    if (!mh) {
-        zmq_close(pair);
-        zmq_socket_monitor(h->u.zsock, NULL, 0);
-        free(m);
-        return NULL;
-    }
-    return mh;
-}
-
-static int recv_zmq_event(zl_monitor_t *m, zlink_monitor_event_t *out,
-                          int flags)
-{
-    zmq_msg_t f1, f2;
-    zmq_msg_init(&f1);
-    int zflags = (flags & ZLINK_DONTWAIT) ? ZMQ_DONTWAIT : 0;
-    if (zmq_msg_recv(&f1, m->pair, zflags) < 0) {
-        zmq_msg_close(&f1);
-        return zl_zfail();
-    }
-    int more = zmq_msg_more(&f1);
-    memset(out, 0, sizeof *out);
-    if (zmq_msg_size(&f1) >= 6) {
-        const unsigned char *d = zmq_msg_data(&f1);
-        uint16_t e16;
-        uint32_t v32;
-        memcpy(&e16, d, 2);
-        memcpy(&v32, d + 2, 4);
-        out->event = e16;
-        /* libzmq's value for DISCONNECTED is the descriptor; the ABI's is a
-         * reason, and libzmq 4.3 never tells which */
-        out->value = e16 == ZLINK_EVENT_DISCONNECTED ? ZLINK_DISCONNECT_UNKNOWN
-                                                     : v32;
-    }
-    zmq_msg_close(&f1);
-    if (more) {
-        /* the second frame follows the first at once */
-        zmq_msg_init(&f2);
-        if (zmq_msg_recv(&f2, m->pair, 0) >= 0) {
-            char *dst = is_local_event(out->event) ? out->local_addr
-                                                   : out->remote_addr;
-            size_t n = zmq_msg_size(&f2);
-            if (n > ZL_ADDR_MAX - 1)
-                n = ZL_ADDR_MAX - 1;
-            memcpy(dst, zmq_msg_data(&f2), n);
-            dst[n] = '\0';
-        }
-        zmq_msg_close(&f2);
-    }
-    return 0;
-}
-
-static int recv_stream_event(zl_monitor_t *m, zlink_monitor_event_t *out,
-                             int flags)
-{
-    zl_monq_t *q = m->q;
-    for (;;) {
-        pthread_mutex_lock(&q->lock);
-        if (q->count) {
-            *out = q->ring[q->head];
-            q->head = (q->head + 1) % q->cap;
-            q->count--;
-            pthread_mutex_unlock(&q->lock);
-            return 0;
-        }
-        /* reset the wake-up under the lock: a producer that pushes after
-         * this sees signalled == 0 and writes the eventfd again */
-        q->signalled = 0;
-        uint64_t v;
-        ssize_t rc = read(q->evfd, &v, sizeof v);
-        (void)rc;
-        pthread_mutex_unlock(&q->lock);
-        if (flags & ZLINK_DONTWAIT)
-            return zl_fail(EAGAIN);
-        if (zl_ctx_is_shutdown(q->ctx))
-            return zl_fail(ETERM);
-        struct pollfd p[2] = {{q->evfd, POLLIN, 0},
-                              {q->ctx->shutdown_fd, POLLIN, 0}};
-        poll(p, 2, -1);
-    }
+    zl_handle_t *h = zl_sock_get(socket);
+    return h ? h->ops->monitor_open(h, events) : NULL;
 }
 
 ZL_API int zlink_monitor_recv(void *monitor, zlink_monitor_event_t *event,
@@ -461,30 +61,5 @@ ZL_API int zlink_monitor_recv(void *monitor, zlink_monitor_event_t *event,
         return zl_fail(ENOTSOCK);
     if (!event)
         return zl_fail(EFAULT);
-    zl_monitor_t *m = h->u.mon;
-    if (m->kind == ZM_ZMQ)
-        return recv_zmq_event(m, event, flags);
-    return recv_stream_event(m, event, flags);
-}
-
-int zl_monitor_close(zl_monitor_t *m)
-{
-    if (m->kind == ZM_ZMQ) {
-        /* stop libzmq's side if the socket is still open */
-        if (zl_handle_get(m->sock, ZL_KIND_ZSOCK) && m->sock->u.zsock == m->zsock)
-            zmq_socket_monitor(m->zsock, NULL, 0);
-        zmq_close(m->pair);
-    } else {
-        zl_monq_t *q = m->q;
-        pthread_mutex_lock(&q->lock);
-        free(q->ring); /* nobody will read these any more */
-        q->ring = NULL;
-        q->head = q->count = q->cap = 0;
-        pthread_mutex_unlock(&q->lock);
-        atomic_store(&q->closed, 1);
-        monq_unref(q);
-        zl_ctx_unregister(m->ctx);
-    }
-    free(m);
-    return 0;
+    return h->u.mon->ops->recv(h->u.mon, event, flags);
 }

@@ -1,8 +1,8 @@
 /*
  * msg.c - zlink_msg_*: messages are libzmq messages (both are 64-byte opaque
- * structs), so most calls forward directly. Sending or receiving a message
- * on a STREAM socket goes through our STREAM engine instead, copying the
- * bytes, because the engine works on plain buffers.
+ * structs), so most calls forward directly. Sending and receiving go to the
+ * socket's kind: libzmq's zmq_msg_send/recv, or the STREAM engine, which
+ * copies the bytes because it works on plain buffers (stream_proto.c).
  */
 #include "zl_internal.h"
 
@@ -71,32 +71,14 @@ ZL_API int zlink_msg_init_data(zlink_msg_t *msg, void *data, size_t size,
 
 ZL_API int zlink_msg_send(zlink_msg_t *msg, void *socket, int flags)
 {
-    zl_handle_t *h = zl_handle_get(socket, 0);
-    if (!h || (h->kind != ZL_KIND_ZSOCK && h->kind != ZL_KIND_STREAM))
-        return zl_fail(ENOTSOCK);
-    if (h->kind == ZL_KIND_ZSOCK) {
-        int rc = zmq_msg_send(ZM(msg), h->u.zsock, flags);
-        return rc < 0 ? zl_zfail() : rc;
-    }
-    size_t size = zmq_msg_size(ZM(msg));
-    int rc = zl_stream_send(h->u.stream, zmq_msg_data(ZM(msg)), size, flags);
-    if (rc < 0)
-        return -1; /* message left intact, as with libzmq */
-    zmq_msg_close(ZM(msg));
-    zmq_msg_init(ZM(msg));
-    return rc;
+    zl_handle_t *h = zl_sock_get(socket);
+    return h ? h->ops->msg_send(h, ZM(msg), flags) : -1;
 }
 
 ZL_API int zlink_msg_recv(zlink_msg_t *msg, void *socket, int flags)
 {
-    zl_handle_t *h = zl_handle_get(socket, 0);
-    if (!h || (h->kind != ZL_KIND_ZSOCK && h->kind != ZL_KIND_STREAM))
-        return zl_fail(ENOTSOCK);
-    if (h->kind == ZL_KIND_ZSOCK) {
-        int rc = zmq_msg_recv(ZM(msg), h->u.zsock, flags);
-        return rc < 0 ? zl_zfail() : rc;
-    }
-    return zl_stream_msg_recv(h->u.stream, ZM(msg), flags);
+    zl_handle_t *h = zl_sock_get(socket);
+    return h ? h->ops->msg_recv(h, ZM(msg), flags) : -1;
 }
 
 ZL_API int zlink_msg_close(zlink_msg_t *msg)

@@ -1,10 +1,12 @@
 /*
  * poll.c - zlink_poll over a mix of libzmq sockets, STREAM sockets and raw
- * descriptors. libzmq's zmq_poll does the waiting; a STREAM socket takes
- * part through its epoll descriptor (readable whenever the socket needs
- * attention), and its real readiness is decided by pumping it.
+ * descriptors. libzmq's zmq_poll does the waiting; each socket's kind sets
+ * up what it waits on (poll_item). A kind with a readiness check of its own
+ * (poll_check: STREAM, which takes part through its epoll descriptor,
+ * readable whenever the socket needs attention, and decides by pumping) is
+ * checked before the wait and after a wake-up.
  */
-#include "stream.h"
+#include "zl_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,22 +18,22 @@ ZL_API int zlink_poll(zlink_pollitem_t *items, int nitems, long timeout_ms)
     if (nitems < 0 || (nitems > 0 && !items))
         return zl_fail(EINVAL);
     zmq_pollitem_t stack_zi[ZL_POLL_STACK];
-    zl_stream_t *stack_st[ZL_POLL_STACK];
+    zl_handle_t *stack_chk[ZL_POLL_STACK];
     zmq_pollitem_t *zi = stack_zi;
-    zl_stream_t **st = stack_st;
+    zl_handle_t **chk = stack_chk; /* the items with a poll_check */
     if (nitems > ZL_POLL_STACK) {
         zi = malloc((size_t)nitems * sizeof *zi);
-        st = malloc((size_t)nitems * sizeof *st);
-        if (!zi || !st) {
+        chk = malloc((size_t)nitems * sizeof *chk);
+        if (!zi || !chk) {
             free(zi);
-            free(st);
+            free(chk);
             return zl_fail(ENOMEM);
         }
     }
-    int rc = -1, nstream = 0;
+    int rc = -1, nchk = 0;
     for (int i = 0; i < nitems; i++) {
         items[i].revents = 0;
-        st[i] = NULL;
+        chk[i] = NULL;
         zi[i].revents = 0;
         if (!items[i].socket) {
             zi[i].socket = NULL;
@@ -39,33 +41,23 @@ ZL_API int zlink_poll(zlink_pollitem_t *items, int nitems, long timeout_ms)
             zi[i].events = items[i].events;
             continue;
         }
-        zl_handle_t *h = zl_handle_get(items[i].socket, 0);
-        if (!h || (h->kind != ZL_KIND_ZSOCK && h->kind != ZL_KIND_STREAM)) {
-            zl_set_errno(ENOTSOCK);
+        zl_handle_t *h = zl_sock_get(items[i].socket);
+        if (!h)
             goto out;
-        }
-        if (h->kind == ZL_KIND_ZSOCK) {
-            zi[i].socket = h->u.zsock;
-            zi[i].fd = 0;
-            zi[i].events = items[i].events;
-        } else {
-            st[i] = h->u.stream;
-            nstream++;
-            zi[i].socket = NULL;
-            zi[i].fd = zl_stream_fd(st[i]);
-            /* only wait on it if input was asked for: the epoll fd stays
-             * readable while unread input is pending */
-            zi[i].events = (items[i].events & ZLINK_POLLIN) ? ZMQ_POLLIN : 0;
+        h->ops->poll_item(h, items[i].events, &zi[i]);
+        if (h->ops->poll_check) {
+            chk[i] = h;
+            nchk++;
         }
     }
 
     uint64_t deadline = timeout_ms > 0 ? zl_now_ms() + (uint64_t)timeout_ms : 0;
     for (;;) {
         int ready = 0;
-        for (int i = 0; nstream && i < nitems; i++) {
-            if (!st[i])
+        for (int i = 0; nchk && i < nitems; i++) {
+            if (!chk[i])
                 continue;
-            int r = zl_stream_poll_check(st[i], items[i].events);
+            int r = chk[i]->ops->poll_check(chk[i], items[i].events);
             if (r < 0)
                 goto out;
             items[i].revents = (short)r;
@@ -87,9 +79,9 @@ ZL_API int zlink_poll(zlink_pollitem_t *items, int nitems, long timeout_ms)
         }
         int count = 0;
         for (int i = 0; i < nitems; i++) {
-            if (st[i]) {
+            if (chk[i]) {
                 if (!items[i].revents && zi[i].revents) {
-                    int r = zl_stream_poll_check(st[i], items[i].events);
+                    int r = chk[i]->ops->poll_check(chk[i], items[i].events);
                     if (r < 0)
                         goto out;
                     items[i].revents = (short)r;
@@ -110,7 +102,7 @@ ZL_API int zlink_poll(zlink_pollitem_t *items, int nitems, long timeout_ms)
 out:
     if (zi != stack_zi) {
         free(zi);
-        free(st);
+        free(chk);
     }
     return rc;
 }

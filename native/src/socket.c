@@ -1,25 +1,18 @@
 /*
- * socket.c - zlink_socket and the per-socket calls: dispatch between sockets
- * passed through to libzmq and STREAM sockets run by our own engine, plus
- * zlink_close for every kind of handle and zlink_proxy.
+ * socket.c - zlink_socket, which chooses a socket's kind once (the ops table
+ * its handle carries: libzmq pass-through or the STREAM engine), the
+ * per-socket ABI entry points, which check the handle and the rules common
+ * to every kind and call through that table, zlink_close for every kind of
+ * handle, and zlink_proxy.
  */
 #include "zl_internal.h"
 
 #include <errno.h>
 #include <string.h>
 
-/* Handle of any socket kind, or NULL with ENOTSOCK set. */
-static zl_handle_t *get_sock(void *p)
-{
-    zl_handle_t *h = zl_handle_get(p, 0);
-    if (!h || (h->kind != ZL_KIND_ZSOCK && h->kind != ZL_KIND_STREAM)) {
-        zl_set_errno(ENOTSOCK);
-        return NULL;
-    }
-    return h;
-}
-
-static int is_passthrough_type(int type)
+/* The kind of each zlink socket type; NULL for the types zlink does not
+ * have (REQ, REP, PUSH, PULL and libzmq's others). */
+static const zl_sock_ops_t *ops_of_type(int type)
 {
     switch (type) {
     case ZLINK_PAIR:
@@ -29,9 +22,11 @@ static int is_passthrough_type(int type)
     case ZLINK_ROUTER:
     case ZLINK_XPUB:
     case ZLINK_XSUB:
-        return 1;
+        return &zl_zsock_ops;
+    case ZLINK_STREAM:
+        return &zl_stream_ops;
     default:
-        return 0;
+        return NULL;
     }
 }
 
@@ -42,47 +37,25 @@ ZL_API void *zlink_socket(void *context, int type)
         zl_set_errno(EFAULT);
         return NULL;
     }
-    zl_ctx_t *ctx = ch->u.ctx;
-    if (type == ZLINK_STREAM) {
-        if (zl_ctx_register(ctx) != 0)
-            return NULL;
-        zl_handle_t *h = zl_handle_new(ZL_KIND_STREAM);
-        if (!h) {
-            zl_ctx_unregister(ctx);
-            zl_set_errno(ENOMEM);
-            return NULL;
-        }
-        h->ctx = ctx;
-        h->type = type;
-        h->u.stream = zl_stream_new(ctx, h);
-        if (!h->u.stream) {
-            int e = zlink_errno();
-            zl_handle_release(h);
-            zl_ctx_unregister(ctx);
-            zl_set_errno(e);
-            return NULL;
-        }
-        return h;
-    }
-    if (!is_passthrough_type(type)) {
-        /* REQ, REP, PUSH, PULL and libzmq's other types are not zlink's */
+    const zl_sock_ops_t *ops = ops_of_type(type);
+    if (!ops) {
         zl_set_errno(EINVAL);
         return NULL;
     }
-    void *zs = zmq_socket(ctx->zctx, type);
-    if (!zs) {
-        zl_zfail();
-        return NULL;
-    }
-    zl_handle_t *h = zl_handle_new(ZL_KIND_ZSOCK);
+    zl_handle_t *h = zl_handle_new(ZL_KIND_SOCKET);
     if (!h) {
-        zmq_close(zs);
         zl_set_errno(ENOMEM);
         return NULL;
     }
-    h->ctx = ctx;
+    h->ctx = ch->u.ctx;
     h->type = type;
-    h->u.zsock = zs;
+    h->ops = ops;
+    if (ops->open(h) != 0) {
+        int e = zlink_errno();
+        zl_handle_release(h);
+        zl_set_errno(e);
+        return NULL;
+    }
     return h;
 }
 
@@ -92,24 +65,10 @@ ZL_API int zlink_close(void *handle)
     if (!h)
         return zl_fail(ENOTSOCK);
     switch (h->kind) {
-    case ZL_KIND_ZSOCK: {
-        void *zs = h->u.zsock;
-        zl_relay_detach(h);
-        zl_handle_release(h);
-        if (zmq_close(zs) != 0)
-            return zl_zfail();
-        return 0;
-    }
-    case ZL_KIND_STREAM: {
-        struct zl_stream *s = h->u.stream;
-        zl_ctx_t *ctx = h->ctx;
-        zl_handle_release(h);
-        zl_stream_close(s);
-        zl_ctx_unregister(ctx);
-        return 0;
-    }
+    case ZL_KIND_SOCKET:
+        return h->ops->close(h);
     case ZL_KIND_MONITOR: {
-        struct zl_monitor *m = h->u.mon;
+        zl_monitor_t *m = h->u.mon;
         zl_handle_release(h);
         return zl_monitor_close(m);
     }
@@ -119,133 +78,131 @@ ZL_API int zlink_close(void *handle)
     return zl_fail(ENOTSOCK);
 }
 
-static int is_tls_or_zlink_only_option(int option)
+/* zlink's options that this library does not have (TLS, ZMP metadata):
+ * EINVAL on every kind of socket, before the kind looks at the call. */
+static const int zlink_only_options[] = {
+    ZLINK_TLS_CERT,
+    ZLINK_TLS_KEY,
+    ZLINK_TLS_CA,
+    ZLINK_TLS_VERIFY,
+    ZLINK_TLS_REQUIRE_CLIENT_CERT,
+    ZLINK_TLS_HOSTNAME,
+    ZLINK_TLS_TRUST_SYSTEM,
+    ZLINK_TLS_PASSWORD,
+    ZLINK_ZMP_METADATA,
+};
+
+/* The socket an option call is for, or NULL with the error set. */
+static zl_handle_t *option_target(void *socket, int option)
 {
-    return (option >= ZLINK_TLS_CERT && option <= ZLINK_TLS_PASSWORD) ||
-           option == ZLINK_ZMP_METADATA;
+    zl_handle_t *h = zl_sock_get(socket);
+    if (!h)
+        return NULL;
+    for (size_t i = 0; i < sizeof zlink_only_options / sizeof(int); i++) {
+        if (option == zlink_only_options[i]) {
+            zl_set_errno(EINVAL);
+            return NULL;
+        }
+    }
+    return h;
 }
 
 ZL_API int zlink_setsockopt(void *socket, int option, const void *optval,
                             size_t optvallen)
 {
-    zl_handle_t *h = get_sock(socket);
-    if (!h)
-        return -1;
-    if (is_tls_or_zlink_only_option(option))
-        return zl_fail(EINVAL);
-    if (h->kind == ZL_KIND_STREAM)
-        return zl_stream_setsockopt(h->u.stream, option, optval, optvallen);
-    return zmq_setsockopt(h->u.zsock, option, optval, optvallen) == 0
-               ? 0
-               : zl_zfail();
+    zl_handle_t *h = option_target(socket, option);
+    return h ? h->ops->setsockopt(h, option, optval, optvallen) : -1;
 }
 
 ZL_API int zlink_getsockopt(void *socket, int option, void *optval,
                             size_t *optvallen)
 {
-    zl_handle_t *h = get_sock(socket);
-    if (!h)
-        return -1;
-    if (is_tls_or_zlink_only_option(option))
-        return zl_fail(EINVAL);
-    if (h->kind == ZL_KIND_STREAM)
-        return zl_stream_getsockopt(h->u.stream, option, optval, optvallen);
-    return zmq_getsockopt(h->u.zsock, option, optval, optvallen) == 0
-               ? 0
-               : zl_zfail();
+    zl_handle_t *h = option_target(socket, option);
+    return h ? h->ops->getsockopt(h, option, optval, optvallen) : -1;
 }
 
-/* The endpoint calls and the byte send/recv calls differ only in the function each kind of
- * socket gets: one dispatcher each, the public entry points name the pair. */
-typedef int (*stream_endpoint_fn)(struct zl_stream *, const char *);
-typedef int (*zmq_endpoint_fn)(void *, const char *);
+enum { EP_BIND, EP_CONNECT, EP_UNBIND, EP_DISCONNECT };
 
-static int endpoint_call(void *socket, const char *endpoint, int bind_side,
-                         stream_endpoint_fn on_stream, zmq_endpoint_fn on_zmq)
+/* One port rule for every kind: libzmq would wrap an out-of-range port
+ * (99999 binds 34463), and unbind/disconnect of such a port is EINVAL
+ * rather than "not found". */
+static int endpoint_call(void *socket, const char *endpoint, int call)
 {
-    zl_handle_t *h = get_sock(socket);
+    zl_handle_t *h = zl_sock_get(socket);
     if (!h)
         return -1;
-    /* one port rule for both kinds: libzmq would wrap an out-of-range port
-     * (99999 binds 34463), and unbind/disconnect of such a port is EINVAL
-     * rather than "not found" */
+    int bind_side = call == EP_BIND || call == EP_UNBIND;
     int rc = zl_endpoint_port_check(endpoint, bind_side);
     if (rc)
         return zl_fail(-rc);
-    if (h->kind == ZL_KIND_STREAM)
-        return on_stream(h->u.stream, endpoint);
-    return on_zmq(h->u.zsock, endpoint) == 0 ? 0 : zl_zfail();
+    switch (call) {
+    case EP_BIND:
+        return h->ops->bind(h, endpoint);
+    case EP_CONNECT:
+        return h->ops->connect(h, endpoint);
+    case EP_UNBIND:
+        return h->ops->unbind(h, endpoint);
+    default:
+        return h->ops->disconnect(h, endpoint);
+    }
 }
 
 ZL_API int zlink_bind(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, 1, zl_stream_bind, zmq_bind);
+    return endpoint_call(socket, endpoint, EP_BIND);
 }
 
 ZL_API int zlink_connect(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, 0, zl_stream_connect, zmq_connect);
+    return endpoint_call(socket, endpoint, EP_CONNECT);
 }
 
 ZL_API int zlink_unbind(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, 1, zl_stream_unbind, zmq_unbind);
+    return endpoint_call(socket, endpoint, EP_UNBIND);
 }
 
 ZL_API int zlink_disconnect(void *socket, const char *endpoint)
 {
-    return endpoint_call(socket, endpoint, 0, zl_stream_disconnect, zmq_disconnect);
-}
-
-typedef int (*zmq_send_fn)(void *, const void *, size_t, int);
-
-static int send_call(void *socket, const void *buf, size_t len, int flags,
-                     zmq_send_fn on_zmq)
-{
-    zl_handle_t *h = get_sock(socket);
-    if (!h)
-        return -1;
-    /* STREAM copies or writes the bytes before returning: const sends need nothing more */
-    if (h->kind == ZL_KIND_STREAM)
-        return zl_stream_send(h->u.stream, buf, len, flags);
-    int rc = on_zmq(h->u.zsock, buf, len, flags);
-    return rc < 0 ? zl_zfail() : rc;
+    return endpoint_call(socket, endpoint, EP_DISCONNECT);
 }
 
 ZL_API int zlink_send(void *socket, const void *buf, size_t len, int flags)
 {
-    return send_call(socket, buf, len, flags, zmq_send);
+    zl_handle_t *h = zl_sock_get(socket);
+    return h ? h->ops->send(h, buf, len, flags) : -1;
 }
 
 ZL_API int zlink_send_const(void *socket, const void *buf, size_t len,
                             int flags)
 {
-    return send_call(socket, buf, len, flags, zmq_send_const);
+    zl_handle_t *h = zl_sock_get(socket);
+    return h ? h->ops->send_const(h, buf, len, flags) : -1;
 }
 
 ZL_API int zlink_recv(void *socket, void *buf, size_t len, int flags)
 {
-    zl_handle_t *h = get_sock(socket);
-    if (!h)
-        return -1;
-    if (h->kind == ZL_KIND_STREAM)
-        return zl_stream_recv(h->u.stream, buf, len, flags);
-    int rc = zmq_recv(h->u.zsock, buf, len, flags);
-    return rc < 0 ? zl_zfail() : rc;
+    zl_handle_t *h = zl_sock_get(socket);
+    return h ? h->ops->recv(h, buf, len, flags) : -1;
+}
+
+/* libzmq's proxy drives libzmq sockets only: the libzmq socket of h, or
+ * NULL for another kind */
+static void *zmq_side(const zl_handle_t *h)
+{
+    return h->ops == &zl_zsock_ops ? h->u.zsock : NULL;
 }
 
 ZL_API int zlink_proxy(void *frontend, void *backend, void *capture)
 {
-    zl_handle_t *f = get_sock(frontend), *b = get_sock(backend);
+    zl_handle_t *f = zl_sock_get(frontend), *b = zl_sock_get(backend);
     if (!f || !b)
         return -1;
     zl_handle_t *c = NULL;
-    if (capture && !(c = get_sock(capture)))
+    if (capture && !(c = zl_sock_get(capture)))
         return -1;
-    /* libzmq's proxy drives libzmq sockets only */
-    if (f->kind != ZL_KIND_ZSOCK || b->kind != ZL_KIND_ZSOCK ||
-        (c && c->kind != ZL_KIND_ZSOCK))
+    if (!zmq_side(f) || !zmq_side(b) || (c && !zmq_side(c)))
         return zl_fail(ENOTSUP);
-    int rc = zmq_proxy(f->u.zsock, b->u.zsock, c ? c->u.zsock : NULL);
+    int rc = zmq_proxy(zmq_side(f), zmq_side(b), c ? zmq_side(c) : NULL);
     return rc < 0 ? zl_zfail() : rc;
 }

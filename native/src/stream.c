@@ -1,13 +1,13 @@
 /*
- * stream.c - STREAM sockets: lifecycle, options, bind/connect/unbind/
- * disconnect, and the two-frame send/recv protocol ([routing id][payload]).
+ * stream.c - the STREAM kind of socket: its ops table, its lifecycle (open,
+ * close with LINGER) and its endpoints (bind/connect/unbind/disconnect).
  *
  * Why our own engine: libzmq's STREAM moves every message between the
  * application thread and an I/O thread, which costs about 5x on raw TCP.
- * Here every call does its I/O itself: recv reads from the kernel straight
- * into the caller's buffer, send writes straight to the kernel when nothing
- * is queued. See stream_io.c for the pump and stream_conn.c for the
- * per-connection machinery.
+ * Here every call does its I/O itself, in the calling thread. See
+ * stream_proto.c for send/recv, stream_opts.c for the options,
+ * stream_conn.c for the per-connection machinery, stream_loop.c for the
+ * event loop and stream_monitor.c for monitoring.
  */
 #include "stream.h"
 
@@ -20,268 +20,50 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-static int check_live(zl_stream_t *s)
+/* STREAM sockets count among the objects zlink_ctx_term waits for. */
+static int stream_open(zl_handle_t *h)
 {
-    if (zl_ctx_is_shutdown(s->ctx))
-        return zl_fail(ETERM);
-    return 0;
-}
-
-zl_stream_t *zl_stream_new(zl_ctx_t *ctx, zl_handle_t *h)
-{
+    zl_ctx_t *ctx = h->ctx;
+    if (zl_ctx_register(ctx) != 0)
+        return -1;
     zl_stream_t *s = calloc(1, sizeof *s);
-    if (!s) {
-        zl_set_errno(ENOMEM);
-        return NULL;
+    if (!s || zl_loop_init(&s->loop, ctx->shutdown_fd) != 0) {
+        int e = s ? errno : ENOMEM;
+        free(s);
+        zl_ctx_unregister(ctx);
+        return zl_fail(e);
     }
     s->handle = h;
     s->ctx = ctx;
-    s->epfd = epoll_create1(EPOLL_CLOEXEC);
-    s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (s->epfd < 0 || s->evfd < 0 || s->tfd < 0 ||
-        zl_epoll_set(s, EPOLL_CTL_ADD, s->evfd, EPOLLIN,
-                     ZL_TAG(ZT_EVFD, 0, 0)) != 0 ||
-        zl_epoll_set(s, EPOLL_CTL_ADD, s->tfd, EPOLLIN,
-                     ZL_TAG(ZT_TIMERFD, 0, 0)) != 0 ||
-        zl_epoll_set(s, EPOLL_CTL_ADD, ctx->shutdown_fd, EPOLLIN,
-                     ZL_TAG(ZT_SHUTDOWN, 0, 0)) != 0) {
-        int e = errno;
-        if (s->epfd >= 0)
-            close(s->epfd);
-        if (s->evfd >= 0)
-            close(s->evfd);
-        if (s->tfd >= 0)
-            close(s->tfd);
-        free(s);
-        zl_set_errno(e);
-        return NULL;
-    }
-    /* defaults follow libzmq's */
-    s->sndhwm = 1000;
-    s->rcvhwm = 1000;
-    s->sndbuf = -1;
-    s->rcvbuf = -1;
-    s->backlog = 100;
-    s->linger = -1;
-    s->rcvtimeo = -1;
-    s->sndtimeo = -1;
-    s->reconnect_ivl = 100;
-    s->reconnect_ivl_max = 0;
-    s->connect_timeout = 0;
-    s->ka = s->ka_cnt = s->ka_idle = s->ka_intvl = -1;
-    s->handshake_ivl = 30000;
-    s->maxmsgsize = -1;
-    return s;
-}
-
-/* ---- options ----------------------------------------------------------- */
-
-static int int_opt(const void *v, size_t len, int min, int max, int *out)
-{
-    if (!v || len != sizeof(int))
-        return zl_fail(EINVAL);
-    int x;
-    memcpy(&x, v, sizeof x);
-    if (x < min || x > max)
-        return zl_fail(EINVAL);
-    *out = x;
+    zl_stream_opts_init(&s->opts);
+    h->u.stream = s;
     return 0;
-}
-
-int zl_stream_setsockopt(zl_stream_t *s, int opt, const void *v, size_t len)
-{
-    if (check_live(s))
-        return -1;
-    switch (opt) {
-    case ZLINK_SNDHWM:
-        return int_opt(v, len, 0, INT_MAX, &s->sndhwm);
-    case ZLINK_RCVHWM:
-        /* accepted for compatibility: input waits in the kernel, whose
-         * buffers are the receive-side limit */
-        return int_opt(v, len, 0, INT_MAX, &s->rcvhwm);
-    case ZLINK_SNDBUF:
-        return int_opt(v, len, -1, INT_MAX, &s->sndbuf);
-    case ZLINK_RCVBUF:
-        return int_opt(v, len, -1, INT_MAX, &s->rcvbuf);
-    case ZLINK_BACKLOG:
-        return int_opt(v, len, 0, INT_MAX, &s->backlog);
-    case ZLINK_LINGER:
-        return int_opt(v, len, -1, INT_MAX, &s->linger);
-    case ZLINK_RCVTIMEO:
-        return int_opt(v, len, -1, INT_MAX, &s->rcvtimeo);
-    case ZLINK_SNDTIMEO:
-        return int_opt(v, len, -1, INT_MAX, &s->sndtimeo);
-    case ZLINK_RECONNECT_IVL:
-        return int_opt(v, len, -1, INT_MAX, &s->reconnect_ivl);
-    case ZLINK_RECONNECT_IVL_MAX:
-        return int_opt(v, len, 0, INT_MAX, &s->reconnect_ivl_max);
-    case ZLINK_CONNECT_TIMEOUT:
-        return int_opt(v, len, 0, INT_MAX, &s->connect_timeout);
-    case ZLINK_TCP_KEEPALIVE:
-        return int_opt(v, len, -1, 1, &s->ka);
-    case ZLINK_TCP_KEEPALIVE_CNT:
-        return int_opt(v, len, -1, INT_MAX, &s->ka_cnt);
-    case ZLINK_TCP_KEEPALIVE_IDLE:
-        return int_opt(v, len, -1, INT_MAX, &s->ka_idle);
-    case ZLINK_TCP_KEEPALIVE_INTVL:
-        return int_opt(v, len, -1, INT_MAX, &s->ka_intvl);
-    case ZLINK_IPV6:
-        return int_opt(v, len, 0, 1, &s->ipv6);
-    case ZLINK_TOS:
-        return int_opt(v, len, 0, 255, &s->tos);
-    case ZLINK_TCP_MAXRT:
-        return int_opt(v, len, 0, INT_MAX, &s->tcp_maxrt);
-    case ZLINK_ROUTER_MANDATORY: /* always on for STREAM: EHOSTUNREACH */
-        return int_opt(v, len, 0, 1, &s->router_mandatory);
-    case ZLINK_IMMEDIATE: /* no pipes to hold back: nothing to do */
-        return int_opt(v, len, 0, 1, &s->immediate);
-    case ZLINK_HANDSHAKE_IVL: /* raw TCP has no handshake */
-        return int_opt(v, len, 0, INT_MAX, &s->handshake_ivl);
-    case ZLINK_MAXMSGSIZE: {
-        if (!v || len != sizeof(int64_t))
-            return zl_fail(EINVAL);
-        int64_t x;
-        memcpy(&x, v, sizeof x);
-        if (x < -1)
-            return zl_fail(EINVAL);
-        s->maxmsgsize = x;
-        return 0;
-    }
-    case ZLINK_CONNECT_ROUTING_ID:
-        if (!v || len != 4)
-            return zl_fail(EINVAL);
-        s->connect_rid = zl_get_be32(v);
-        s->connect_rid_set = 1;
-        return 0;
-    default:
-        return zl_fail(EINVAL);
-    }
-}
-
-static int put_int(void *v, size_t *len, int x)
-{
-    if (!v || !len || *len < sizeof(int))
-        return zl_fail(EINVAL);
-    memcpy(v, &x, sizeof x);
-    *len = sizeof x;
-    return 0;
-}
-
-static int has_input(const zl_stream_t *s)
-{
-    return s->rx_state != ZRX_NONE || s->evq_count || s->rdy_count;
-}
-
-int zl_stream_poll_check(zl_stream_t *s, short events)
-{
-    if (check_live(s))
-        return -1;
-    if (!has_input(s))
-        zl_pump(s, 0);
-    else if (s->heap_n)
-        zl_timers_run(s); /* due retries/timeouts run even if unread input
-                             makes the epoll round trip unnecessary */
-    if (check_live(s))
-        return -1;
-    int r = 0;
-    if ((events & ZLINK_POLLIN) && has_input(s))
-        r |= ZLINK_POLLIN;
-    if (events & ZLINK_POLLOUT)
-        r |= ZLINK_POLLOUT; /* sends never block for long: HWM is per peer */
-    return r;
-}
-
-int zl_stream_fd(zl_stream_t *s)
-{
-    return s->epfd;
-}
-
-int zl_stream_getsockopt(zl_stream_t *s, int opt, void *v, size_t *len)
-{
-    if (check_live(s))
-        return -1;
-    switch (opt) {
-    case ZLINK_TYPE:
-        return put_int(v, len, ZLINK_STREAM);
-    case ZLINK_RCVMORE:
-        return put_int(v, len, s->rx_state != ZRX_NONE);
-    case ZLINK_FD:
-        return put_int(v, len, s->epfd);
-    case ZLINK_EVENTS: {
-        int r = zl_stream_poll_check(s, ZLINK_POLLIN | ZLINK_POLLOUT);
-        return r < 0 ? -1 : put_int(v, len, r);
-    }
-    case ZLINK_LAST_ENDPOINT: {
-        size_t n = strlen(s->last_endpoint) + 1;
-        if (!v || !len || *len < n)
-            return zl_fail(EINVAL);
-        memcpy(v, s->last_endpoint, n);
-        *len = n;
-        return 0;
-    }
-    case ZLINK_SNDHWM:
-        return put_int(v, len, s->sndhwm);
-    case ZLINK_RCVHWM:
-        return put_int(v, len, s->rcvhwm);
-    case ZLINK_SNDBUF:
-        return put_int(v, len, s->sndbuf);
-    case ZLINK_RCVBUF:
-        return put_int(v, len, s->rcvbuf);
-    case ZLINK_BACKLOG:
-        return put_int(v, len, s->backlog);
-    case ZLINK_LINGER:
-        return put_int(v, len, s->linger);
-    case ZLINK_RCVTIMEO:
-        return put_int(v, len, s->rcvtimeo);
-    case ZLINK_SNDTIMEO:
-        return put_int(v, len, s->sndtimeo);
-    case ZLINK_RECONNECT_IVL:
-        return put_int(v, len, s->reconnect_ivl);
-    case ZLINK_RECONNECT_IVL_MAX:
-        return put_int(v, len, s->reconnect_ivl_max);
-    case ZLINK_CONNECT_TIMEOUT:
-        return put_int(v, len, s->connect_timeout);
-    case ZLINK_TCP_KEEPALIVE:
-        return put_int(v, len, s->ka);
-    case ZLINK_TCP_KEEPALIVE_CNT:
-        return put_int(v, len, s->ka_cnt);
-    case ZLINK_TCP_KEEPALIVE_IDLE:
-        return put_int(v, len, s->ka_idle);
-    case ZLINK_TCP_KEEPALIVE_INTVL:
-        return put_int(v, len, s->ka_intvl);
-    case ZLINK_IPV6:
-        return put_int(v, len, s->ipv6);
-    case ZLINK_TOS:
-        return put_int(v, len, s->tos);
-    case ZLINK_TCP_MAXRT:
-        return put_int(v, len, s->tcp_maxrt);
-    case ZLINK_ROUTER_MANDATORY:
-        return put_int(v, len, s->router_mandatory);
-    case ZLINK_IMMEDIATE:
-        return put_int(v, len, s->immediate);
-    case ZLINK_HANDSHAKE_IVL:
-        return put_int(v, len, s->handshake_ivl);
-    case ZLINK_MAXMSGSIZE:
-        if (!v || !len || *len < sizeof(int64_t))
-            return zl_fail(EINVAL);
-        memcpy(v, &s->maxmsgsize, sizeof(int64_t));
-        *len = sizeof(int64_t);
-        return 0;
-    default:
-        return zl_fail(EINVAL);
-    }
 }
 
 /* ---- endpoints --------------------------------------------------------- */
 
-int zl_stream_bind(zl_stream_t *s, const char *ep)
+/* The state of an unbind/connect/disconnect call's socket, or NULL with the
+ * error set: ETERM after a context shutdown, EINVAL for no endpoint. */
+static zl_stream_t *endpoint_stream(zl_handle_t *h, const char *ep)
 {
-    if (check_live(s))
+    zl_stream_t *s = h->u.stream;
+    if (zl_stream_check_live(s))
+        return NULL;
+    if (!ep) {
+        zl_set_errno(EINVAL);
+        return NULL;
+    }
+    return s;
+}
+
+static int stream_bind(zl_handle_t *h, const char *ep)
+{
+    zl_stream_t *s = h->u.stream;
+    if (zl_stream_check_live(s))
         return -1;
     zl_sockaddr_t a;
     socklen_t al;
-    int rc = zl_parse_endpoint(ep, 1, s->ipv6, &a, &al);
+    int rc = zl_parse_endpoint(ep, 1, s->opts.ipv6, &a, &al);
     if (rc)
         return zl_fail(-rc);
     int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -296,11 +78,11 @@ int zl_stream_bind(zl_stream_t *s, const char *ep)
             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
         /* accepted sockets inherit buffer sizes from the listener; setting
          * them here too matters for the window scale of the handshake */
-        if (s->sndbuf > 0)
-            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof s->sndbuf);
-        if (s->rcvbuf > 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, sizeof s->rcvbuf);
-        if (bind(fd, &a.sa, al) != 0 || listen(fd, s->backlog) != 0)
+        if (s->opts.sndbuf > 0)
+            setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->opts.sndbuf, sizeof s->opts.sndbuf);
+        if (s->opts.rcvbuf > 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->opts.rcvbuf, sizeof s->opts.rcvbuf);
+        if (bind(fd, &a.sa, al) != 0 || listen(fd, s->opts.backlog) != 0)
             e = errno;
     }
     if (e) {
@@ -337,8 +119,8 @@ int zl_stream_bind(zl_stream_t *s, const char *ep)
     l->timer_id = 0;
     l->given = strdup(ep);
     zl_format_addr(&real, l->real, sizeof l->real);
-    if (!l->given || zl_epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN,
-                                  ZL_TAG(ZT_LISTENER, l->serial, li)) != 0) {
+    if (!l->given || zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, EPOLLIN,
+                                 ZL_TAG(ZT_LISTENER, l->serial, li)) != 0) {
         e = l->given ? errno : ENOMEM;
         free(l->given);
         l->given = NULL;
@@ -347,7 +129,7 @@ int zl_stream_bind(zl_stream_t *s, const char *ep)
         return zl_fail(e);
     }
     l->fd = fd;
-    strcpy(s->last_endpoint, l->real);
+    strcpy(s->opts.last_endpoint, l->real);
     zl_emit(s, ZLINK_EVENT_LISTENING, (uint64_t)fd, NULL, l->real, NULL);
     return 0;
 }
@@ -356,7 +138,7 @@ static void listener_close(zl_stream_t *s, zl_listener_t *l)
 {
     zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)l->fd, NULL, l->real, NULL);
     if (!l->paused)
-        epoll_ctl(s->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+        zl_loop_del(&s->loop, l->fd);
     close(l->fd);
     l->fd = -1;
     l->timer_id = 0;
@@ -364,12 +146,11 @@ static void listener_close(zl_stream_t *s, zl_listener_t *l)
     l->given = NULL;
 }
 
-int zl_stream_unbind(zl_stream_t *s, const char *ep)
+static int stream_unbind(zl_handle_t *h, const char *ep)
 {
-    if (check_live(s))
+    zl_stream_t *s = endpoint_stream(h, ep);
+    if (!s)
         return -1;
-    if (!ep)
-        return zl_fail(EINVAL);
     for (uint32_t i = 0; i < s->nlst; i++) {
         zl_listener_t *l = &s->lst[i];
         if (l->fd >= 0 && (strcmp(l->given, ep) == 0 || strcmp(l->real, ep) == 0)) {
@@ -389,15 +170,14 @@ static zl_endpoint_t *find_ep(zl_stream_t *s, const char *str)
     return NULL;
 }
 
-int zl_stream_connect(zl_stream_t *s, const char *str)
+static int stream_connect(zl_handle_t *h, const char *str)
 {
-    if (check_live(s))
+    zl_stream_t *s = endpoint_stream(h, str);
+    if (!s)
         return -1;
-    if (!str)
-        return zl_fail(EINVAL);
-    int have_id = s->connect_rid_set;
-    uint32_t id = s->connect_rid;
-    s->connect_rid_set = 0; /* applies to this connect only */
+    int have_id = s->opts.connect_rid.set;
+    uint32_t id = s->opts.connect_rid.id;
+    s->opts.connect_rid.set = 0; /* applies to this connect only */
 
     /* thousands of connects to one endpoint resolve it once */
     zl_endpoint_t *ep = find_ep(s, str);
@@ -405,7 +185,7 @@ int zl_stream_connect(zl_stream_t *s, const char *str)
     if (!ep) {
         zl_sockaddr_t a;
         socklen_t al;
-        int rc = zl_parse_endpoint(str, 0, s->ipv6, &a, &al);
+        int rc = zl_parse_endpoint(str, 0, s->opts.ipv6, &a, &al);
         if (rc)
             return zl_fail(-rc);
         ep = calloc(1, sizeof *ep);
@@ -439,8 +219,8 @@ int zl_stream_connect(zl_stream_t *s, const char *str)
     ep->conns = c;
     ep->nconns++;
     size_t n = strlen(str);
-    if (n < sizeof s->last_endpoint)
-        memcpy(s->last_endpoint, str, n + 1);
+    if (n < sizeof s->opts.last_endpoint)
+        memcpy(s->opts.last_endpoint, str, n + 1);
     if (zl_conn_start_connect(s, c, 1) != 0) {
         int e = zlink_errno();
         zl_conn_release(s, c);
@@ -449,12 +229,11 @@ int zl_stream_connect(zl_stream_t *s, const char *str)
     return 0;
 }
 
-int zl_stream_disconnect(zl_stream_t *s, const char *str)
+static int stream_disconnect(zl_handle_t *h, const char *str)
 {
-    if (check_live(s))
+    zl_stream_t *s = endpoint_stream(h, str);
+    if (!s)
         return -1;
-    if (!str)
-        return zl_fail(EINVAL);
     zl_endpoint_t *ep = find_ep(s, str);
     if (!ep)
         return zl_fail(ENOENT);
@@ -465,346 +244,9 @@ int zl_stream_disconnect(zl_stream_t *s, const char *str)
     return 0;
 }
 
-/* ---- send -------------------------------------------------------------- */
-
-static int send_direct(zl_stream_t *s, zl_conn_t *c, const void *buf,
-                       size_t len)
-{
-    s->tx_pending = 0;
-    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-        int e = errno;
-        if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR) {
-            n = 0;
-        } else {
-            /* the peer is gone; the payload goes with the connection and
-             * the application learns about it from the 0x00 */
-            zl_conn_close(s, c,
-                          (e == EPIPE || e == ECONNRESET)
-                              ? ZLINK_DISCONNECT_REMOTE
-                              : ZLINK_DISCONNECT_TRANSPORT_ERROR,
-                          e);
-            return (int)len;
-        }
-    }
-    if ((size_t)n < len &&
-        zl_conn_queue(s, c, (const char *)buf + n, len - (size_t)n) != 0) {
-        zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
-        return (int)len;
-    }
-    c->msgs_sent++;
-    return (int)len;
-}
-
-/* Waits (pumping) until the connection's queue is below SNDHWM. Returns
- * the connection, or NULL with the error set. */
-static zl_conn_t *wait_for_room(zl_stream_t *s, int flags)
-{
-    uint64_t deadline = 0;
-    int wait = 0;
-    for (;;) {
-        zl_pump(s, wait);
-        if (check_live(s))
-            return NULL;
-        zl_conn_t *c = zl_conn_at(s, s->tx_idx, s->tx_serial);
-        if (!c || c->state != ZC_ACTIVE) {
-            s->tx_pending = 0;
-            zl_set_errno(EHOSTUNREACH);
-            return NULL;
-        }
-        if (c->q.lcount < (uint32_t)s->sndhwm)
-            return c;
-        if ((flags & ZLINK_DONTWAIT) || s->sndtimeo == 0) {
-            zl_set_errno(EAGAIN);
-            return NULL;
-        }
-        if (s->sndtimeo > 0) {
-            uint64_t now = zl_now_ms();
-            if (!deadline)
-                deadline = now + (uint64_t)s->sndtimeo;
-            if (now >= deadline) {
-                zl_set_errno(EAGAIN);
-                return NULL;
-            }
-            wait = (int)(deadline - now);
-        } else {
-            wait = -1;
-        }
-    }
-}
-
-/* The payload frame: sends, queues or refuses it. The caller has cleared
- * the selection already, so whatever happens here the next frame is an id
- * frame (see zl_stream_send). */
-static int send_payload(zl_stream_t *s, const void *buf, size_t len,
-                        int flags)
-{
-    zl_conn_t *c = zl_conn_at(s, s->tx_idx, s->tx_serial);
-    if (!c || c->state != ZC_ACTIVE)
-        return zl_fail(EHOSTUNREACH);
-    if (len == 0) {
-        zl_conn_request_close(s, c);
-        return 0;
-    }
-    if (len > INT_MAX || !buf)
-        return zl_fail(EMSGSIZE);
-    if (c->q.lcount == 0)
-        return send_direct(s, c, buf, len);
-    if (s->sndhwm > 0 && c->q.lcount >= (uint32_t)s->sndhwm) {
-        c = wait_for_room(s, flags);
-        if (!c)
-            return -1;
-        if (c->q.lcount == 0)
-            return send_direct(s, c, buf, len);
-    }
-    /* keep ordering behind what is already queued */
-    if (zl_conn_queue(s, c, buf, len) != 0)
-        return -1;
-    c->msgs_sent++;
-    return (int)len;
-}
-
-/* The send protocol (docs/zlink-abi.md, "STREAM sends"): a message is an id
- * frame (4 bytes, SNDMORE) that selects a connection, then one payload frame
- * (empty: close the connection). A payload frame always ends the message:
- * sent, queued, or refused, the selection is gone afterwards, so after any
- * failure the caller sends the whole [id][payload] again. Never does a
- * refused payload leave the socket expecting a payload, which would make the
- * caller's next id frame (for another connection, or a close) payload bytes
- * of the stalled connection. */
-int zl_stream_send(zl_stream_t *s, const void *buf, size_t len, int flags)
-{
-    if (check_live(s))
-        return -1;
-    if (s->tx_pending) {
-        /* payload frame (a MORE flag on it is ignored, as libzmq does) */
-        s->tx_pending = 0;
-        return send_payload(s, buf, len, flags);
-    }
-    {
-        /* routing id frame */
-        if (!(flags & ZLINK_SNDMORE))
-            return zl_fail(EINVAL);
-        if (len != 4 || !buf)
-            return zl_fail(EHOSTUNREACH);
-        zl_conn_t *c = zl_conn_by_id(s, zl_get_be32(buf));
-        if (!c || c->state != ZC_ACTIVE)
-            return zl_fail(EHOSTUNREACH);
-        s->tx_pending = 1;
-        s->tx_idx = c->idx;
-        s->tx_serial = c->serial;
-        return 4;
-    }
-}
-
-/* ---- recv -------------------------------------------------------------- */
-
-/* Picks the next thing to deliver: a queued 0x01/0x00, or a readable
- * connection. Returns 0 with *id set and rx_state prepared, or -1. */
-static int next_id(zl_stream_t *s, int flags, uint32_t *id)
-{
-    uint64_t deadline = 0;
-    for (;;) {
-        if (s->evq_count) {
-            zl_event_t e = s->evq[s->evq_head];
-            s->evq_head = (s->evq_head + 1) & (s->evq_cap - 1);
-            s->evq_count--;
-            s->rx_state = ZRX_EVENT;
-            s->rx_byte = e.byte;
-            *id = e.id;
-            return 0;
-        }
-        while (s->rdy_count) {
-            zl_ready_t r = s->rdy[s->rdy_head];
-            s->rdy_head = (s->rdy_head + 1) & (s->rdy_cap - 1);
-            s->rdy_count--;
-            zl_conn_t *c = zl_conn_at(s, r.idx, r.serial);
-            if (!c)
-                continue;
-            c->in_ready = 0;
-            if (c->state != ZC_ACTIVE)
-                continue;
-            s->rx_state = ZRX_DATA;
-            s->rx_idx = r.idx;
-            s->rx_serial = r.serial;
-            *id = c->id;
-            return 0;
-        }
-        if (check_live(s))
-            return -1;
-        int wait;
-        if ((flags & ZLINK_DONTWAIT) || s->rcvtimeo == 0) {
-            wait = 0;
-        } else if (s->rcvtimeo < 0) {
-            wait = -1;
-        } else {
-            uint64_t now = zl_now_ms();
-            if (!deadline)
-                deadline = now + (uint64_t)s->rcvtimeo;
-            wait = now >= deadline ? 0 : (int)(deadline - now);
-        }
-        zl_pump(s, wait);
-        if (s->evq_count || s->rdy_count)
-            continue;
-        if (check_live(s))
-            return -1;
-        if (wait == 0)
-            return zl_fail(EAGAIN);
-    }
-}
-
-/*
- * Reads a payload from c into dst (cap >= 2). Returns the byte count, or
- * -2 when the connection turned out closed (it is closed now and the caller
- * delivers 0x00 in place of the payload).
- *
- * A payload of exactly one byte would be indistinguishable from a 0x00 /
- * 0x01 notification, so a lone byte is held back and delivered in front of
- * the next read from that connection (an empty payload is returned
- * meanwhile).
- */
-static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
-{
-    size_t off = 0;
-    if (c->has_carry) {
-        dst[0] = (char)c->carry;
-        off = 1;
-        c->has_carry = 0;
-    }
-    if (cap > INT_MAX)
-        cap = INT_MAX;
-    ssize_t n = recv(c->fd, dst + off, cap - off, 0);
-    size_t total;
-    if (n > 0) {
-        total = off + (size_t)n;
-    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
-                          errno != EINTR)) {
-        int e = n == 0 ? 0 : errno;
-        c->zero_delivered = 1; /* this read delivers it */
-        zl_conn_close(s, c,
-                      n == 0 ? ZLINK_DISCONNECT_REMOTE
-                             : (e == ECONNRESET ? ZLINK_DISCONNECT_REMOTE
-                                                : ZLINK_DISCONNECT_TRANSPORT_ERROR),
-                      e);
-        return -2;
-    } else {
-        total = off; /* spurious readiness */
-    }
-    if (total == 1) {
-        c->carry = (uint8_t)dst[0];
-        c->has_carry = 1;
-        total = 0;
-    }
-    if (total)
-        c->msgs_received++;
-    return (int)total;
-}
-
-static char *scratch(zl_stream_t *s)
-{
-    if (!s->scratch)
-        s->scratch = malloc(ZL_SCRATCH_SIZE);
-    return s->scratch;
-}
-
-int zl_stream_recv(zl_stream_t *s, void *buf, size_t len, int flags)
-{
-    if (check_live(s))
-        return -1;
-    if (!buf && len)
-        return zl_fail(EFAULT);
-    if (s->rx_state == ZRX_EVENT) {
-        s->rx_state = ZRX_NONE;
-        if (len >= 1)
-            *(uint8_t *)buf = s->rx_byte;
-        return 1;
-    }
-    if (s->rx_state == ZRX_DATA) {
-        s->rx_state = ZRX_NONE;
-        zl_conn_t *c = zl_conn_at(s, s->rx_idx, s->rx_serial);
-        if (!c || c->state != ZC_ACTIVE)
-            return 0; /* closed since the id frame; its 0x00 is queued */
-        if (len >= 2) {
-            /* zero copy: the kernel writes into the caller's buffer, and
-             * what does not fit stays there for the next message */
-            int r = conn_read(s, c, buf, len);
-            if (r == -2) {
-                *(uint8_t *)buf = 0x00;
-                return 1;
-            }
-            return r;
-        }
-        /* a 0/1-byte buffer: go through scratch, truncating like libzmq */
-        char *sc = scratch(s);
-        if (!sc)
-            return zl_fail(ENOMEM);
-        int r = conn_read(s, c, sc, ZL_SCRATCH_SIZE);
-        if (r == -2) {
-            if (len >= 1)
-                *(uint8_t *)buf = 0x00;
-            return 1;
-        }
-        if (len && r)
-            memcpy(buf, sc, len < (size_t)r ? len : (size_t)r);
-        return r;
-    }
-    uint32_t id;
-    if (next_id(s, flags, &id) != 0)
-        return -1;
-    unsigned char tmp[4];
-    zl_put_be32(tmp, id);
-    if (len)
-        memcpy(buf, tmp, len < 4 ? len : 4);
-    return 4;
-}
-
-static int msg_fill(zmq_msg_t *msg, const void *data, size_t n)
-{
-    zmq_msg_close(msg);
-    if (zmq_msg_init_size(msg, n) != 0)
-        return zl_zfail();
-    if (n)
-        memcpy(zmq_msg_data(msg), data, n);
-    return (int)n;
-}
-
-int zl_stream_msg_recv(zl_stream_t *s, zmq_msg_t *msg, int flags)
-{
-    if (check_live(s))
-        return -1;
-    if (s->rx_state == ZRX_EVENT) {
-        s->rx_state = ZRX_NONE;
-        return msg_fill(msg, &s->rx_byte, 1);
-    }
-    if (s->rx_state == ZRX_DATA) {
-        s->rx_state = ZRX_NONE;
-        zl_conn_t *c = zl_conn_at(s, s->rx_idx, s->rx_serial);
-        if (!c || c->state != ZC_ACTIVE)
-            return msg_fill(msg, NULL, 0);
-        char *sc = scratch(s);
-        if (!sc)
-            return zl_fail(ENOMEM);
-        int r = conn_read(s, c, sc, ZL_SCRATCH_SIZE);
-        if (r == -2) {
-            uint8_t z = 0x00;
-            return msg_fill(msg, &z, 1);
-        }
-        return msg_fill(msg, sc, (size_t)r);
-    }
-    uint32_t id;
-    if (next_id(s, flags, &id) != 0)
-        return -1;
-    unsigned char tmp[4];
-    zl_put_be32(tmp, id);
-    int rc = msg_fill(msg, tmp, 4);
-    if (rc >= 0)
-        zl_msg_mark_more(msg);
-    return rc;
-}
-
 /* ---- close ------------------------------------------------------------- */
 
-int zl_stream_close(zl_stream_t *s)
+static void stream_destroy(zl_stream_t *s)
 {
     int down = zl_ctx_is_shutdown(s->ctx);
     int reason = down ? ZLINK_DISCONNECT_CTX_TERM : ZLINK_DISCONNECT_LOCAL;
@@ -815,7 +257,7 @@ int zl_stream_close(zl_stream_t *s)
 
     /* LINGER: connections with queued output are flushed before they are
      * closed; everything else goes now */
-    int linger = s->linger;
+    int linger = s->opts.linger;
     int flush = s->nqueued && linger != 0 && !(linger < 0 && down);
     for (uint32_t i = 0; i < s->nslots; i++) {
         zl_conn_t *c = s->conns[i];
@@ -825,8 +267,8 @@ int zl_stream_close(zl_stream_t *s)
             c->q.lcount) {
             if (c->state == ZC_ACTIVE) {
                 c->state = ZC_CLOSING;
-                zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
-                             ZL_TAG(ZT_CONN, c->serial, c->idx));
+                zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
+                            ZL_TAG(ZT_CONN, c->serial, c->idx));
                 c->want_out = 1;
             }
             continue;
@@ -837,7 +279,7 @@ int zl_stream_close(zl_stream_t *s)
         /* a finite linger is honoured even after a context shutdown, so the
          * (permanently readable) shutdown fd must not spin the wait */
         if (linger > 0)
-            epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->ctx->shutdown_fd, NULL);
+            zl_loop_del(&s->loop, s->ctx->shutdown_fd);
         uint64_t deadline = linger > 0 ? zl_now_ms() + (uint64_t)linger : 0;
         while (s->nqueued) {
             int wait = -1;
@@ -860,9 +302,7 @@ int zl_stream_close(zl_stream_t *s)
 
     zl_stream_monitors_stop(s);
 
-    close(s->epfd);
-    close(s->evfd);
-    close(s->tfd);
+    zl_loop_close(&s->loop);
     for (uint32_t i = 0; i < s->nslots; i++) {
         free(s->conns[i]->q.buf);
         free(s->conns[i]->q.lens);
@@ -880,9 +320,41 @@ int zl_stream_close(zl_stream_t *s)
     free(s->peers);
     free(s->evq);
     free(s->rdy);
-    free(s->heap);
     free(s->lst);
     free(s->scratch);
     free(s);
+}
+
+static int stream_close(zl_handle_t *h)
+{
+    zl_stream_t *s = h->u.stream;
+    zl_ctx_t *ctx = h->ctx;
+    zl_handle_release(h);
+    stream_destroy(s);
+    zl_ctx_unregister(ctx);
     return 0;
 }
+
+/* ---- the STREAM kind's calls --------------------------------------------- */
+
+const zl_sock_ops_t zl_stream_ops = {
+    .open = stream_open,
+    .close = stream_close,
+    .setsockopt = zl_stream_setsockopt,
+    .getsockopt = zl_stream_getsockopt,
+    .bind = stream_bind,
+    .connect = stream_connect,
+    .unbind = stream_unbind,
+    .disconnect = stream_disconnect,
+    .send = zl_stream_send,
+    /* the bytes are copied or written before the call returns */
+    .send_const = zl_stream_send,
+    .recv = zl_stream_recv,
+    .msg_send = zl_stream_msg_send,
+    .msg_recv = zl_stream_msg_recv,
+    .monitor = zl_stream_monitor,
+    .monitor_open = zl_stream_monitor_open,
+    .poll_item = zl_stream_poll_item,
+    .poll_check = zl_stream_poll_check,
+    .peer = &zl_stream_peer_ops,
+};

@@ -1,25 +1,25 @@
 /*
- * stream.h - internal state of the STREAM engine (stream*.c, monitor.c,
- * peers.c, poll.c). The engine runs entirely in the calling thread on an
- * epoll set: no background thread, no hand-off, progress happens inside
- * calls made on the socket.
+ * stream.h - internal state of the STREAM engine (stream*.c): the options
+ * (zl_stream_opts_t), the socket's state (zl_stream_t: connections,
+ * listeners, the two-frame send/recv state, monitors) and the entry points
+ * of its files. The engine runs entirely in the calling thread on an epoll
+ * set (zl_loop_t, stream_loop.h): no background thread, no hand-off,
+ * progress happens inside calls made on the socket.
  */
 #ifndef ZL_STREAM_H
 #define ZL_STREAM_H
 
 #include "zl_internal.h"
+#include "stream_loop.h"
 
 #include <netinet/in.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 
-#define ZL_EV_BATCH 256
 #define ZL_SCRATCH_SIZE 65536
 #define ZL_ACCEPT_BATCH 256
 #define ZL_ACCEPT_RETRY_MS 100
 #define ZL_ID_INDEX_BITS 20
 #define ZL_MAX_SLOTS (1u << ZL_ID_INDEX_BITS)
-#define ZL_ADDR_MAX 256
 
 typedef union zl_sockaddr {
     struct sockaddr sa;
@@ -34,14 +34,6 @@ enum zl_conn_state {
     ZC_ACTIVE,     /* established, 0x01 queued */
     ZC_CLOSING,    /* close requested, flushing the send queue */
 };
-
-/* What an epoll event refers to, in the top byte of epoll_data.u64; the
- * next 24 bits hold the slot serial so events for a recycled slot can be
- * told apart, the low 32 bits the slot index. */
-enum { ZT_CONN = 1, ZT_LISTENER, ZT_EVFD, ZT_TIMERFD, ZT_SHUTDOWN };
-#define ZL_TAG(t, serial, idx)                                                 \
-    (((uint64_t)(t) << 56) | ((uint64_t)((serial)&0xffffffu) << 32) |         \
-     (uint64_t)(uint32_t)(idx))
 
 struct zl_conn;
 
@@ -100,13 +92,8 @@ typedef struct zl_listener {
     char real[ZL_ADDR_MAX]; /* with the actual address and port */
 } zl_listener_t;
 
+/* owners of timers (zl_timer_t.kind) */
 enum { ZTM_CONN = 1, ZTM_LISTENER = 2 };
-typedef struct zl_timer {
-    uint64_t due;
-    uint32_t id;
-    uint32_t kind;
-    uint32_t idx;
-} zl_timer_t;
 
 typedef struct zl_event {
     uint32_t id;
@@ -127,23 +114,32 @@ enum { ZRX_NONE = 0, ZRX_EVENT, ZRX_DATA };
 
 struct zl_monq;
 
-typedef struct zl_stream {
-    zl_handle_t *handle;
-    zl_ctx_t *ctx;
-    int epfd, evfd, tfd;
-    int evfd_signalled;
-    uint64_t tfd_armed; /* absolute ms the timerfd is set to, 0 = idle */
+/* CONNECT_ROUTING_ID: a write-only 4-byte id that one connect consumes */
+typedef struct zl_rid_opt {
+    uint32_t id;
+    int set;
+} zl_rid_opt_t;
 
-    /* options */
+/* What zlink_setsockopt sets and zlink_getsockopt reads (stream_opts.c
+ * describes each field once, with its option id, type and range), apart
+ * from the engine's state. */
+typedef struct zl_stream_opts {
+    int type; /* ZLINK_STREAM, read-only */
     int sndhwm, rcvhwm, sndbuf, rcvbuf, backlog, linger;
     int rcvtimeo, sndtimeo;
     int reconnect_ivl, reconnect_ivl_max, connect_timeout;
     int ka, ka_cnt, ka_idle, ka_intvl;
     int ipv6, tos, tcp_maxrt, router_mandatory, immediate, handshake_ivl;
     int64_t maxmsgsize;
-    int connect_rid_set;
-    uint32_t connect_rid;
+    zl_rid_opt_t connect_rid; /* for the next connect only */
     char last_endpoint[ZL_ADDR_MAX];
+} zl_stream_opts_t;
+
+typedef struct zl_stream {
+    zl_handle_t *handle;
+    zl_ctx_t *ctx;
+
+    zl_stream_opts_t opts;
 
     /* connection slots */
     zl_conn_t **conns;
@@ -175,10 +171,6 @@ typedef struct zl_stream {
     int tx_pending;
     uint32_t tx_idx, tx_serial;
 
-    zl_timer_t *heap;
-    uint32_t heap_n, heap_cap;
-    uint32_t timer_seq;
-
     zl_listener_t *lst;
     uint32_t nlst, lst_cap;
     zl_endpoint_t *eps;
@@ -192,8 +184,39 @@ typedef struct zl_stream {
     void *mon_pair;
     int mon_pair_events;
 
-    struct epoll_event evs[ZL_EV_BATCH];
+    zl_loop_t loop; /* epoll set, wake-up, timers (stream_loop.c) */
 } zl_stream_t;
+
+static inline int zl_stream_check_live(const zl_stream_t *s)
+{
+    if (zl_ctx_is_shutdown(s->ctx))
+        return zl_fail(ETERM);
+    return 0;
+}
+
+/* The STREAM kind's calls (zl_stream_ops, stream.c), in the files that
+ * implement them. */
+/* stream_opts.c */
+void zl_stream_opts_init(zl_stream_opts_t *o);
+int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len);
+int zl_stream_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len);
+
+/* stream_proto.c */
+int zl_stream_send(zl_handle_t *h, const void *buf, size_t len, int flags);
+int zl_stream_recv(zl_handle_t *h, void *buf, size_t len, int flags);
+int zl_stream_msg_send(zl_handle_t *h, zmq_msg_t *msg, int flags);
+int zl_stream_msg_recv(zl_handle_t *h, zmq_msg_t *msg, int flags);
+void zl_stream_poll_item(zl_handle_t *h, short events, zmq_pollitem_t *zi);
+int zl_stream_poll_check(zl_handle_t *h, short events);
+/* POLLIN/POLLOUT of s after a non-blocking pump (>= 0), or -1 (ETERM) */
+int zl_stream_readiness(zl_stream_t *s, short events);
+
+/* stream_monitor.c */
+int zl_stream_monitor(zl_handle_t *h, const char *ep, int events);
+void *zl_stream_monitor_open(zl_handle_t *h, int events);
+
+/* stream_conn.c */
+extern const zl_peer_ops_t zl_stream_peer_ops;
 
 /* stream_addr.c */
 int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
@@ -201,31 +224,30 @@ int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
 void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n);
 socklen_t zl_addr_len(const zl_sockaddr_t *a);
 
-/* stream_io.c */
-uint64_t zl_now_ms(void);
-uint64_t zl_wall_ms(void);
+/* stream_loop.c: the pump */
 int zl_pump(zl_stream_t *s, int timeout_ms);
+void zl_timers_run(zl_stream_t *s);
+
+/* stream_proto.c: what recv delivers next */
 void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte);
 void zl_ready_push(zl_stream_t *s, zl_conn_t *c);
-uint32_t zl_timer_add(zl_stream_t *s, uint64_t due, uint32_t kind,
-                      uint32_t idx);
-void zl_timers_run(zl_stream_t *s);
-int zl_epoll_set(zl_stream_t *s, int op, int fd, uint32_t events,
-                 uint64_t tag);
+
+/* stream_conn.c: the pump's handlers, for the connections and listeners
+ * the lookups below found (stale events and cancelled timers are dropped
+ * before) */
+void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t events);
+void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c);
+void zl_listener_on_event(zl_stream_t *s, uint32_t li);
+void zl_listener_on_timer(zl_stream_t *s, uint32_t li);
 
 /* stream_conn.c */
 zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id);
 void zl_conn_release(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first);
-void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c);
-void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c);
 void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err);
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_flush(zl_stream_t *s, zl_conn_t *c);
-int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data,
-                  size_t len);
-void zl_listener_accept(zl_stream_t *s, uint32_t li);
-void zl_listener_resume(zl_stream_t *s, uint32_t li);
+int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len);
 void zl_setup_fd(zl_stream_t *s, int fd, int family);
 int zl_ht_insert(zl_stream_t *s, uint32_t id, uint32_t idx);
 void zl_ht_remove(zl_stream_t *s, uint32_t id);
@@ -258,6 +280,43 @@ static inline zl_conn_t *zl_conn_at(zl_stream_t *s, uint32_t idx,
     return (c->serial == serial && c->state != ZC_FREE) ? c : NULL;
 }
 
+/* The pump's lookups: the connection or listener an epoll tag (slot index,
+ * 24-bit serial) or a timer (index, id) still refers to; NULL or 0 for an
+ * event of a recycled slot or a timer its owner no longer holds. */
+static inline zl_conn_t *zl_conn_of_event(zl_stream_t *s, uint32_t idx,
+                                          uint32_t serial)
+{
+    if (idx >= s->nslots)
+        return NULL;
+    zl_conn_t *c = s->conns[idx];
+    if (c->state == ZC_FREE || (c->serial & 0xffffffu) != serial)
+        return NULL;
+    return c;
+}
+
+static inline zl_conn_t *zl_conn_of_timer(zl_stream_t *s, uint32_t idx,
+                                          uint32_t timer_id)
+{
+    if (idx >= s->nslots)
+        return NULL;
+    zl_conn_t *c = s->conns[idx];
+    return (c->state != ZC_FREE && c->timer_id == timer_id) ? c : NULL;
+}
+
+static inline int zl_listener_of_event(const zl_stream_t *s, uint32_t li,
+                                       uint32_t serial)
+{
+    return li < s->nlst && s->lst[li].fd >= 0 &&
+           (s->lst[li].serial & 0xffffffu) == serial;
+}
+
+static inline int zl_listener_of_timer(const zl_stream_t *s, uint32_t li,
+                                       uint32_t timer_id)
+{
+    return li < s->nlst && s->lst[li].fd >= 0 &&
+           s->lst[li].timer_id == timer_id;
+}
+
 static inline void zl_put_be32(void *p, uint32_t v)
 {
     unsigned char *b = p;
@@ -274,7 +333,7 @@ static inline uint32_t zl_get_be32(const void *p)
            ((uint32_t)b[2] << 8) | b[3];
 }
 
-/* monitor.c: event sinks of a STREAM socket */
+/* stream_monitor.c: event sinks of a STREAM socket */
 void zl_emit_slow(zl_stream_t *s, uint32_t event, uint64_t value,
                   const zl_conn_t *c, const char *local, const char *remote);
 static inline void zl_emit(zl_stream_t *s, uint32_t event, uint64_t value,

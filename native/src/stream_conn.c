@@ -3,7 +3,9 @@
  * routing-id hash (O(1) id -> connection), per-connection send queues,
  * accepting, non-blocking connecting with retries, and closing (which is
  * where the 0x00 notification and the monitor events are produced, so that
- * each connection yields its 0x00 exactly once).
+ * each connection yields its 0x00 exactly once); the handlers the pump
+ * calls for connection and listener events and timers; and peer
+ * introspection over the established connections.
  */
 #include "stream.h"
 
@@ -250,41 +252,41 @@ void zl_setup_fd(zl_stream_t *s, int fd, int family)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (s->sndbuf > 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof s->sndbuf);
-    if (s->rcvbuf > 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf, sizeof s->rcvbuf);
-    if (s->ka != -1) {
-        int on = s->ka ? 1 : 0;
+    if (s->opts.sndbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &s->opts.sndbuf, sizeof s->opts.sndbuf);
+    if (s->opts.rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &s->opts.rcvbuf, sizeof s->opts.rcvbuf);
+    if (s->opts.ka != -1) {
+        int on = s->opts.ka ? 1 : 0;
         setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
         if (on) {
-            if (s->ka_cnt > 0)
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &s->ka_cnt,
-                           sizeof s->ka_cnt);
-            if (s->ka_idle > 0)
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &s->ka_idle,
-                           sizeof s->ka_idle);
-            if (s->ka_intvl > 0)
-                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &s->ka_intvl,
-                           sizeof s->ka_intvl);
+            if (s->opts.ka_cnt > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &s->opts.ka_cnt,
+                           sizeof s->opts.ka_cnt);
+            if (s->opts.ka_idle > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &s->opts.ka_idle,
+                           sizeof s->opts.ka_idle);
+            if (s->opts.ka_intvl > 0)
+                setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &s->opts.ka_intvl,
+                           sizeof s->opts.ka_intvl);
         }
     }
-    if (s->tos > 0) {
+    if (s->opts.tos > 0) {
         if (family == AF_INET6)
-            setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &s->tos, sizeof s->tos);
+            setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &s->opts.tos, sizeof s->opts.tos);
         else
-            setsockopt(fd, IPPROTO_IP, IP_TOS, &s->tos, sizeof s->tos);
+            setsockopt(fd, IPPROTO_IP, IP_TOS, &s->opts.tos, sizeof s->opts.tos);
     }
-    if (s->tcp_maxrt > 0)
-        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &s->tcp_maxrt,
-                   sizeof s->tcp_maxrt);
+    if (s->opts.tcp_maxrt > 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &s->opts.tcp_maxrt,
+                   sizeof s->opts.tcp_maxrt);
 }
 
 static void close_fd(zl_stream_t *s, int fd)
 {
     /* explicit removal: a descriptor inherited by a forked child would
      * otherwise keep reporting events for a connection we dropped */
-    epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+    zl_loop_del(&s->loop, fd);
     close(fd);
 }
 
@@ -351,8 +353,8 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
         if (!c->want_out) {
             /* EPOLLOUT only while there is something to write, otherwise
              * level-triggered epoll would report it on every wait */
-            zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLOUT,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx));
+            zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN | EPOLLOUT,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx));
             c->want_out = 1;
         }
     }
@@ -406,8 +408,8 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
             return -1;
         }
         if (c->want_out) {
-            zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx));
+            zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx));
             c->want_out = 0;
         }
     }
@@ -438,19 +440,19 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
 
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
 {
-    if (c->q.lcount == 0 || s->linger == 0) {
+    if (c->q.lcount == 0 || s->opts.linger == 0) {
         zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
         return;
     }
     /* flush what the application already handed us, then close */
     c->state = ZC_CLOSING;
     peer_remove(s, c);
-    zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
-                 ZL_TAG(ZT_CONN, c->serial, c->idx));
+    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
+                ZL_TAG(ZT_CONN, c->serial, c->idx));
     c->want_out = 1;
-    if (s->linger > 0)
-        c->timer_id = zl_timer_add(s, zl_now_ms() + (uint64_t)s->linger,
-                                   ZTM_CONN, c->idx);
+    if (s->opts.linger > 0)
+        c->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + (uint64_t)s->opts.linger, ZTM_CONN, c->idx);
 }
 
 /* ---- establishing ------------------------------------------------------ */
@@ -469,7 +471,8 @@ static void established(zl_stream_t *s, zl_conn_t *c, int accepted)
     }
 }
 
-void zl_listener_accept(zl_stream_t *s, uint32_t li)
+/* a readable listener: accept what is pending, up to a batch */
+void zl_listener_on_event(zl_stream_t *s, uint32_t li)
 {
     for (int k = 0; k < ZL_ACCEPT_BATCH; k++) {
         zl_listener_t *l = &s->lst[li];
@@ -486,10 +489,11 @@ void zl_listener_accept(zl_stream_t *s, uint32_t li)
                 /* The pending connection stays in the backlog and the
                  * listener stays readable: with level-triggered epoll we
                  * would spin. Step out of the epoll set and retry later. */
-                epoll_ctl(s->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+                zl_loop_del(&s->loop, l->fd);
                 l->paused = 1;
-                l->timer_id = zl_timer_add(s, zl_now_ms() + ZL_ACCEPT_RETRY_MS,
-                                           ZTM_LISTENER, li);
+                l->timer_id = zl_loop_timer_add(
+                    &s->loop, zl_now_ms() + ZL_ACCEPT_RETRY_MS, ZTM_LISTENER,
+                    li);
             }
             zl_emit(s, ZLINK_EVENT_ACCEPT_FAILED, (uint64_t)e, NULL, l->real,
                     NULL);
@@ -506,8 +510,8 @@ void zl_listener_accept(zl_stream_t *s, uint32_t li)
         c->remote = sa;
         c->listener1 = li + 1;
         zl_setup_fd(s, fd, sa.sa.sa_family);
-        if (zl_epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
+        if (zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, EPOLLIN,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
             close(fd);
             c->fd = -1;
             zl_conn_release(s, c);
@@ -517,17 +521,19 @@ void zl_listener_accept(zl_stream_t *s, uint32_t li)
     }
 }
 
-void zl_listener_resume(zl_stream_t *s, uint32_t li)
+/* the accept retry after EMFILE & co. */
+void zl_listener_on_timer(zl_stream_t *s, uint32_t li)
 {
     zl_listener_t *l = &s->lst[li];
+    l->timer_id = 0;
     if (!l->paused)
         return;
-    if (zl_epoll_set(s, EPOLL_CTL_ADD, l->fd, EPOLLIN,
-                     ZL_TAG(ZT_LISTENER, l->serial, li)) == 0)
+    if (zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, l->fd, EPOLLIN,
+                    ZL_TAG(ZT_LISTENER, l->serial, li)) == 0)
         l->paused = 0;
     else
-        l->timer_id = zl_timer_add(s, zl_now_ms() + ZL_ACCEPT_RETRY_MS,
-                                   ZTM_LISTENER, li);
+        l->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + ZL_ACCEPT_RETRY_MS, ZTM_LISTENER, li);
 }
 
 /* A connect attempt failed with err (the descriptor is already closed):
@@ -536,11 +542,12 @@ static void attempt_failed(zl_stream_t *s, zl_conn_t *c, int err)
 {
     c->fd = -1;
     c->timer_id = 0;
-    if (s->reconnect_ivl >= 0) {
+    if (s->opts.reconnect_ivl >= 0) {
         c->state = ZC_RETRY_WAIT;
         zl_emit(s, ZLINK_EVENT_CONNECT_RETRIED, (uint64_t)err, c, NULL, NULL);
-        c->timer_id = zl_timer_add(
-            s, zl_now_ms() + (uint64_t)s->reconnect_ivl, ZTM_CONN, c->idx);
+        c->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + (uint64_t)s->opts.reconnect_ivl, ZTM_CONN,
+            c->idx);
         return;
     }
     zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)err, c, NULL, NULL);
@@ -569,8 +576,8 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
     int e = rc == 0 ? 0 : errno;
     if (rc == 0 || e == EINPROGRESS) {
         uint32_t events = rc == 0 ? EPOLLIN : EPOLLOUT;
-        if (zl_epoll_set(s, EPOLL_CTL_ADD, fd, events,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
+        if (zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, events,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx)) != 0) {
             e = errno;
             close(fd);
             attempt_failed(s, c, e);
@@ -584,10 +591,10 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
         c->state = ZC_CONNECTING;
         zl_emit(s, ZLINK_EVENT_CONNECT_DELAYED, (uint64_t)EINPROGRESS, c, NULL,
                 NULL);
-        if (s->connect_timeout > 0)
-            c->timer_id =
-                zl_timer_add(s, zl_now_ms() + (uint64_t)s->connect_timeout,
-                             ZTM_CONN, c->idx);
+        if (s->opts.connect_timeout > 0)
+            c->timer_id = zl_loop_timer_add(
+                &s->loop, zl_now_ms() + (uint64_t)s->opts.connect_timeout,
+                ZTM_CONN, c->idx);
         return 0;
     }
     close(fd);
@@ -595,7 +602,7 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
     return 0;
 }
 
-void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c)
+static void conn_connect_done(zl_stream_t *s, zl_conn_t *c)
 {
     int err = 0;
     socklen_t l = sizeof err;
@@ -603,8 +610,8 @@ void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c)
         err = errno;
     c->timer_id = 0; /* cancels the connect timeout */
     if (err == 0) {
-        if (zl_epoll_set(s, EPOLL_CTL_MOD, c->fd, EPOLLIN,
-                         ZL_TAG(ZT_CONN, c->serial, c->idx)) == 0) {
+        if (zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                        ZL_TAG(ZT_CONN, c->serial, c->idx)) == 0) {
             established(s, c, 0);
             return;
         }
@@ -616,6 +623,7 @@ void zl_conn_connect_done(zl_stream_t *s, zl_conn_t *c)
 
 void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
 {
+    c->timer_id = 0;
     switch (c->state) {
     case ZC_CONNECTING: /* CONNECT_TIMEOUT expired */
         close_fd(s, c->fd);
@@ -631,3 +639,112 @@ void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
         break;
     }
 }
+
+/* ---- events ------------------------------------------------------------ */
+
+void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
+{
+    switch (c->state) {
+    case ZC_ACTIVE:
+        if ((ev & EPOLLOUT) && c->want_out) {
+            if (zl_conn_flush(s, c) < 0)
+                return;
+        }
+        if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->in_ready)
+            zl_ready_push(s, c);
+        break;
+    case ZC_CONNECTING:
+        conn_connect_done(s, c);
+        break;
+    case ZC_CLOSING:
+        if (ev & (EPOLLERR | EPOLLHUP))
+            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        else if (ev & EPOLLOUT)
+            zl_conn_flush(s, c);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- peer introspection (zlink_socket_peer*) ------------------------------ */
+
+/* The STREAM state of h, or NULL with ETERM after a context shutdown. */
+static zl_stream_t *peer_stream(zl_handle_t *h)
+{
+    zl_stream_t *s = h->u.stream;
+    return zl_stream_check_live(s) ? NULL : s;
+}
+
+static void fill_info(const zl_conn_t *c, zlink_peer_info_t *info)
+{
+    memset(info, 0, sizeof *info);
+    info->routing_id.size = 4;
+    zl_put_be32(info->routing_id.data, c->id);
+    zl_format_addr(&c->remote, info->remote_addr, sizeof info->remote_addr);
+    info->connected_time_ms = c->connected_ms;
+    info->msgs_sent = c->msgs_sent;
+    info->msgs_received = c->msgs_received;
+}
+
+static int peer_count(zl_handle_t *h)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    return (int)s->npeers;
+}
+
+static int peer_routing_id(zl_handle_t *h, int index, zlink_routing_id_t *out)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    if (!out || index < 0 || (uint32_t)index >= s->npeers)
+        return zl_fail(EINVAL);
+    const zl_conn_t *c = s->conns[s->peers[index]];
+    memset(out, 0, sizeof *out);
+    out->size = 4;
+    zl_put_be32(out->data, c->id);
+    return 0;
+}
+
+static int peer_info(zl_handle_t *h, const zlink_routing_id_t *routing_id,
+                     zlink_peer_info_t *info)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    if (!routing_id || !info || routing_id->size != 4)
+        return zl_fail(EINVAL);
+    const zl_conn_t *c = zl_conn_by_id(s, zl_get_be32(routing_id->data));
+    if (!c || c->peer_pos < 0)
+        return zl_fail(EINVAL);
+    fill_info(c, info);
+    return 0;
+}
+
+static int peer_list(zl_handle_t *h, zlink_peer_info_t *peers, size_t *count)
+{
+    zl_stream_t *s = peer_stream(h);
+    if (!s)
+        return -1;
+    if (!count)
+        return zl_fail(EINVAL);
+    if (!peers) {
+        *count = s->npeers;
+        return 0;
+    }
+    size_t n = *count < s->npeers ? *count : s->npeers;
+    for (size_t i = 0; i < n; i++)
+        fill_info(s->conns[s->peers[i]], &peers[i]);
+    *count = n;
+    return 0;
+}
+
+const zl_peer_ops_t zl_stream_peer_ops = {
+    .count = peer_count,
+    .routing_id = peer_routing_id,
+    .info = peer_info,
+    .list = peer_list,
+};

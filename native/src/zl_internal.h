@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#define ZL_ADDR_MAX 256
+
 #define ZL_API ZLINK_EXPORT
 
 /* Every handle handed to the caller is a zl_handle_t. Shells are never
@@ -25,15 +27,15 @@
 
 enum zl_kind {
     ZL_KIND_CTX = 1,
-    ZL_KIND_ZSOCK = 2,   /* libzmq socket, passed through */
-    ZL_KIND_STREAM = 3,  /* STREAM socket, our own engine */
-    ZL_KIND_MONITOR = 4, /* monitor handle from zlink_socket_monitor_open */
+    ZL_KIND_SOCKET = 2,  /* any socket: what kind is in its ops table */
+    ZL_KIND_MONITOR = 3, /* monitor handle from zlink_socket_monitor_open */
 };
 
 struct zl_ctx;
 struct zl_stream;
 struct zl_monitor;
 struct zl_relay;
+struct zl_sock_ops;
 
 typedef struct zl_handle {
     _Atomic uint32_t magic;
@@ -45,14 +47,17 @@ typedef struct zl_handle {
         struct zl_stream *stream;
         struct zl_monitor *mon;
     } u;
-    int type;               /* socket type for socket handles */
-    struct zl_handle *qnext; /* quarantine list link */
+    int type;                      /* socket type for socket handles */
+    const struct zl_sock_ops *ops; /* socket handles: their kind's calls */
+    struct zl_handle *qnext;       /* quarantine list link */
 } zl_handle_t;
 
 zl_handle_t *zl_handle_new(uint32_t kind);
 void zl_handle_release(zl_handle_t *h);
 /* Returns the handle if it is live and of the given kind (0 = any). */
 zl_handle_t *zl_handle_get(void *p, uint32_t kind);
+/* The handle of a live socket (of either kind), or NULL with ENOTSOCK. */
+zl_handle_t *zl_sock_get(void *p);
 
 /* Context wrapper. STREAM sockets and STREAM monitor handles register here
  * so that term can wait for them the way libzmq waits for its sockets.
@@ -96,38 +101,81 @@ int zl_endpoint_port_check(const char *ep, int for_bind);
 /* msg.c */
 void zl_msg_mark_more(zmq_msg_t *m);
 
-/* STREAM engine (stream*.c) */
-struct zl_stream *zl_stream_new(zl_ctx_t *ctx, zl_handle_t *h);
-int zl_stream_close(struct zl_stream *s);
-int zl_stream_setsockopt(struct zl_stream *s, int opt, const void *v,
-                         size_t len);
-int zl_stream_getsockopt(struct zl_stream *s, int opt, void *v, size_t *len);
-int zl_stream_bind(struct zl_stream *s, const char *ep);
-int zl_stream_connect(struct zl_stream *s, const char *ep);
-int zl_stream_unbind(struct zl_stream *s, const char *ep);
-int zl_stream_disconnect(struct zl_stream *s, const char *ep);
-int zl_stream_send(struct zl_stream *s, const void *buf, size_t len,
-                   int flags);
-int zl_stream_recv(struct zl_stream *s, void *buf, size_t len, int flags);
-int zl_stream_msg_recv(struct zl_stream *s, zmq_msg_t *msg, int flags);
-/* poll support: returns revents (>= 0) or -1 */
-int zl_stream_poll_check(struct zl_stream *s, short events);
-int zl_stream_fd(struct zl_stream *s);
+/* monotonic clock in ms (stream_loop.c) */
+uint64_t zl_now_ms(void);
 
-/* monitoring of STREAM sockets (monitor.c) */
-int zl_stream_monitor_pair(struct zl_stream *s, const char *ep, int events);
-void *zl_stream_monitor_open(zl_handle_t *sh, int events);
+/*
+ * A socket's operations. The kind of a socket (the library's own STREAM
+ * engine, or a libzmq socket passed through) is chosen once, when
+ * zlink_socket creates it, by giving its handle one of these tables; every
+ * per-socket ABI entry point checks the handle and calls through the table.
+ * The calls get the live socket handle and report errors the ABI's way
+ * (-1 or NULL with zlink_errno set).
+ */
+typedef struct zl_peer_ops {
+    int (*count)(zl_handle_t *h);
+    int (*routing_id)(zl_handle_t *h, int index, zlink_routing_id_t *out);
+    int (*info)(zl_handle_t *h, const zlink_routing_id_t *rid,
+                zlink_peer_info_t *info);
+    int (*list)(zl_handle_t *h, zlink_peer_info_t *peers, size_t *count);
+} zl_peer_ops_t;
 
-/* peers (stream side) */
-int zl_stream_peer_count(struct zl_stream *s);
-int zl_stream_peer_routing_id(struct zl_stream *s, int index,
-                              zlink_routing_id_t *out);
-int zl_stream_peer_info(struct zl_stream *s, const zlink_routing_id_t *rid,
-                        zlink_peer_info_t *info);
-int zl_stream_peers(struct zl_stream *s, zlink_peer_info_t *peers,
-                    size_t *count);
+typedef struct zl_sock_ops {
+    /* fills h->u for a new handle (h->ctx and h->type set) */
+    int (*open)(zl_handle_t *h);
+    /* releases the handle too */
+    int (*close)(zl_handle_t *h);
+    int (*setsockopt)(zl_handle_t *h, int opt, const void *v, size_t len);
+    int (*getsockopt)(zl_handle_t *h, int opt, void *v, size_t *len);
+    /* the endpoint calls: the tcp:// port rule has been checked already */
+    int (*bind)(zl_handle_t *h, const char *ep);
+    int (*connect)(zl_handle_t *h, const char *ep);
+    int (*unbind)(zl_handle_t *h, const char *ep);
+    int (*disconnect)(zl_handle_t *h, const char *ep);
+    int (*send)(zl_handle_t *h, const void *buf, size_t len, int flags);
+    int (*send_const)(zl_handle_t *h, const void *buf, size_t len, int flags);
+    int (*recv)(zl_handle_t *h, void *buf, size_t len, int flags);
+    int (*msg_send)(zl_handle_t *h, zmq_msg_t *msg, int flags);
+    int (*msg_recv)(zl_handle_t *h, zmq_msg_t *msg, int flags);
+    int (*monitor)(zl_handle_t *h, const char *ep, int events);
+    void *(*monitor_open)(zl_handle_t *h, int events);
+    /* zlink_poll: poll_item sets up what zmq_poll waits on for the socket;
+     * poll_check, when there is one, decides its readiness (revents >= 0,
+     * or -1), otherwise zmq_poll's revents are the answer */
+    void (*poll_item)(zl_handle_t *h, short events, zmq_pollitem_t *zi);
+    int (*poll_check)(zl_handle_t *h, short events);
+    /* peer introspection; NULL: the kind has no peer table (ENOTSUP) */
+    const zl_peer_ops_t *peer;
+} zl_sock_ops_t;
 
-int zl_monitor_close(struct zl_monitor *m);
+/* PAIR, PUB, SUB, DEALER, ROUTER, XPUB, XSUB: libzmq's (zsock.c) */
+extern const zl_sock_ops_t zl_zsock_ops;
+/* STREAM: the library's own engine (stream.c) */
+extern const zl_sock_ops_t zl_stream_ops;
+
+/* Monitor handles: one kind per kind of socket, with these calls. */
+typedef struct zl_monitor zl_monitor_t;
+typedef struct zl_monitor_ops {
+    int (*recv)(zl_monitor_t *m, zlink_monitor_event_t *ev, int flags);
+    int (*close)(zl_monitor_t *m); /* frees m */
+} zl_monitor_ops_t;
+
+/* the common head of every kind's monitor struct */
+struct zl_monitor {
+    const zl_monitor_ops_t *ops;
+    zl_ctx_t *ctx;
+};
+
+/* monitor.c */
+/* a monitor handle for m, or NULL with ENOMEM */
+zl_handle_t *zl_monitor_handle_new(zl_monitor_t *m);
+int zl_monitor_close(zl_monitor_t *m);
+/* events whose address is the local one (libzmq reports the bound endpoint
+ * for them); the others carry the peer's address */
+int zl_monitor_event_is_local(uint64_t event);
+
+/* zlink_socket_monitor_open of libzmq sockets (zsock_monitor.c) */
+void *zl_zsock_monitor_open(zl_handle_t *h, int events);
 
 /* zlink_socket_monitor of libzmq sockets (monitor_relay.c) */
 int zl_relay_monitor(zl_handle_t *h, const char *ep, int events);

@@ -1,0 +1,182 @@
+/*
+ * stream_opts.c - the options of a STREAM socket, described once: one row
+ * per option id (type, get/set access, where the value lives in
+ * zl_stream_opts_t, the range a set must fall in), read by both
+ * zlink_setsockopt and zlink_getsockopt. An id without a row, or used in a
+ * direction its row does not allow, is EINVAL.
+ */
+#include "stream.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <string.h>
+
+enum { ZO_INT = 1, ZO_INT64, ZO_ROUTING_ID, ZO_STRING };
+enum { ZO_GET = 1, ZO_SET = 2, ZO_RW = ZO_GET | ZO_SET };
+
+typedef struct zl_optdesc {
+    uint8_t type;
+    uint8_t access;
+    uint16_t offset;  /* of the value in zl_stream_opts_t */
+    int64_t min, max; /* a set outside this is EINVAL (ZO_INT, ZO_INT64) */
+    /* read-only values of the socket's state rather than of a field */
+    int (*read)(zl_stream_t *s, int *out);
+} zl_optdesc_t;
+
+static int read_rcvmore(zl_stream_t *s, int *out)
+{
+    *out = s->rx_state != ZRX_NONE;
+    return 0;
+}
+
+static int read_fd(zl_stream_t *s, int *out)
+{
+    *out = s->loop.epfd;
+    return 0;
+}
+
+static int read_events(zl_stream_t *s, int *out)
+{
+    int r = zl_stream_readiness(s, ZLINK_POLLIN | ZLINK_POLLOUT);
+    *out = r;
+    return r < 0 ? -1 : 0;
+}
+
+#define OFS(field) offsetof(zl_stream_opts_t, field)
+#define OPT_INT(id, field, lo, hi) [id] = {ZO_INT, ZO_RW, OFS(field), lo, hi, NULL}
+#define OPT_STATE(id, fn) [id] = {ZO_INT, ZO_GET, 0, 0, 0, fn}
+
+static const zl_optdesc_t opt_table[] = {
+    OPT_INT(ZLINK_SNDHWM, sndhwm, 0, INT_MAX),
+    /* accepted for compatibility: input waits in the kernel, whose buffers
+     * are the receive-side limit */
+    OPT_INT(ZLINK_RCVHWM, rcvhwm, 0, INT_MAX),
+    OPT_INT(ZLINK_SNDBUF, sndbuf, -1, INT_MAX),
+    OPT_INT(ZLINK_RCVBUF, rcvbuf, -1, INT_MAX),
+    OPT_INT(ZLINK_BACKLOG, backlog, 0, INT_MAX),
+    OPT_INT(ZLINK_LINGER, linger, -1, INT_MAX),
+    OPT_INT(ZLINK_RCVTIMEO, rcvtimeo, -1, INT_MAX),
+    OPT_INT(ZLINK_SNDTIMEO, sndtimeo, -1, INT_MAX),
+    OPT_INT(ZLINK_RECONNECT_IVL, reconnect_ivl, -1, INT_MAX),
+    OPT_INT(ZLINK_RECONNECT_IVL_MAX, reconnect_ivl_max, 0, INT_MAX),
+    OPT_INT(ZLINK_CONNECT_TIMEOUT, connect_timeout, 0, INT_MAX),
+    OPT_INT(ZLINK_TCP_KEEPALIVE, ka, -1, 1),
+    OPT_INT(ZLINK_TCP_KEEPALIVE_CNT, ka_cnt, -1, INT_MAX),
+    OPT_INT(ZLINK_TCP_KEEPALIVE_IDLE, ka_idle, -1, INT_MAX),
+    OPT_INT(ZLINK_TCP_KEEPALIVE_INTVL, ka_intvl, -1, INT_MAX),
+    OPT_INT(ZLINK_IPV6, ipv6, 0, 1),
+    OPT_INT(ZLINK_TOS, tos, 0, 255),
+    OPT_INT(ZLINK_TCP_MAXRT, tcp_maxrt, 0, INT_MAX),
+    /* always on for STREAM: EHOSTUNREACH */
+    OPT_INT(ZLINK_ROUTER_MANDATORY, router_mandatory, 0, 1),
+    /* no pipes to hold back: nothing to do */
+    OPT_INT(ZLINK_IMMEDIATE, immediate, 0, 1),
+    /* raw TCP has no handshake */
+    OPT_INT(ZLINK_HANDSHAKE_IVL, handshake_ivl, 0, INT_MAX),
+    [ZLINK_MAXMSGSIZE] = {ZO_INT64, ZO_RW, OFS(maxmsgsize), -1, INT64_MAX, NULL},
+    [ZLINK_CONNECT_ROUTING_ID] = {ZO_ROUTING_ID, ZO_SET, OFS(connect_rid), 0, 0, NULL},
+    [ZLINK_TYPE] = {ZO_INT, ZO_GET, OFS(type), 0, 0, NULL},
+    [ZLINK_LAST_ENDPOINT] = {ZO_STRING, ZO_GET, OFS(last_endpoint), 0, 0, NULL},
+    OPT_STATE(ZLINK_RCVMORE, read_rcvmore),
+    OPT_STATE(ZLINK_FD, read_fd),
+    OPT_STATE(ZLINK_EVENTS, read_events),
+};
+
+/* the size of a value on the caller's side (ZO_STRING: its own length) */
+static const size_t type_size[] = {
+    [ZO_INT] = sizeof(int),
+    [ZO_INT64] = sizeof(int64_t),
+    [ZO_ROUTING_ID] = 4,
+    [ZO_STRING] = 0,
+};
+
+/* defaults follow libzmq's */
+static const zl_stream_opts_t opt_defaults = {
+    .type = ZLINK_STREAM,
+    .sndhwm = 1000,
+    .rcvhwm = 1000,
+    .sndbuf = -1,
+    .rcvbuf = -1,
+    .backlog = 100,
+    .linger = -1,
+    .rcvtimeo = -1,
+    .sndtimeo = -1,
+    .reconnect_ivl = 100,
+    .reconnect_ivl_max = 0,
+    .connect_timeout = 0,
+    .ka = -1,
+    .ka_cnt = -1,
+    .ka_idle = -1,
+    .ka_intvl = -1,
+    .handshake_ivl = 30000,
+    .maxmsgsize = -1,
+};
+
+void zl_stream_opts_init(zl_stream_opts_t *o)
+{
+    *o = opt_defaults;
+}
+
+static const zl_optdesc_t *find_opt(int opt, int access)
+{
+    if (opt < 0 || (size_t)opt >= sizeof opt_table / sizeof opt_table[0] ||
+        !(opt_table[opt].access & access))
+        return NULL;
+    return &opt_table[opt];
+}
+
+int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)
+{
+    zl_stream_t *s = h->u.stream;
+    if (zl_stream_check_live(s))
+        return -1;
+    const zl_optdesc_t *d = find_opt(opt, ZO_SET);
+    if (!d || !v || len != type_size[d->type])
+        return zl_fail(EINVAL);
+    char *field = (char *)&s->opts + d->offset;
+    if (d->type == ZO_ROUTING_ID) {
+        zl_rid_opt_t *rid = (zl_rid_opt_t *)(void *)field;
+        rid->id = zl_get_be32(v);
+        rid->set = 1;
+        return 0;
+    }
+    int64_t x;
+    if (d->type == ZO_INT) {
+        int i;
+        memcpy(&i, v, sizeof i);
+        x = i;
+    } else {
+        memcpy(&x, v, sizeof x);
+    }
+    if (x < d->min || x > d->max)
+        return zl_fail(EINVAL);
+    if (d->type == ZO_INT)
+        *(int *)(void *)field = (int)x;
+    else
+        *(int64_t *)(void *)field = x;
+    return 0;
+}
+
+int zl_stream_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len)
+{
+    zl_stream_t *s = h->u.stream;
+    if (zl_stream_check_live(s))
+        return -1;
+    const zl_optdesc_t *d = find_opt(opt, ZO_GET);
+    if (!d)
+        return zl_fail(EINVAL);
+    const char *field = (const char *)&s->opts + d->offset;
+    int state;
+    if (d->read) {
+        if (d->read(s, &state) != 0)
+            return -1;
+        field = (const char *)&state;
+    }
+    size_t n = d->type == ZO_STRING ? strlen(field) + 1 : type_size[d->type];
+    if (!v || !len || *len < n)
+        return zl_fail(EINVAL);
+    memcpy(v, field, n);
+    *len = n;
+    return 0;
+}

@@ -1,0 +1,115 @@
+/*
+ * zsock.c - the pass-through kind of socket: PAIR, PUB, SUB, DEALER,
+ * ROUTER, XPUB and XSUB are libzmq 4.3 sockets, and each call goes to
+ * libzmq's own function with libzmq's error copied. Monitoring goes through
+ * monitor_relay.c (zlink_socket_monitor) and zsock_monitor.c (monitor
+ * handles); libzmq keeps its peer table private, so there is no peer
+ * introspection.
+ */
+#include "zl_internal.h"
+
+#include <errno.h>
+
+/* the ABI's result of a libzmq call that returns a count or -1 */
+static int zrc(int rc)
+{
+    return rc < 0 ? zl_zfail() : rc;
+}
+
+static int zsock_open(zl_handle_t *h)
+{
+    h->u.zsock = zmq_socket(h->ctx->zctx, h->type);
+    return h->u.zsock ? 0 : zl_zfail();
+}
+
+static int zsock_close(zl_handle_t *h)
+{
+    void *zs = h->u.zsock;
+    zl_relay_detach(h);
+    zl_handle_release(h);
+    return zrc(zmq_close(zs));
+}
+
+static int zsock_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)
+{
+    return zrc(zmq_setsockopt(h->u.zsock, opt, v, len));
+}
+
+static int zsock_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len)
+{
+    return zrc(zmq_getsockopt(h->u.zsock, opt, v, len));
+}
+
+static int zsock_bind(zl_handle_t *h, const char *ep)
+{
+    return zrc(zmq_bind(h->u.zsock, ep));
+}
+
+static int zsock_connect(zl_handle_t *h, const char *ep)
+{
+    return zrc(zmq_connect(h->u.zsock, ep));
+}
+
+static int zsock_unbind(zl_handle_t *h, const char *ep)
+{
+    return zrc(zmq_unbind(h->u.zsock, ep));
+}
+
+static int zsock_disconnect(zl_handle_t *h, const char *ep)
+{
+    return zrc(zmq_disconnect(h->u.zsock, ep));
+}
+
+static int zsock_send(zl_handle_t *h, const void *buf, size_t len, int flags)
+{
+    return zrc(zmq_send(h->u.zsock, buf, len, flags));
+}
+
+static int zsock_send_const(zl_handle_t *h, const void *buf, size_t len,
+                            int flags)
+{
+    return zrc(zmq_send_const(h->u.zsock, buf, len, flags));
+}
+
+static int zsock_recv(zl_handle_t *h, void *buf, size_t len, int flags)
+{
+    return zrc(zmq_recv(h->u.zsock, buf, len, flags));
+}
+
+static int zsock_msg_send(zl_handle_t *h, zmq_msg_t *msg, int flags)
+{
+    return zrc(zmq_msg_send(msg, h->u.zsock, flags));
+}
+
+static int zsock_msg_recv(zl_handle_t *h, zmq_msg_t *msg, int flags)
+{
+    return zrc(zmq_msg_recv(msg, h->u.zsock, flags));
+}
+
+static void zsock_poll_item(zl_handle_t *h, short events, zmq_pollitem_t *zi)
+{
+    zi->socket = h->u.zsock;
+    zi->fd = 0;
+    zi->events = events;
+}
+
+const zl_sock_ops_t zl_zsock_ops = {
+    .open = zsock_open,
+    .close = zsock_close,
+    .setsockopt = zsock_setsockopt,
+    .getsockopt = zsock_getsockopt,
+    .bind = zsock_bind,
+    .connect = zsock_connect,
+    .unbind = zsock_unbind,
+    .disconnect = zsock_disconnect,
+    .send = zsock_send,
+    .send_const = zsock_send_const,
+    .recv = zsock_recv,
+    .msg_send = zsock_msg_send,
+    .msg_recv = zsock_msg_recv,
+    .monitor = zl_relay_monitor,
+    .monitor_open = zl_zsock_monitor_open,
+    .poll_item = zsock_poll_item,
+    .poll_check = NULL, /* zmq_poll's revents */
+    .peer = NULL,       /* libzmq 4.3 exposes no peer table */
+};
