@@ -295,10 +295,13 @@ public sealed class EngineModelTests
 
         public Exception? ThrownException;
 
+        private int _throwTaken;
+
         /// <summary>Throws, once, when armed and <paramref name="from"/> is the chosen callback.</summary>
         public void MaybeThrow(ThrowIn from)
         {
-            if (ThrowArmed && ThrowIn == from && !Thrown)
+            // Once in all: two shards may reach here at the same moment.
+            if (ThrowArmed && ThrowIn == from && Interlocked.Exchange(ref _throwTaken, 1) == 0)
             {
                 ThrownException = new InvalidOperationException($"the model handler throws from {from} on purpose");
                 Thrown = true;
