@@ -1,4 +1,4 @@
-// NetZlink.Stress: the seeds' STREAM echo benchmark. The work is in Hosting/StressApp (wiring),
+// NetZlink.Stress: the STREAM echo benchmark (docs/scenarios.md). The work is in Hosting/StressApp (wiring),
 // Cli/ (flags and plans), Output/ (formats) and Scenarios/ (the scenario logic); the `compare`
 // verb is Compare/CompareCommand, the `merge` verb Merge/MergeCommand, the `counts` verb (limit_echo's
 // COUNTS line judged) Compare/CountsCommand.

@@ -1,4 +1,4 @@
-// Seeds and iteration counts of the randomized tests. Every run prints its seed, so a failure
+// Random seed values and iteration counts of the randomized tests. Every run prints its seed, so a failure
 // can be replayed exactly: NETZLINK_FUZZ_SEED=<seed> runs the same inputs again, and
 // NETZLINK_FUZZ_ITERATIONS=<n> runs longer than the default (kept small for the test command).
 using System.Globalization;

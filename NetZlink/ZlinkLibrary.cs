@@ -3,7 +3,7 @@ using NetZlink.Interop;
 
 namespace NetZlink;
 
-/// <summary>The native zlink library this process loaded (see the search order in the package README / NativeLibraryResolver).</summary>
+/// <summary>The native zlink library this process loaded (the search order is in docs/binding.md, "Loading the native library").</summary>
 public static unsafe class ZlinkLibrary
 {
     /// <summary>The environment variable that names the library file to load, overriding every other place.</summary>

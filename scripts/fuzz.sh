@@ -41,8 +41,8 @@ declare -A max_len=([fuzz_endpoint]=2048 [fuzz_sockopt]=2048 [fuzz_stream_send]=
 failed=0
 for t in "${targets[@]}"; do
   name=${t#fuzz_}
-  seeds=native/fuzz/corpus/$name
-  if [ ! -x "$build/$t" ] || [ ! -d "$seeds" ]; then
+  committed=native/fuzz/corpus/$name
+  if [ ! -x "$build/$t" ] || [ ! -d "$committed" ]; then
     echo "fuzz $t: FAIL (no such target)"; failed=1; continue
   fi
   corpus=$build/corpus/$name
@@ -55,7 +55,7 @@ for t in "${targets[@]}"; do
   # -rss_limit_mb: ASan's quarantine alone takes a few hundred MB
   "$build/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2560 \
     -max_len="${max_len[$t]:-4096}" -artifact_prefix="$artifacts/" -print_final_stats=1 \
-    "${dict[@]}" "$corpus" "$seeds" >"$log" 2>&1
+    "${dict[@]}" "$corpus" "$committed" >"$log" 2>&1
   rc=$?
   runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1)
   cov=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 | grep -Eo '[0-9]+')

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set-up, then the stress tool's default run: s2 with the seeds' profile (10,000 connections,
+# Set-up, then the stress tool's default run: s2 at the reference profile (10,000 connections,
 # 1 KB packets, 30 in flight), server and client in separate processes. Extra arguments are
 # passed to the tool, e.g. `bash scripts/stress.sh --ccu 1000 --measure 5`.
 set -euo pipefail

@@ -22,7 +22,7 @@ echo "== native tests under ASan + LSan + UBSan"
 bash scripts/native-memcheck.sh asan 2>&1 | tee -a "$log" || status=1
 
 # Each libFuzzer target for a few seconds on its seed corpus (scripts/fuzz.sh; longer runs are
-# documented in README.md): one "fuzz <target>: PASS|FAIL" line each.
+# documented in docs/native.md): one "fuzz <target>: PASS|FAIL" line each.
 echo "== native fuzz smoke"
 bash scripts/fuzz.sh "${NETZLINK_FUZZ_SECONDS:-10}" 2>&1 | tee -a "$log" || status=1
 

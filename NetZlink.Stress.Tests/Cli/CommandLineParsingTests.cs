@@ -9,7 +9,7 @@ public sealed class CommandLineParsingTests
 {
     [Test]
     [CancelAfter(10_000)]
-    public void NoFlagsGiveTheSeedsProfileAndRoleBoth()
+    public void NoFlagsGiveTheReferenceProfileAndRoleBoth()
     {
         ParseOutcome outcome = CommandLineParsing.Parse([]);
 

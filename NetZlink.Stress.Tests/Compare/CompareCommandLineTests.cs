@@ -21,7 +21,7 @@ public sealed class CompareCommandLineTests
             Assert.That(options.Stacks, Is.EqualTo(new[] { "netzlink", "dotnet", "c-epoll" }));
             Assert.That(options.Scenarios, Is.EqualTo(new[] { "s0", "s1", "s2" }));
             Assert.That(options.OutDirectory, Is.EqualTo(Path.Combine("compare-results", "20261122-083000")));
-            Assert.That(options.Settings.Ccu, Is.EqualTo(10000), "the seeds' profile");
+            Assert.That(options.Settings.Ccu, Is.EqualTo(10000), "the reference profile");
         });
     }
 

@@ -1,4 +1,4 @@
-// report.md and report.html from sample summaries: the seeds' fields per stack and scenario,
+// report.md and report.html from sample summaries: the reference fields per stack and scenario,
 // the ratios, the failures, and an HTML page that stands alone (no URL, script or external file).
 using System.Text.RegularExpressions;
 using NetZlink.Stress.Compare;

@@ -16,7 +16,7 @@ namespace NetZlink.Stress.Tests.Faults;
 [NonParallelizable]
 public sealed class ClientContextTerminationTests
 {
-    /// <summary>The stated bound (README, "Lifetime under load"): from the context's Dispose to the result.</summary>
+    /// <summary>The stated bound (docs/binding.md, "Lifetime under load"): from the context's Dispose to the result.</summary>
     private static readonly TimeSpan ClientStopBound = TimeSpan.FromSeconds(5);
 
     [Test]

@@ -8,7 +8,7 @@ public sealed class TransportCatalogTests
 {
     [Test]
     [CancelAfter(10_000)]
-    public void KnowsTheSeedsTransports()
+    public void KnowsTheReferenceTransports()
     {
         Assert.That(TransportCatalog.Known, Is.EqualTo(new[] { "tcp", "tls", "ws", "wss" }));
     }

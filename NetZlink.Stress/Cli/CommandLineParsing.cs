@@ -197,7 +197,7 @@ internal static class CommandLineParsing
     {
         HelpText help = HelpText.AutoBuild(result, h =>
         {
-            h.Heading = $"NetZlink.Stress {Version}: the seeds' STREAM echo benchmark (s0-s4) over NetZlink or plain .NET sockets";
+            h.Heading = $"NetZlink.Stress {Version}: the STREAM echo benchmark (s0-s4) over NetZlink or plain .NET sockets";
             h.Copyright = string.Empty;
             h.AdditionalNewLineAfterOption = false;
             h.AddDashesToOption = true;

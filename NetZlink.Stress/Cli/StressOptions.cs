@@ -1,4 +1,4 @@
-// The command-line flags exactly as the seeds name them, bound by CommandLineParser.
+// The command-line flags (docs/stress-tool.md), bound by CommandLineParser.
 // Defaults repeat ScenarioSettings' so that --help can show them; a test checks they agree.
 using CommandLine;
 

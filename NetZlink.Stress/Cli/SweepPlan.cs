@@ -1,4 +1,4 @@
-// The runs one --scenario stands for: s0-s2 are one run each, s3 and s4 are the seeds' sweeps,
+// The runs one --scenario stands for: s0-s2 are one run each, s3 and s4 are the documented sweeps,
 // made of ordinary s0-s2 runs with different settings.
 using System.Globalization;
 using NetZlink.Stress.Hosting;

@@ -9,7 +9,7 @@ internal static class CompareStacks
     /// <summary>native/bench/limit_echo.c: plain epoll, one thread per side, no library.</summary>
     public const string CEpoll = "c-epoll";
 
-    /// <summary>The stack every ratio is taken against (the seeds compared with plain .NET).</summary>
+    /// <summary>The stack every ratio is taken against (the original reports compared with plain .NET).</summary>
     public const string Baseline = StackNames.Dotnet;
 
     /// <summary>Every stack, in report order.</summary>

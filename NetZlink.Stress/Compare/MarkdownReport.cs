@@ -1,4 +1,4 @@
-// DIR/report.md: the seeds' comparison table for every stack and scenario, the ratios, and what failed.
+// DIR/report.md: the comparison table for every stack and scenario, the ratios, and what failed.
 using System.Globalization;
 using System.Text;
 

@@ -1,4 +1,4 @@
-// SocketError (Winsock-style names and numbers) → the Linux errno the seeds' errors_by_errno
+// SocketError (Winsock-style names and numbers) → the Linux errno that errors_by_errno
 // reports, so that both stacks count a refused connection as 111 and a timed-out one as 110.
 using System.Net.Sockets;
 

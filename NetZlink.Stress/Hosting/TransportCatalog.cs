@@ -4,7 +4,7 @@ namespace NetZlink.Stress.Hosting;
 /// <summary>Transport names for --transport and s4, and their availability.</summary>
 internal static class TransportCatalog
 {
-    /// <summary>Every transport the seeds' benchmark names.</summary>
+    /// <summary>Every transport the s4 scenario names (docs/scenarios.md).</summary>
     public static readonly IReadOnlyList<string> Known = ["tcp", "tls", "ws", "wss"];
 
     /// <summary>

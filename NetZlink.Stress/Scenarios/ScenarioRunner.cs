@@ -1,5 +1,5 @@
 // Runs s0, s1 and s2 as a client on either stack (netzlink's sharded engine or plain .NET sockets,
-// both behind ILoadDriver) and turns what the stack counted into a ScenarioResult with the seeds'
+// both behind ILoadDriver) and turns what the stack counted into a ScenarioResult with the documented
 // pass rules, the same for both. Phases: connect; (s0, s2 with --start-at) wait for the start
 // time; (s2) warm-up, settle, measure, drain; each stack follows the plan's phase on its own threads.
 //
@@ -237,7 +237,7 @@ public static class ScenarioRunner
     ];
 
     /// <summary>
-    /// Sets PASS/FAIL, reason and fail_reason from the counts by the seeds' rules; a merge of
+    /// Sets PASS/FAIL, reason and fail_reason from the counts by the pass rules (docs/scenarios.md); a merge of
     /// several hosts' results is judged here too, with <paramref name="ccu"/> their sum.
     /// </summary>
     internal static void Judge(ScenarioResult result, int ccu)

@@ -1,7 +1,7 @@
-// The parameters of one scenario run, as the CLI parsed them. Names follow the seeds' flags.
+// The parameters of one scenario run, as the CLI parsed them. Names follow the CLI's flags.
 namespace NetZlink.Stress.Scenarios;
 
-/// <summary>Everything a client or server run needs; defaults are the seeds' fixed profile.</summary>
+/// <summary>Everything a client or server run needs; defaults are the reference profile (docs/scenarios.md).</summary>
 public sealed record ScenarioSettings
 {
     /// <summary>s0, s1 or s2.</summary>

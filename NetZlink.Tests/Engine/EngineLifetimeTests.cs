@@ -13,7 +13,7 @@ namespace NetZlink.Tests.Engine;
 public sealed class EngineLifetimeTests
 {
     /// <summary>
-    /// The stated bound (README, "Lifetime under load"): from the Dispose (or Shutdown) call until
+    /// The stated bound (docs/binding.md, "Lifetime under load"): from the Dispose (or Shutdown) call until
     /// every shard thread has exited, closed its socket and ended its connections. A shard notices
     /// at its next native call or, when idle, within one poll wait (at most 250 ms).
     /// </summary>

@@ -1,5 +1,5 @@
 // Randomized tests of the engine's packet reassembly (NetZlink.Engine.PacketReassembler, the code
-// every shard feeds its reads to), in two packet formats (the seeds' [u32 BE body length][body]
+// every shard feeds its reads to), in two packet formats (the reference [u32 BE body length][body]
 // and a 2-byte whole-length header): random packets cut at random boundaries (1-byte reads, empty
 // reads, reads spanning many packets) come out whole and in order; a bad length header is a
 // protocol error exactly in the read that completes it, after every earlier packet; a sink that

@@ -59,7 +59,7 @@ public sealed class EngineOptions
     /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no.</summary>
     public long PostCapacityPerShard { get; set; } = 64L * 1024 * 1024;
 
-    /// <summary>How packets are cut out of the byte stream. Default: the seeds' u32 big-endian length prefix.</summary>
+    /// <summary>How packets are cut out of the byte stream. Default: a u32 big-endian body length prefix (the reference packet, docs/scenarios.md).</summary>
     public IPacketFramer Framer { get; set; } = LengthPrefixFramer.Instance;
 
     /// <summary>Descriptors the process needs besides one per connection (runtime, sockets, pipes).</summary>

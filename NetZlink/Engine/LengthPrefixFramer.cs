@@ -1,4 +1,4 @@
-// The seeds' packet: [u32 big-endian body length][body].
+// The reference packet (docs/scenarios.md): [u32 big-endian body length][body].
 using System.Buffers.Binary;
 
 namespace NetZlink.Engine;

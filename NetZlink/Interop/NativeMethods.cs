@@ -1,4 +1,4 @@
-// The raw zlink C ABI (see shared/spec/zlink-abi.md): source-generated, blittable P/Invoke
+// The raw zlink C ABI (docs/zlink-abi.md): source-generated, blittable P/Invoke
 // declarations and nothing else. No checking happens here; the checked layer is Ensure and the
 // public types. This part holds the socket calls the engine drives directly on its hot path, so
 // their names and signatures are fixed; the other parts are split by concern.

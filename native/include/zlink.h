@@ -1,7 +1,7 @@
 /*
  * zlink.h - public C ABI of NetZlink's native library (libzlink.so).
  *
- * The declarations follow the zlink ABI contract (shared/spec/zlink-abi.md):
+ * The declarations follow the zlink ABI contract (docs/zlink-abi.md in the repository):
  * libzmq's API with the zmq_ prefix replaced by zlink_, a reduced set of
  * socket types, and the zlink additions (monitor handles, peer
  * introspection). Numeric values match zlink/libzmq so that a real zlink

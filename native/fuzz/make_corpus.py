@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-# make_seeds.py - writes the committed seed corpus (corpus/<target>/) of the libFuzzer targets.
-# The seeds are binary programs in each target's input format (see the header comment of
+# make_corpus.py - writes the committed starting corpus (corpus/<target>/) of the libFuzzer targets.
+# The inputs are binary programs in each target's input format (see the header comment of
 # fuzz_<target>.c); this script is how they were made and how to change them. Run it from
-# anywhere: python3 native/fuzz/make_seeds.py
+# anywhere: python3 native/fuzz/make_corpus.py
 import os
 import struct
 
