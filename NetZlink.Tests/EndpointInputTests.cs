@@ -16,12 +16,12 @@ public sealed class EndpointInputTests
 {
     private const int DefaultIterations = 300;
 
-    private static readonly string[] s_operations = ["Bind", "Connect", "Unbind", "Disconnect"];
+    private static readonly string[] Operations = ["Bind", "Connect", "Unbind", "Disconnect"];
 
-    private static readonly string[] s_literalHosts = ["127.0.0.1", "0.0.0.0", "*", "", "[::1]", "[", "]", "[]", "::1", "255.255.255.255", "[::ffff:127.0.0.1]"];
+    private static readonly string[] LiteralHosts = ["127.0.0.1", "0.0.0.0", "*", "", "[::1]", "[", "]", "[]", "::1", "255.255.255.255", "[::ffff:127.0.0.1]"];
 
     // Random transport names must not be real ones: those are covered by their own shapes.
-    private static readonly string[] s_knownTransports = ["tcp", "ipc", "inproc", "tls", "ws", "wss", "udp", "pgm", "epgm", "norm", "tipc", "vmci"];
+    private static readonly string[] KnownTransports = ["tcp", "ipc", "inproc", "tls", "ws", "wss", "udp", "pgm", "epgm", "norm", "tipc", "vmci"];
 
     [TestCase(SocketType.Pair)]
     [TestCase(SocketType.Stream)]
@@ -33,7 +33,7 @@ public sealed class EndpointInputTests
         string head = type == SocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc();
         string endpoint = head + "\0-and-more";
 
-        foreach (string operation in s_operations)
+        foreach (string operation in Operations)
         {
             var error = Assert.Throws<EndpointException>(() => Call(socket, operation, endpoint))!;
             Assert.Multiple(() =>
@@ -66,7 +66,7 @@ public sealed class EndpointInputTests
         string head = type == SocketType.Stream ? "tcp://127.0.0.1:" : Endpoints.Inproc();
         string endpoint = head + "\uD800x";
 
-        foreach (string operation in s_operations)
+        foreach (string operation in Operations)
         {
             var error = Assert.Throws<EndpointException>(() => Call(socket, operation, endpoint))!;
             Assert.That(error.Error, Is.EqualTo(ZlinkError.EINVAL), operation);
@@ -102,7 +102,7 @@ public sealed class EndpointInputTests
     {
         using var context = new Context();
         using var socket = context.CreateSocket(type);
-        foreach (string operation in s_operations)
+        foreach (string operation in Operations)
         {
             bool succeeded = ErrorShape.Check(() => Call(socket, operation, ""), $"{operation}(\"\")", $"{type}: {operation}(\"\")");
             Assert.That(succeeded, Is.False, $"{operation}(\"\") should fail");
@@ -137,7 +137,7 @@ public sealed class EndpointInputTests
         using var context = new Context();
         using var socket = context.CreateSocket(type);
         string endpoint = head + new string('x', 100_000);
-        foreach (string operation in s_operations)
+        foreach (string operation in Operations)
         {
             string shown = $"{operation}(\"{Utf8Z.Printable(endpoint)}\")";
             try
@@ -173,7 +173,7 @@ public sealed class EndpointInputTests
             {
                 string endpoint = RandomEndpoint(random, ipcDirectory, type);
                 string where = $"seed {seed}, iteration {iteration}, {type}, endpoint {RandomText.Describe(endpoint)}";
-                foreach (string operation in s_operations)
+                foreach (string operation in Operations)
                 {
                     // A PAIR that connected somewhere and disconnected may turn later peers away
                     // (native-bugs.md, entries 4 and 5), so a PAIR's connects go to a socket of
@@ -230,8 +230,8 @@ public sealed class EndpointInputTests
     {
         0 => RandomText.Any(random, random.Next(0, 300)),
         1 => "inproc://" + RandomText.Any(random, random.Next(0, 300)),
-        2 => "tcp://" + s_literalHosts[random.Next(s_literalHosts.Length)] + ":" + NonNumericPort(random),
-        3 => "tcp://" + (type == SocketType.Stream ? RandomText.Valid(random, random.Next(0, 60)) : s_literalHosts[random.Next(s_literalHosts.Length)]) + ":" + NonNumericPort(random),
+        2 => "tcp://" + LiteralHosts[random.Next(LiteralHosts.Length)] + ":" + NonNumericPort(random),
+        3 => "tcp://" + (type == SocketType.Stream ? RandomText.Valid(random, random.Next(0, 60)) : LiteralHosts[random.Next(LiteralHosts.Length)]) + ":" + NonNumericPort(random),
         4 => UnknownTransport(random) + "://" + RandomText.Any(random, random.Next(0, 60)),
         _ => "ipc://" + ipcDirectory + "/" + RandomText.Valid(random, random.Next(1, 150)),
     };
@@ -239,7 +239,7 @@ public sealed class EndpointInputTests
     private static string UnknownTransport(Random random)
     {
         string name = RandomLetters(random, random.Next(1, 12));
-        return s_knownTransports.Contains(name) ? "x" + name : name;
+        return KnownTransports.Contains(name) ? "x" + name : name;
     }
 
     /// <summary>A port that is not a number (it starts with a letter and has no ':'), refused before any address lookup.</summary>

@@ -3,12 +3,12 @@ namespace NetZlink.Tests;
 
 internal static class Endpoints
 {
-    private static readonly string s_ipcDirectory = CreateIpcDirectory();
+    private static readonly string IpcDirectory = CreateIpcDirectory();
 
     public static string Inproc() => $"inproc://netzlink-{Guid.NewGuid():N}";
 
     // ipc paths are limited to ~107 bytes; the temp directory plus a short name stays well under.
-    public static string Ipc() => $"ipc://{Path.Combine(s_ipcDirectory, Guid.NewGuid().ToString("N")[..12])}.sock";
+    public static string Ipc() => $"ipc://{Path.Combine(IpcDirectory, Guid.NewGuid().ToString("N")[..12])}.sock";
 
     public static string Tcp() => "tcp://127.0.0.1:*";
 

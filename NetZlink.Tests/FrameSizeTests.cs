@@ -11,7 +11,7 @@ public sealed class FrameSizeTests
 {
     private const int MaxMessageSize = 1000;
 
-    private static readonly int[] s_sizes = [0, 1, 8191, 8192, 8193, 65536, 1024 * 1024];
+    private static readonly int[] Sizes = [0, 1, 8191, 8192, 8193, 65536, 1024 * 1024];
 
     [TestCase("inproc")]
     [TestCase("tcp")]
@@ -24,7 +24,7 @@ public sealed class FrameSizeTests
         using var client = context.CreateSocket(SocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
         using var message = new Message();
-        foreach (int size in s_sizes)
+        foreach (int size in Sizes)
         {
             foreach ((Socket from, Socket to) in new[] { (client, server), (server, client) })
             {
@@ -74,7 +74,7 @@ public sealed class FrameSizeTests
         foreach ((Socket from, RoutingId fromId, Socket to, RoutingId toId) in new[] { (client, clientSide, server, serverSide), (server, serverSide, client, clientSide) })
         {
             var sent = new List<byte>();
-            foreach (int size in s_sizes.Where(size => size > 0))
+            foreach (int size in Sizes.Where(size => size > 0))
             {
                 byte[] payload = Fuzz.Bytes(random, size);
                 StreamSockets.Send(from, fromId, payload);

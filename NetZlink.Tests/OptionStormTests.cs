@@ -17,15 +17,15 @@ public sealed class OptionStormTests
 {
     private const int DefaultRounds = 2;
 
-    private static readonly int[] s_valueSizes = [0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 255, 256, 257, 1024, 4096];
-    private static readonly int[] s_unknownOptions = [int.MinValue, -1, 0, 1, 2, 3, 10, 20, 26, 118, 999, int.MaxValue];
+    private static readonly int[] ValueSizes = [0, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 255, 256, 257, 1024, 4096];
+    private static readonly int[] UnknownOptions = [int.MinValue, -1, 0, 1, 2, 3, 10, 20, 26, 118, 999, int.MaxValue];
 
-    private static readonly SocketOption[] s_highWaterMarks = [SocketOption.SendHighWaterMark, SocketOption.ReceiveHighWaterMark];
+    private static readonly SocketOption[] HighWaterMarks = [SocketOption.SendHighWaterMark, SocketOption.ReceiveHighWaterMark];
 
-    private static readonly SocketOption[] s_allButHighWaterMarks =
-        [.. Enum.GetValues<SocketOption>().Except(s_highWaterMarks), .. s_unknownOptions.Select(number => (SocketOption)number)];
+    private static readonly SocketOption[] AllButHighWaterMarks =
+        [.. Enum.GetValues<SocketOption>().Except(HighWaterMarks), .. UnknownOptions.Select(number => (SocketOption)number)];
 
-    private static readonly SocketOption[] s_all = [.. s_allButHighWaterMarks, .. s_highWaterMarks];
+    private static readonly SocketOption[] All = [.. AllButHighWaterMarks, .. HighWaterMarks];
 
     [TestCase(SocketType.Pair, "tcp")]
     [TestCase(SocketType.Pair, "inproc")]
@@ -42,15 +42,15 @@ public sealed class OptionStormTests
         {
             for (int round = 0; round < rounds; round++)
             {
-                Storm(socket, random, $"seed {seed}, round {round}, {socket.Type} ({role}, not yet connected)", tally, s_highWaterMarks);
+                Storm(socket, random, $"seed {seed}, round {round}, {socket.Type} ({role}, not yet connected)", tally, HighWaterMarks);
             }
         });
         pair.Exchange(Fuzz.Bytes(random, 100), $"seed {seed}: before the storm");
 
         for (int round = 0; round < rounds; round++)
         {
-            Storm(pair.First, random, $"seed {seed}, round {round}, {type} (first)", tally, s_allButHighWaterMarks);
-            Storm(pair.Second, random, $"seed {seed}, round {round}, {pair.Second.Type} (second)", tally, s_allButHighWaterMarks);
+            Storm(pair.First, random, $"seed {seed}, round {round}, {type} (first)", tally, AllButHighWaterMarks);
+            Storm(pair.Second, random, $"seed {seed}, round {round}, {pair.Second.Type} (second)", tally, AllButHighWaterMarks);
         }
 
         // The storm may have left values that change delivery or closing: the binding's linger of
@@ -90,7 +90,7 @@ public sealed class OptionStormTests
         var tally = new Tally();
         for (int round = 0; round < rounds; round++)
         {
-            Storm(socket, random, $"seed {seed}, round {round}, {type}", tally, s_all);
+            Storm(socket, random, $"seed {seed}, round {round}, {type}", tally, All);
         }
 
         socket.Linger = 0;
@@ -114,7 +114,7 @@ public sealed class OptionStormTests
             string name = Enum.IsDefined(option) ? option.ToString() : ((int)option).ToString(System.Globalization.CultureInfo.InvariantCulture);
             string set = $"SetOption({name})";
             string get = $"GetOption({name})";
-            foreach (int size in s_valueSizes)
+            foreach (int size in ValueSizes)
             {
                 byte[] value = Fuzz.Bytes(random, size);
                 tally.Count(ErrorShape.Check(() => socket.SetOption(option, value), set, $"{where}: {set} with {size} random bytes"));

@@ -18,7 +18,7 @@ public sealed unsafe partial class Socket
     // needs, when a value does not fit, so the options whose values have no such bound are read
     // again into larger buffers, up to the last of these sizes.
     private const int OptionBufferSize = 1024;
-    private static readonly int[] s_largerOptionBuffers = [64 * 1024, 1024 * 1024, 16 * 1024 * 1024];
+    private static readonly int[] LargerOptionBuffers = [64 * 1024, 1024 * 1024, 16 * 1024 * 1024];
 
     /// <summary>Sets an <see cref="int"/> option.</summary>
     /// <param name="option">The option.</param>
@@ -132,7 +132,7 @@ public sealed unsafe partial class Socket
 
         if (errno == ZlinkConstants.EINVAL && HasUnboundedValue(option))
         {
-            foreach (int capacity in s_largerOptionBuffers)
+            foreach (int capacity in LargerOptionBuffers)
             {
                 byte[] larger = ArrayPool<byte>.Shared.Rent(capacity);
                 try

@@ -9,24 +9,24 @@ namespace NetZlink.Stress.Tests.Compare;
 [TestFixture]
 public sealed class ReportTests
 {
-    private TempDirectory temp = null!;
-    private CompareReport report = null!;
+    private TempDirectory _temp = null!;
+    private CompareReport _report = null!;
 
     [SetUp]
     public void SetUp()
     {
-        temp = new TempDirectory();
-        report = SampleCompare.Build(temp);
+        _temp = new TempDirectory();
+        _report = SampleCompare.Build(_temp);
     }
 
     [TearDown]
-    public void TearDown() => temp.Dispose();
+    public void TearDown() => _temp.Dispose();
 
     [Test]
     [CancelAfter(10_000)]
     public void MarkdownHasARowPerStackAndScenarioWithTheSchemasReportFieldsAndRatios()
     {
-        string md = MarkdownReport.Render(report);
+        string md = MarkdownReport.Render(_report);
         string[] lines = md.Split('\n');
 
         Assert.Multiple(() =>
@@ -46,7 +46,7 @@ public sealed class ReportTests
     [CancelAfter(10_000)]
     public void MarkdownSaysWhenEveryRunPassed()
     {
-        var passing = report with { Runs = report.Runs.Where(r => r.Passed).ToArray() };
+        var passing = _report with { Runs = _report.Runs.Where(r => r.Passed).ToArray() };
         Assert.That(MarkdownReport.Render(passing), Does.Contain("None: every run PASSed."));
     }
 
@@ -54,8 +54,8 @@ public sealed class ReportTests
     [CancelAfter(10_000)]
     public void ARunWithoutResultShowsWhy()
     {
-        var broken = report with { Runs = [.. report.Runs, new CompareRun("c-epoll", "s0", null, [], "the client exited with code 2")] };
-        broken = broken with { Scenarios = ["s0", .. report.Scenarios] };
+        var broken = _report with { Runs = [.. _report.Runs, new CompareRun("c-epoll", "s0", null, [], "the client exited with code 2")] };
+        broken = broken with { Scenarios = ["s0", .. _report.Scenarios] };
 
         string md = MarkdownReport.Render(broken);
 
@@ -67,7 +67,7 @@ public sealed class ReportTests
     [CancelAfter(10_000)]
     public void HtmlIsSelfContained()
     {
-        string html = HtmlReport.Render(report);
+        string html = HtmlReport.Render(_report);
 
         Assert.Multiple(() =>
         {
@@ -86,7 +86,7 @@ public sealed class ReportTests
     [CancelAfter(10_000)]
     public void HtmlChartsCarryEachStacksFigures()
     {
-        string html = HtmlReport.Render(report);
+        string html = HtmlReport.Render(_report);
         string[] charts = Regex.Matches(html, "<svg .*?</svg>", RegexOptions.Singleline).Select(m => m.Value).ToArray();
 
         Assert.Multiple(() =>
@@ -107,7 +107,7 @@ public sealed class ReportTests
     [CancelAfter(10_000)]
     public void HtmlEscapesText()
     {
-        var odd = report with { Command = "compare --out \"<dir>\" & more" };
+        var odd = _report with { Command = "compare --out \"<dir>\" & more" };
         string html = HtmlReport.Render(odd);
         Assert.That(html, Does.Contain("compare --out &quot;&lt;dir&gt;&quot; &amp; more"));
     }
@@ -116,7 +116,7 @@ public sealed class ReportTests
     [CancelAfter(10_000)]
     public void HtmlWithoutS2SaysThereIsNothingToChart()
     {
-        var noS2 = report with { Runs = report.Runs.Where(r => r.Scenario != "s2").ToArray(), Scenarios = ["s1"] };
+        var noS2 = _report with { Runs = _report.Runs.Where(r => r.Scenario != "s2").ToArray(), Scenarios = ["s1"] };
         string html = HtmlReport.Render(noS2);
         Assert.That(html, Does.Contain("nothing to chart").And.Not.Contain("<svg"));
     }

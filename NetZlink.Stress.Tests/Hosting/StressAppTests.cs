@@ -12,23 +12,23 @@ namespace NetZlink.Stress.Tests.Hosting;
 [TestFixture]
 public sealed class StressAppTests
 {
-    private readonly List<ScenarioSettings> calls = [];
-    private StringWriter stdout = null!;
-    private StringWriter stderr = null!;
+    private readonly List<ScenarioSettings> _calls = [];
+    private StringWriter _stdout = null!;
+    private StringWriter _stderr = null!;
 
     [SetUp]
     public void SetUp()
     {
-        calls.Clear();
-        stdout = new StringWriter();
-        stderr = new StringWriter();
+        _calls.Clear();
+        _stdout = new StringWriter();
+        _stderr = new StringWriter();
     }
 
     [TearDown]
     public void TearDown()
     {
-        stdout.Dispose();
-        stderr.Dispose();
+        _stdout.Dispose();
+        _stderr.Dispose();
     }
 
     [TestCase("--no-such-flag")]
@@ -42,10 +42,10 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Usage));
-            Assert.That(Lines(stderr), Has.Length.EqualTo(1));
-            Assert.That(stderr.ToString(), Does.StartWith("error: ").And.Contain(args[0]));
-            Assert.That(stdout.ToString(), Is.Empty);
-            Assert.That(calls, Is.Empty);
+            Assert.That(Lines(_stderr), Has.Length.EqualTo(1));
+            Assert.That(_stderr.ToString(), Does.StartWith("error: ").And.Contain(args[0]));
+            Assert.That(_stdout.ToString(), Is.Empty);
+            Assert.That(_calls, Is.Empty);
         });
     }
 
@@ -55,11 +55,11 @@ public sealed class StressAppTests
     {
         int exitCode = await RunAsync(Passing, "--transport", "tls", "--scenario", "s1");
 
-        string[] lines = Lines(stdout);
+        string[] lines = Lines(_stdout);
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass));
-            Assert.That(calls, Is.Empty);
+            Assert.That(_calls, Is.Empty);
             Assert.That(lines, Has.Length.EqualTo(2));
             Assert.That(lines[0], Does.StartWith("RESULT scenario=s1 transport=tls ").And.Contain(" pass_fail=SKIP ")
                 .And.EndWith("reason=\"transport tls is not available in this native library\""));
@@ -80,13 +80,13 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass));
-            Assert.That(calls.Single(), Is.EqualTo(new ScenarioSettings { Scenario = "s1", Ccu = 3 }));
-            Assert.That(Lines(stdout), Has.Length.EqualTo(2));
-            Assert.That(Lines(stdout)[0], Does.StartWith("RESULT scenario=s1 ").And.Contain(" pass_fail=PASS "));
+            Assert.That(_calls.Single(), Is.EqualTo(new ScenarioSettings { Scenario = "s1", Ccu = 3 }));
+            Assert.That(Lines(_stdout), Has.Length.EqualTo(2));
+            Assert.That(Lines(_stdout)[0], Does.StartWith("RESULT scenario=s1 ").And.Contain(" pass_fail=PASS "));
             Assert.That(File.ReadAllLines(csv), Has.Length.EqualTo(2));
             Assert.That(File.ReadAllLines(csv)[0], Is.EqualTo(MetricsCsvFile.Header));
             Assert.That(File.ReadAllLines(csv)[1], Does.StartWith("netzlink-s1,tcp,3,"));
-            Assert.That(stderr.ToString(), Is.Empty);
+            Assert.That(_stderr.ToString(), Is.Empty);
         });
         using JsonDocument summary = JsonDocument.Parse(File.ReadAllText(json));
         Assert.That(summary.RootElement.GetProperty("scenario_id").GetString(), Is.EqualTo("netzlink-s1"));
@@ -103,14 +103,14 @@ public sealed class StressAppTests
         };
 
         await RunAsync(reporting, "--role", "client");
-        string loud = stderr.ToString();
-        stderr.GetStringBuilder().Clear();
+        string loud = _stderr.ToString();
+        _stderr.GetStringBuilder().Clear();
         await RunAsync(reporting, "--role", "client", "--quiet");
 
         Assert.Multiple(() =>
         {
             Assert.That(loud, Does.Contain("] phase=measure conns=3 sent/s=10 recv/s=10 inflight=6 p99_us=55.5"));
-            Assert.That(stderr.ToString(), Is.Empty);
+            Assert.That(_stderr.ToString(), Is.Empty);
         });
     }
 
@@ -127,9 +127,9 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass));
-            Assert.That(calls, Has.Count.EqualTo(15));
-            Assert.That(Lines(stdout).Count(l => l.StartsWith("RESULT ", StringComparison.Ordinal)), Is.EqualTo(15));
-            Assert.That(Lines(stdout).Count(l => l.StartsWith("METRIC ", StringComparison.Ordinal)), Is.EqualTo(15));
+            Assert.That(_calls, Has.Count.EqualTo(15));
+            Assert.That(Lines(_stdout).Count(l => l.StartsWith("RESULT ", StringComparison.Ordinal)), Is.EqualTo(15));
+            Assert.That(Lines(_stdout).Count(l => l.StartsWith("METRIC ", StringComparison.Ordinal)), Is.EqualTo(15));
             Assert.That(File.ReadAllLines(csv), Has.Length.EqualTo(16));
             Assert.That(File.ReadAllLines(csv)[1], Does.StartWith("s3-backlog-8192,"));
         });
@@ -143,11 +143,11 @@ public sealed class StressAppTests
     {
         int exitCode = await RunAsync(Passing, "--role", "client", "--scenario", "s4", "--quiet");
 
-        string[] results = Lines(stdout).Where(l => l.StartsWith("RESULT ", StringComparison.Ordinal)).ToArray();
+        string[] results = Lines(_stdout).Where(l => l.StartsWith("RESULT ", StringComparison.Ordinal)).ToArray();
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass));
-            Assert.That(calls.Select(c => (c.Transport, c.Scenario)), Is.EqualTo(new[] { ("tcp", "s0"), ("tcp", "s1"), ("tcp", "s2") }));
+            Assert.That(_calls.Select(c => (c.Transport, c.Scenario)), Is.EqualTo(new[] { ("tcp", "s0"), ("tcp", "s1"), ("tcp", "s2") }));
             Assert.That(results, Has.Length.EqualTo(12));
             Assert.That(results.Count(l => l.Contains(" pass_fail=SKIP ", StringComparison.Ordinal)), Is.EqualTo(9));
             Assert.That(results.Where(l => l.Contains(" pass_fail=SKIP ", StringComparison.Ordinal)), Has.None.Contains(" transport=tcp "));
@@ -160,12 +160,12 @@ public sealed class StressAppTests
     {
         ClientRun failFirst = (settings, _, _) =>
         {
-            calls.Add(settings);
+            _calls.Add(settings);
             return Task.FromResult(new ScenarioResult
             {
                 Settings = settings,
-                PassFail = calls.Count == 1 ? "FAIL" : "PASS",
-                Reason = calls.Count == 1 ? "connect_fail=5" : null,
+                PassFail = _calls.Count == 1 ? "FAIL" : "PASS",
+                Reason = _calls.Count == 1 ? "connect_fail=5" : null,
             });
         };
 
@@ -174,8 +174,8 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Failure));
-            Assert.That(calls, Has.Count.EqualTo(15));
-            Assert.That(Lines(stdout)[0], Does.Contain(" pass_fail=FAIL ").And.EndWith("reason=\"connect_fail=5\""));
+            Assert.That(_calls, Has.Count.EqualTo(15));
+            Assert.That(Lines(_stdout)[0], Does.Contain(" pass_fail=FAIL ").And.EndWith("reason=\"connect_fail=5\""));
         });
     }
 
@@ -186,7 +186,7 @@ public sealed class StressAppTests
         using var interrupt = new CancellationTokenSource();
         ClientRun interrupted = (settings, _, _) =>
         {
-            calls.Add(settings);
+            _calls.Add(settings);
             interrupt.Cancel();
             return Task.FromResult(new ScenarioResult { Settings = settings, PassFail = "FAIL", Interrupted = true, Reason = "interrupted" });
         };
@@ -196,9 +196,9 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Failure));
-            Assert.That(calls, Has.Count.EqualTo(1));
-            Assert.That(Lines(stdout)[0], Does.Contain(" interrupted=1"));
-            Assert.That(stderr.ToString(), Does.Contain("interrupted: 14 of 15 runs not started"));
+            Assert.That(_calls, Has.Count.EqualTo(1));
+            Assert.That(Lines(_stdout)[0], Does.Contain(" interrupted=1"));
+            Assert.That(_stderr.ToString(), Does.Contain("interrupted: 14 of 15 runs not started"));
         });
     }
 
@@ -213,7 +213,7 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Usage));
-            Assert.That(stderr.ToString(), Is.EqualTo("error: --shards 99 is more than the 64 this machine allows" + Environment.NewLine));
+            Assert.That(_stderr.ToString(), Is.EqualTo("error: --shards 99 is more than the 64 this machine allows" + Environment.NewLine));
         });
     }
 
@@ -228,8 +228,8 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Failure));
-            Assert.That(stderr.ToString(), Is.EqualTo("error: only 1024 descriptors: raise ulimit -n" + Environment.NewLine));
-            Assert.That(stderr.ToString(), Does.Not.Contain("   at "));
+            Assert.That(_stderr.ToString(), Is.EqualTo("error: only 1024 descriptors: raise ulimit -n" + Environment.NewLine));
+            Assert.That(_stderr.ToString(), Does.Not.Contain("   at "));
         });
     }
 
@@ -246,8 +246,8 @@ public sealed class StressAppTests
         Assert.Multiple(() =>
         {
             Assert.That(exitCode, Is.EqualTo(ExitCodes.Failure));
-            Assert.That(calls, Is.Empty);
-            Assert.That(stderr.ToString(), Does.StartWith("error: --metrics-csv "));
+            Assert.That(_calls, Is.Empty);
+            Assert.That(_stderr.ToString(), Does.StartWith("error: --metrics-csv "));
         });
     }
 
@@ -258,19 +258,19 @@ public sealed class StressAppTests
         int exitCode = await RunAsync(Passing, "--help");
 
         Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass));
-        Assert.That(stdout.ToString(), Does.Contain("--metrics-csv"));
+        Assert.That(_stdout.ToString(), Does.Contain("--metrics-csv"));
     }
 
     private Task<ScenarioResult> Passing(ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, CancellationToken cancellationToken)
     {
-        calls.Add(settings);
+        _calls.Add(settings);
         return Task.FromResult(new ScenarioResult { Settings = settings, PassFail = "PASS", ConnectSuccess = settings.Ccu });
     }
 
     private Task<int> RunAsync(ClientRun runClient, params string[] args) => RunAsync(runClient, CancellationToken.None, args);
 
     private Task<int> RunAsync(ClientRun runClient, CancellationToken cancellationToken, params string[] args) =>
-        new StressApp(stdout, stderr, runClient, transportAvailable: t => t == "tcp").RunAsync(args, cancellationToken);
+        new StressApp(_stdout, _stderr, runClient, transportAvailable: t => t == "tcp").RunAsync(args, cancellationToken);
 
     private static string[] Lines(StringWriter writer) =>
         writer.ToString().Split(Environment.NewLine, StringSplitOptions.RemoveEmptyEntries);

@@ -7,10 +7,10 @@ namespace NetZlink.Stress.Tests.Integration;
 
 internal sealed class StressProcess : IDisposable
 {
-    private readonly Process process;
-    private readonly List<string> stdout = [];
-    private readonly List<string> stderr = [];
-    private readonly Lock gate = new();
+    private readonly Process _process;
+    private readonly List<string> _stdout = [];
+    private readonly List<string> _stderr = [];
+    private readonly Lock _gate = new();
 
     private StressProcess(IEnumerable<string> args, string? shellPrefix = null, IReadOnlyDictionary<string, string>? environment = null)
     {
@@ -41,23 +41,23 @@ internal sealed class StressProcess : IDisposable
             info.Environment[name] = value;
         }
 
-        process = new Process { StartInfo = info };
-        process.OutputDataReceived += (_, e) => Collect(stdout, e.Data);
-        process.ErrorDataReceived += (_, e) => Collect(stderr, e.Data);
-        process.Start();
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        _process = new Process { StartInfo = info };
+        _process.OutputDataReceived += (_, e) => Collect(_stdout, e.Data);
+        _process.ErrorDataReceived += (_, e) => Collect(_stderr, e.Data);
+        _process.Start();
+        _process.BeginOutputReadLine();
+        _process.BeginErrorReadLine();
     }
 
-    public int Id => process.Id;
+    public int Id => _process.Id;
 
-    public string Stdout => Snapshot(stdout);
+    public string Stdout => Snapshot(_stdout);
 
-    public string Stderr => Snapshot(stderr);
+    public string Stderr => Snapshot(_stderr);
 
-    public int ExitCode => process.ExitCode;
+    public int ExitCode => _process.ExitCode;
 
-    public bool HasExited => process.HasExited;
+    public bool HasExited => _process.HasExited;
 
     private static string DotnetHost =>
         Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host ? host
@@ -93,7 +93,7 @@ internal sealed class StressProcess : IDisposable
     public async Task WaitForExitAsync(CancellationToken cancellationToken)
     {
         // Also waits until both output pipes are read to the end.
-        await process.WaitForExitAsync(cancellationToken);
+        await _process.WaitForExitAsync(cancellationToken);
     }
 
     /// <summary>Waits for a line on stdout or stderr that <paramref name="match"/> accepts, and returns it.</summary>
@@ -102,9 +102,9 @@ internal sealed class StressProcess : IDisposable
         while (true)
         {
             string? line;
-            lock (gate)
+            lock (_gate)
             {
-                line = stdout.Concat(stderr).FirstOrDefault(match);
+                line = _stdout.Concat(_stderr).FirstOrDefault(match);
             }
 
             if (line is not null)
@@ -112,21 +112,21 @@ internal sealed class StressProcess : IDisposable
                 return line;
             }
 
-            if (process.HasExited)
+            if (_process.HasExited)
             {
-                Assert.Fail($"the process exited ({process.ExitCode}) first; stdout: {Stdout} stderr: {Stderr}");
+                Assert.Fail($"the process exited ({_process.ExitCode}) first; stdout: {Stdout} stderr: {Stderr}");
             }
 
             await Task.Delay(50, cancellationToken);
         }
     }
 
-    public void CloseStdin() => process.StandardInput.Close();
+    public void CloseStdin() => _process.StandardInput.Close();
 
     /// <summary>Sends <paramref name="signal"/> (INT, TERM) to this process only.</summary>
     public void Signal(string signal)
     {
-        using var kill = Process.Start("kill", ["-" + signal, process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        using var kill = Process.Start("kill", ["-" + signal, _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
         kill.WaitForExit();
     }
 
@@ -134,17 +134,17 @@ internal sealed class StressProcess : IDisposable
     {
         try
         {
-            if (!process.HasExited)
+            if (!_process.HasExited)
             {
-                process.Kill(entireProcessTree: true);
-                process.WaitForExit(5000);
+                _process.Kill(entireProcessTree: true);
+                _process.WaitForExit(5000);
             }
         }
         catch (InvalidOperationException)
         {
         }
 
-        process.Dispose();
+        _process.Dispose();
     }
 
     /// <summary>Processes still running `… --role server … --port <paramref name="port"/> …` (left-over server children).</summary>
@@ -191,7 +191,7 @@ internal sealed class StressProcess : IDisposable
             return;
         }
 
-        lock (gate)
+        lock (_gate)
         {
             lines.Add(line);
         }
@@ -199,7 +199,7 @@ internal sealed class StressProcess : IDisposable
 
     private string Snapshot(List<string> lines)
     {
-        lock (gate)
+        lock (_gate)
         {
             return string.Join('\n', lines);
         }

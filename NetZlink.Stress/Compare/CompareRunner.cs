@@ -14,41 +14,41 @@ namespace NetZlink.Stress.Compare;
 /// <summary>Runs the runs of a compare and collects their files.</summary>
 internal sealed class CompareRunner
 {
-    private readonly CompareOptions options;
-    private readonly string? limitEcho;
-    private readonly TextWriter stderr;
+    private readonly CompareOptions _options;
+    private readonly string? _limitEcho;
+    private readonly TextWriter _stderr;
 
     /// <param name="options">What to run.</param>
     /// <param name="limitEcho">limit_echo's path; needed only when c-epoll is among the stacks.</param>
     /// <param name="stderr">Progress: which run, k of n, and the runs' own progress lines.</param>
     public CompareRunner(CompareOptions options, string? limitEcho, TextWriter stderr)
     {
-        this.options = options;
-        this.limitEcho = limitEcho;
-        this.stderr = stderr;
+        _options = options;
+        _limitEcho = limitEcho;
+        _stderr = stderr;
     }
 
     /// <summary>Runs everything; a cancellation stops before the next run and returns what is done.</summary>
     public async Task<IReadOnlyList<CompareRun>> RunAsync(CancellationToken cancellationToken)
     {
-        IReadOnlyList<(string Stack, string Scenario)> pairs = options.Runs;
+        IReadOnlyList<(string Stack, string Scenario)> pairs = _options.Runs;
         var runs = new List<CompareRun>();
         for (int k = 0; k < pairs.Count; k++)
         {
             (string stack, string scenario) = pairs[k];
             if (cancellationToken.IsCancellationRequested)
             {
-                stderr.WriteLine($"compare: interrupted; {pairs.Count - k} of {pairs.Count} runs not started");
+                _stderr.WriteLine($"compare: interrupted; {pairs.Count - k} of {pairs.Count} runs not started");
                 break;
             }
 
-            stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}");
+            _stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}");
             CompareRun run = await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
             runs.Add(run);
             string outcome = run.Summary is { } s
                 ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99_us={s.P99:F1}")
                 : "no result";
-            stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
+            _stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
         }
 
         return runs;
@@ -56,7 +56,7 @@ internal sealed class CompareRunner
 
     private async Task<CompareRun> RunOneAsync(string stack, string scenario, CancellationToken cancellationToken)
     {
-        RunPaths paths = RunPaths.For(options.OutDirectory, stack, scenario);
+        RunPaths paths = RunPaths.For(_options.OutDirectory, stack, scenario);
         Directory.CreateDirectory(paths.Directory);
         foreach (string stale in new[] { paths.MetricsCsv, paths.SummaryJson, paths.Hgrm, paths.TimeseriesCsv, paths.Stdout })
         {
@@ -68,14 +68,14 @@ internal sealed class CompareRunner
         try
         {
             ServerChildProcess server = await ServerChildProcess
-                .StartAsync(StackLaunch.Server(stack, options.Settings, limitEcho), stderr, cancellationToken).ConfigureAwait(false);
+                .StartAsync(StackLaunch.Server(stack, _options.Settings, _limitEcho), _stderr, cancellationToken).ConfigureAwait(false);
             await using (server.ConfigureAwait(false))
             {
-                TimeSpan deadline = StackLaunch.ClientDeadline(options.Settings);
-                (string clientScenario, ScenarioSettings clientSettings) = options.ClientRun(scenario);
+                TimeSpan deadline = StackLaunch.ClientDeadline(_options.Settings);
+                (string clientScenario, ScenarioSettings clientSettings) = _options.ClientRun(scenario);
                 outcome = await ClientChildProcess.RunAsync(
-                    StackLaunch.Client(stack, clientScenario, clientSettings, server.Port, paths, options.Quiet, limitEcho),
-                    $"  [{stack} {scenario}]", stderr, deadline).ConfigureAwait(false);
+                    StackLaunch.Client(stack, clientScenario, clientSettings, server.Port, paths, _options.Quiet, _limitEcho),
+                    $"  [{stack} {scenario}]", _stderr, deadline).ConfigureAwait(false);
             }
         }
         catch (StressHostException e)
@@ -106,7 +106,7 @@ internal sealed class CompareRunner
         string wrote = CompareStacks.IsDotnetProcess(stack) ? $"writing {paths.SummaryJson}" : $"printing its {LimitEchoCounts.Tag} line";
         string? error = outcome switch
         {
-            { Killed: true } => $"the client did not finish within {StackLaunch.ClientDeadline(options.Settings).TotalSeconds:F0} s and was killed",
+            { Killed: true } => $"the client did not finish within {StackLaunch.ClientDeadline(_options.Settings).TotalSeconds:F0} s and was killed",
             _ when countsError is not null => countsError,
             _ when summary is null => $"the client exited with code {outcome.ExitCode} without {wrote}"
                 + (outcome.StderrTail.Count > 0 ? "; its stderr: " + string.Join(" | ", outcome.StderrTail) : string.Empty),

@@ -9,10 +9,10 @@ namespace NetZlink.Stress.Compare;
 /// <summary>The fields of one summary.json object.</summary>
 internal sealed class RunSummary
 {
-    private readonly Dictionary<string, string?> fields;
+    private readonly Dictionary<string, string?> _fields;
 
     public RunSummary(IReadOnlyDictionary<string, string?> fields) =>
-        this.fields = new Dictionary<string, string?>(fields, StringComparer.Ordinal);
+        _fields = new Dictionary<string, string?>(fields, StringComparer.Ordinal);
 
     /// <summary>Reads <paramref name="path"/>, a single-run --summary-json file.</summary>
     /// <exception cref="InvalidDataException">The file is not one JSON object.</exception>
@@ -39,7 +39,7 @@ internal sealed class RunSummary
     }
 
     /// <summary>A field's text; empty when absent or null.</summary>
-    public string Text(string name) => fields.GetValueOrDefault(name) ?? string.Empty;
+    public string Text(string name) => _fields.GetValueOrDefault(name) ?? string.Empty;
 
     /// <summary>A numeric field; 0 when absent or not a number.</summary>
     public double Number(string name) =>

@@ -21,10 +21,10 @@ namespace NetZlink.Stress.DotnetStack;
 internal sealed class ClientThreadState
 {
     [ThreadStatic]
-    private static ClientThreadState? t_current;
+    private static ClientThreadState? s_current;
 
     [ThreadStatic]
-    private static List<ClientThreadState>? t_others;
+    private static List<ClientThreadState>? s_others;
 
     private readonly LoadPlan _plan;
     private readonly Lock _gate = new();
@@ -73,7 +73,7 @@ internal sealed class ClientThreadState
     /// <summary>This thread's state for <paramref name="owner"/>, created on the thread's first call.</summary>
     public static ClientThreadState For(DotnetClient owner)
     {
-        ClientThreadState? current = t_current;
+        ClientThreadState? current = s_current;
         return current is not null && ReferenceEquals(current.Owner, owner) ? current : Switch(owner);
     }
 
@@ -142,7 +142,7 @@ internal sealed class ClientThreadState
     {
         // A thread that served another client (an earlier run in this process) keeps that state
         // until the client is disposed; this list is touched only on the first call per pair.
-        List<ClientThreadState> others = t_others ??= [];
+        List<ClientThreadState> others = s_others ??= [];
         others.RemoveAll(static s => s.Owner.IsDisposed);
         ClientThreadState? state = others.Find(s => ReferenceEquals(s.Owner, owner));
         if (state is null)
@@ -152,7 +152,7 @@ internal sealed class ClientThreadState
             others.Add(state);
         }
 
-        t_current = state;
+        s_current = state;
         return state;
     }
 }

@@ -22,7 +22,7 @@ internal sealed class EchoServerConnection : SocketAsyncEventArgs
     private const int ReceiveBufferSize = 64 * 1024;
 
     [ThreadStatic]
-    private static byte[]? t_receiveBuffer;
+    private static byte[]? s_receiveBuffer;
 
     private readonly DotnetEchoServer _server;
     private readonly Socket _socket;
@@ -130,7 +130,7 @@ internal sealed class EchoServerConnection : SocketAsyncEventArgs
     /// in part (true: Sending mode, the rest is armed next); false when the connection ended.</summary>
     private bool Echo()
     {
-        byte[] buffer = t_receiveBuffer ??= GC.AllocateUninitializedArray<byte>(ReceiveBufferSize);
+        byte[] buffer = s_receiveBuffer ??= GC.AllocateUninitializedArray<byte>(ReceiveBufferSize);
         while (true)
         {
             int read = _socket.Receive(buffer, SocketFlags.None, out SocketError error);

@@ -9,37 +9,37 @@ namespace NetZlink.Stress.Hosting;
 /// <summary>Runs the client side of a plan and reports every result.</summary>
 internal sealed class PlanRunner
 {
-    private readonly StressInvocation invocation;
-    private readonly ClientRun runClient;
-    private readonly TextWriter stdout;
-    private readonly TextWriter stderr;
-    private readonly Action<ScenarioSettings>? serverStarting;
-    private readonly List<ScenarioResult> results = [];
+    private readonly StressInvocation _invocation;
+    private readonly ClientRun _runClient;
+    private readonly TextWriter _stdout;
+    private readonly TextWriter _stderr;
+    private readonly Action<ScenarioSettings>? _serverStarting;
+    private readonly List<ScenarioResult> _results = [];
 
     /// <param name="serverStarting">Called just before each server child starts (see <see cref="StressApp"/>).</param>
     public PlanRunner(StressInvocation invocation, ClientRun runClient, TextWriter stdout, TextWriter stderr, Action<ScenarioSettings>? serverStarting = null)
     {
-        this.invocation = invocation;
-        this.runClient = runClient;
-        this.stdout = stdout;
-        this.stderr = stderr;
-        this.serverStarting = serverStarting;
+        _invocation = invocation;
+        _runClient = runClient;
+        _stdout = stdout;
+        _stderr = stderr;
+        _serverStarting = serverStarting;
     }
 
     /// <summary>Runs <paramref name="runs"/>; returns 0 if every run passed or was skipped, else 2.</summary>
     public async Task<int> RunAsync(IReadOnlyList<PlannedRun> runs, CancellationToken cancellationToken)
     {
-        if (invocation.MetricsCsvPath is { } csv)
+        if (_invocation.MetricsCsvPath is { } csv)
         {
             OutputFiles.EnsureWritable(csv, "--metrics-csv");
         }
 
-        if (invocation.SummaryJsonPath is { } json)
+        if (_invocation.SummaryJsonPath is { } json)
         {
             OutputFiles.EnsureWritable(json, "--summary-json");
         }
 
-        if (invocation.TimeseriesCsvPath is { } timeseries)
+        if (_invocation.TimeseriesCsvPath is { } timeseries)
         {
             OutputFiles.EnsureWritable(timeseries, "--timeseries-csv");
         }
@@ -49,13 +49,13 @@ internal sealed class PlanRunner
         {
             if (cancellationToken.IsCancellationRequested)
             {
-                stderr.WriteLine($"interrupted: {runs.Count - i} of {runs.Count} runs not started");
+                _stderr.WriteLine($"interrupted: {runs.Count - i} of {runs.Count} runs not started");
                 return ExitCodes.Failure;
             }
 
-            if (runs.Count > 1 && !invocation.Quiet)
+            if (runs.Count > 1 && !_invocation.Quiet)
             {
-                stderr.WriteLine($"run {i + 1}/{runs.Count}: {runs[i].Settings.ScenarioId}");
+                _stderr.WriteLine($"run {i + 1}/{runs.Count}: {runs[i].Settings.ScenarioId}");
             }
 
             ScenarioResult result = await RunOneAsync(runs[i], cancellationToken).ConfigureAwait(false);
@@ -68,7 +68,7 @@ internal sealed class PlanRunner
 
             if (result.Interrupted)
             {
-                stderr.WriteLine(i + 1 < runs.Count
+                _stderr.WriteLine(i + 1 < runs.Count
                     ? $"interrupted: {runs.Count - i - 1} of {runs.Count} runs not started"
                     : "interrupted");
                 break;
@@ -93,40 +93,40 @@ internal sealed class PlanRunner
             return new ScenarioResult { Settings = run.Settings, PassFail = "SKIP", Reason = run.SkipReason };
         }
 
-        IProgress<ProgressSnapshot>? progress = invocation.Quiet ? null : new ProgressPrinter(stderr);
-        using TimeseriesCsvFile? series = invocation.TimeseriesCsvPath is { } seriesPath ? new TimeseriesCsvFile(seriesPath, progress) : null;
+        IProgress<ProgressSnapshot>? progress = _invocation.Quiet ? null : new ProgressPrinter(_stderr);
+        using TimeseriesCsvFile? series = _invocation.TimeseriesCsvPath is { } seriesPath ? new TimeseriesCsvFile(seriesPath, progress) : null;
         progress = series ?? progress;
-        if (invocation.Role == StressRole.Client)
+        if (_invocation.Role == StressRole.Client)
         {
-            return await runClient(run.Settings, progress, cancellationToken).ConfigureAwait(false);
+            return await _runClient(run.Settings, progress, cancellationToken).ConfigureAwait(false);
         }
 
-        serverStarting?.Invoke(run.Settings);
+        _serverStarting?.Invoke(run.Settings);
         ServerChildProcess server = await ServerChildProcess
-            .StartAsync(run.Settings, invocation.Quiet, stderr, cancellationToken).ConfigureAwait(false);
+            .StartAsync(run.Settings, _invocation.Quiet, _stderr, cancellationToken).ConfigureAwait(false);
         await using (server.ConfigureAwait(false))
         {
             ScenarioSettings client = run.Settings with { Host = ClientHostFor(run.Settings.BindHost), Port = server.Port };
-            return await runClient(client, progress, cancellationToken).ConfigureAwait(false);
+            return await _runClient(client, progress, cancellationToken).ConfigureAwait(false);
         }
     }
 
     private void Report(ScenarioResult result, bool asArray)
     {
-        stdout.WriteLine(ResultLines.Result(result));
-        stdout.WriteLine(ResultLines.Metric(result));
-        stdout.Flush();
+        _stdout.WriteLine(ResultLines.Result(result));
+        _stdout.WriteLine(ResultLines.Metric(result));
+        _stdout.Flush();
 
-        if (invocation.MetricsCsvPath is { } csv)
+        if (_invocation.MetricsCsvPath is { } csv)
         {
             MetricsCsvFile.Append(csv, result);
         }
 
         // A sweep rewrites the whole array after every run, so an interrupted sweep still leaves valid JSON.
-        results.Add(result);
-        if (invocation.SummaryJsonPath is { } json)
+        _results.Add(result);
+        if (_invocation.SummaryJsonPath is { } json)
         {
-            SummaryJsonFile.Write(json, results, asArray, invocation.JsonHistogram);
+            SummaryJsonFile.Write(json, _results, asArray, _invocation.JsonHistogram);
         }
     }
 }

@@ -24,24 +24,24 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     private const string ReadyPrefix = "READY port=";
     private const int StderrTailLines = 20;
 
-    private readonly Process process;
-    private readonly string commandLine;
-    private readonly TextWriter stderr;
-    private readonly TaskCompletionSource<int> ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly Queue<string> stderrTail = new();
-    private readonly EventHandler onProcessExit;
-    private volatile bool forwardStderr;
-    private volatile bool started;
-    private int stopped;
+    private readonly Process _process;
+    private readonly string _commandLine;
+    private readonly TextWriter _stderr;
+    private readonly TaskCompletionSource<int> _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Queue<string> _stderrTail = new();
+    private readonly EventHandler _onProcessExit;
+    private volatile bool _forwardStderr;
+    private volatile bool _started;
+    private int _stopped;
 
     private ServerChildProcess(ProcessStartInfo startInfo, TextWriter stderr)
     {
-        this.stderr = stderr;
-        commandLine = ServerLaunch.Describe(startInfo);
-        process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
-        process.OutputDataReceived += OnStdout;
-        process.ErrorDataReceived += OnStderr;
-        onProcessExit = (_, _) => Kill();
+        _stderr = stderr;
+        _commandLine = ServerLaunch.Describe(startInfo);
+        _process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
+        _process.OutputDataReceived += OnStdout;
+        _process.ErrorDataReceived += OnStderr;
+        _onProcessExit = (_, _) => Kill();
     }
 
     /// <summary>The port the child bound, from its READY line.</summary>
@@ -80,17 +80,17 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     /// <summary>Stops the child: stdin closed, <see cref="StopGrace"/> to exit, then killed. Safe to call twice.</summary>
     public async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref stopped, 1) != 0)
+        if (Interlocked.Exchange(ref _stopped, 1) != 0)
         {
             return;
         }
 
-        AppDomain.CurrentDomain.ProcessExit -= onProcessExit;
-        if (started)
+        AppDomain.CurrentDomain.ProcessExit -= _onProcessExit;
+        if (_started)
         {
             try
             {
-                process.StandardInput.Close();
+                _process.StandardInput.Close();
             }
             catch (IOException)
             {
@@ -99,36 +99,36 @@ internal sealed class ServerChildProcess : IAsyncDisposable
 
             if (!await ExitsWithinAsync(StopGrace).ConfigureAwait(false))
             {
-                stderr.WriteLine($"the echo server process {process.Id} did not stop within {StopGrace.TotalSeconds:F0} s of its stdin closing; killing it");
+                _stderr.WriteLine($"the echo server process {_process.Id} did not stop within {StopGrace.TotalSeconds:F0} s of its stdin closing; killing it");
                 Kill();
                 await ExitsWithinAsync(StopGrace).ConfigureAwait(false);
             }
         }
 
-        process.Dispose();
+        _process.Dispose();
     }
 
     private void Start()
     {
-        AppDomain.CurrentDomain.ProcessExit += onProcessExit;
+        AppDomain.CurrentDomain.ProcessExit += _onProcessExit;
         try
         {
-            process.Start();
-            started = true;
+            _process.Start();
+            _started = true;
         }
         catch (Exception e) when (e is Win32Exception or InvalidOperationException)
         {
-            throw new StressHostException($"cannot start the echo server process ({commandLine}): {e.Message}", e);
+            throw new StressHostException($"cannot start the echo server process ({_commandLine}): {e.Message}", e);
         }
 
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
+        _process.BeginOutputReadLine();
+        _process.BeginErrorReadLine();
     }
 
     private async Task WaitReadyAsync(CancellationToken cancellationToken)
     {
-        Task<int> readyLine = ready.Task;
-        Task exited = process.WaitForExitAsync(CancellationToken.None);
+        Task<int> readyLine = _ready.Task;
+        Task exited = _process.WaitForExitAsync(CancellationToken.None);
         try
         {
             await Task.WhenAny(readyLine, exited).WaitAsync(ReadyTimeout, cancellationToken).ConfigureAwait(false);
@@ -136,18 +136,18 @@ internal sealed class ServerChildProcess : IAsyncDisposable
         catch (TimeoutException)
         {
             throw new StressHostException(
-                $"the echo server process did not print READY within {ReadyTimeout.TotalSeconds:F0} s ({commandLine}){StderrTail()}");
+                $"the echo server process did not print READY within {ReadyTimeout.TotalSeconds:F0} s ({_commandLine}){StderrTail()}");
         }
 
         if (!readyLine.IsCompletedSuccessfully)
         {
             // WaitForExitAsync has also drained both pipes, so the tail is complete.
             throw new StressHostException(
-                $"the echo server process exited with code {process.ExitCode} before it was ready ({commandLine}){StderrTail()}");
+                $"the echo server process exited with code {_process.ExitCode} before it was ready ({_commandLine}){StderrTail()}");
         }
 
         Port = readyLine.Result;
-        forwardStderr = true;
+        _forwardStderr = true;
     }
 
     private void OnStdout(object sender, DataReceivedEventArgs e)
@@ -156,7 +156,7 @@ internal sealed class ServerChildProcess : IAsyncDisposable
             && line.StartsWith(ReadyPrefix, StringComparison.Ordinal)
             && int.TryParse(line.AsSpan(ReadyPrefix.Length), NumberStyles.None, CultureInfo.InvariantCulture, out int port))
         {
-            ready.TrySetResult(port);
+            _ready.TrySetResult(port);
         }
     }
 
@@ -167,27 +167,27 @@ internal sealed class ServerChildProcess : IAsyncDisposable
             return;
         }
 
-        if (forwardStderr)
+        if (_forwardStderr)
         {
-            stderr.WriteLine($"[server] {line}");
+            _stderr.WriteLine($"[server] {line}");
             return;
         }
 
-        lock (stderrTail)
+        lock (_stderrTail)
         {
-            stderrTail.Enqueue(line);
-            if (stderrTail.Count > StderrTailLines)
+            _stderrTail.Enqueue(line);
+            if (_stderrTail.Count > StderrTailLines)
             {
-                stderrTail.Dequeue();
+                _stderrTail.Dequeue();
             }
         }
     }
 
     private string StderrTail()
     {
-        lock (stderrTail)
+        lock (_stderrTail)
         {
-            return stderrTail.Count == 0 ? "; it printed nothing on stderr" : "; its stderr: " + string.Join(" | ", stderrTail);
+            return _stderrTail.Count == 0 ? "; it printed nothing on stderr" : "; its stderr: " + string.Join(" | ", _stderrTail);
         }
     }
 
@@ -195,7 +195,7 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     {
         try
         {
-            await process.WaitForExitAsync(CancellationToken.None).WaitAsync(grace).ConfigureAwait(false);
+            await _process.WaitForExitAsync(CancellationToken.None).WaitAsync(grace).ConfigureAwait(false);
             return true;
         }
         catch (TimeoutException)
@@ -208,9 +208,9 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     {
         try
         {
-            if (started && !process.HasExited)
+            if (_started && !_process.HasExited)
             {
-                process.Kill(entireProcessTree: true);
+                _process.Kill(entireProcessTree: true);
             }
         }
         catch (Exception e) when (e is InvalidOperationException or Win32Exception or NotSupportedException)

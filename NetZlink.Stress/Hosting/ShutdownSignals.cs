@@ -15,18 +15,18 @@ internal sealed class ShutdownSignals : IDisposable
     /// </summary>
     public const string ChildVariable = "NETZLINK_STRESS_SERVER_CHILD";
 
-    private readonly CancellationTokenSource requested = new();
-    private readonly PosixSignalRegistration[] registrations;
-    private readonly TextWriter? notices;
-    private readonly bool ignoreInterrupt;
-    private int signalled;
+    private readonly CancellationTokenSource _requested = new();
+    private readonly PosixSignalRegistration[] _registrations;
+    private readonly TextWriter? _notices;
+    private readonly bool _ignoreInterrupt;
+    private int _signalled;
 
     /// <summary>Registers the handlers; <paramref name="notices"/> gets a line when a stop is requested.</summary>
     public ShutdownSignals(TextWriter? notices)
     {
-        this.notices = notices;
-        ignoreInterrupt = Environment.GetEnvironmentVariable(ChildVariable) == "1";
-        registrations =
+        _notices = notices;
+        _ignoreInterrupt = Environment.GetEnvironmentVariable(ChildVariable) == "1";
+        _registrations =
         [
             PosixSignalRegistration.Create(PosixSignal.SIGINT, OnSignal),
             PosixSignalRegistration.Create(PosixSignal.SIGTERM, OnSignal),
@@ -34,34 +34,34 @@ internal sealed class ShutdownSignals : IDisposable
     }
 
     /// <summary>Cancelled by the first SIGINT or SIGTERM.</summary>
-    public CancellationToken Token => requested.Token;
+    public CancellationToken Token => _requested.Token;
 
     /// <inheritdoc />
     public void Dispose()
     {
-        foreach (PosixSignalRegistration registration in registrations)
+        foreach (PosixSignalRegistration registration in _registrations)
         {
             registration.Dispose();
         }
 
-        requested.Dispose();
+        _requested.Dispose();
     }
 
     private void OnSignal(PosixSignalContext context)
     {
-        if (ignoreInterrupt && context.Signal == PosixSignal.SIGINT)
+        if (_ignoreInterrupt && context.Signal == PosixSignal.SIGINT)
         {
             context.Cancel = true;
             return;
         }
 
-        if (Interlocked.Exchange(ref signalled, 1) != 0)
+        if (Interlocked.Exchange(ref _signalled, 1) != 0)
         {
             return;
         }
 
         context.Cancel = true;
-        notices?.WriteLine($"{context.Signal}: stopping; signal again to quit at once");
-        requested.Cancel();
+        _notices?.WriteLine($"{context.Signal}: stopping; signal again to quit at once");
+        _requested.Cancel();
     }
 }

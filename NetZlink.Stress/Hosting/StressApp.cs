@@ -8,12 +8,12 @@ namespace NetZlink.Stress.Hosting;
 /// <summary>Runs one command line; the process entry point minus the process.</summary>
 internal sealed class StressApp
 {
-    private readonly TextWriter stdout;
-    private readonly TextWriter stderr;
-    private readonly ClientRun runClient;
-    private readonly Func<string, bool> transportAvailable;
-    private readonly bool watchStdin;
-    private readonly Action<ScenarioSettings>? serverStarting;
+    private readonly TextWriter _stdout;
+    private readonly TextWriter _stderr;
+    private readonly ClientRun _runClient;
+    private readonly Func<string, bool> _transportAvailable;
+    private readonly bool _watchStdin;
+    private readonly Action<ScenarioSettings>? _serverStarting;
 
     /// <param name="stdout">RESULT/METRIC lines, READY, help and version.</param>
     /// <param name="stderr">Progress, notices and errors; written from several threads, so it is synchronized here.</param>
@@ -32,12 +32,12 @@ internal sealed class StressApp
         bool watchStdin = false,
         Action<ScenarioSettings>? serverStarting = null)
     {
-        this.stdout = TextWriter.Synchronized(stdout);
-        this.stderr = TextWriter.Synchronized(stderr);
-        this.runClient = runClient ?? ((settings, progress, token) => ScenarioRunner.RunClientAsync(settings, progress, this.stderr, token));
-        this.transportAvailable = transportAvailable ?? TransportCatalog.IsAvailable;
-        this.watchStdin = watchStdin;
-        this.serverStarting = serverStarting;
+        _stdout = TextWriter.Synchronized(stdout);
+        _stderr = TextWriter.Synchronized(stderr);
+        _runClient = runClient ?? ((settings, progress, token) => ScenarioRunner.RunClientAsync(settings, progress, _stderr, token));
+        _transportAvailable = transportAvailable ?? TransportCatalog.IsAvailable;
+        _watchStdin = watchStdin;
+        _serverStarting = serverStarting;
     }
 
     /// <summary>Runs <paramref name="args"/>; returns the exit code (see <see cref="ExitCodes"/>).</summary>
@@ -52,18 +52,18 @@ internal sealed class StressApp
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
-            stderr.WriteLine("error: interrupted before a result was ready");
+            _stderr.WriteLine("error: interrupted before a result was ready");
             return ExitCodes.Failure;
         }
         catch (ArgumentException e)
         {
             // The runner's word for settings it cannot run with: still a usage problem.
-            stderr.WriteLine($"error: {OneLine(e.Message)}");
+            _stderr.WriteLine($"error: {OneLine(e.Message)}");
             return ExitCodes.Usage;
         }
         catch (Exception e)
         {
-            stderr.WriteLine($"error: {OneLine(Describe(e))}");
+            _stderr.WriteLine($"error: {OneLine(Describe(e))}");
             return ExitCodes.Failure;
         }
     }
@@ -72,15 +72,15 @@ internal sealed class StressApp
     {
         if (invocation.Role != StressRole.Server)
         {
-            return new PlanRunner(invocation, runClient, stdout, stderr, serverStarting)
-                .RunAsync(SweepPlan.For(invocation, transportAvailable), cancellationToken);
+            return new PlanRunner(invocation, _runClient, _stdout, _stderr, _serverStarting)
+                .RunAsync(SweepPlan.For(invocation, _transportAvailable), cancellationToken);
         }
 
-        serverStarting?.Invoke(invocation.Settings);
-        return ServerHost.RunAsync(invocation.Settings, invocation.Quiet, watchStdin && invocation.ExitOnStdinEof, stdout, stderr, cancellationToken);
+        _serverStarting?.Invoke(invocation.Settings);
+        return ServerHost.RunAsync(invocation.Settings, invocation.Quiet, _watchStdin && invocation.ExitOnStdinEof, _stdout, _stderr, cancellationToken);
     }
 
-    private int Print(ParseOutcome parsed) => ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, stdout, stderr);
+    private int Print(ParseOutcome parsed) => ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, _stdout, _stderr);
 
     private static string Describe(Exception e) => e switch
     {

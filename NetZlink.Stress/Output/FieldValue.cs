@@ -11,21 +11,21 @@ internal readonly struct FieldValue
 {
     private static readonly IReadOnlyDictionary<int, long> NoCounts = new SortedDictionary<int, long>();
 
-    private readonly FieldKind kind;
-    private readonly long integer;
-    private readonly double number;
-    private readonly int decimals;
-    private readonly string? text;
-    private readonly IReadOnlyDictionary<int, long>? counts;
+    private readonly FieldKind _kind;
+    private readonly long _integer;
+    private readonly double _number;
+    private readonly int _decimals;
+    private readonly string? _text;
+    private readonly IReadOnlyDictionary<int, long>? _counts;
 
     private FieldValue(FieldKind kind, long integer = 0, double number = 0, int decimals = 0, string? text = null, IReadOnlyDictionary<int, long>? counts = null)
     {
-        this.kind = kind;
-        this.integer = integer;
-        this.number = number;
-        this.decimals = decimals;
-        this.text = text;
-        this.counts = counts;
+        _kind = kind;
+        _integer = integer;
+        _number = number;
+        _decimals = decimals;
+        _text = text;
+        _counts = counts;
     }
 
     private enum FieldKind
@@ -39,29 +39,29 @@ internal readonly struct FieldValue
     }
 
     /// <summary>Whether this is a text that may need quoting in a line.</summary>
-    public bool IsText => kind == FieldKind.Text;
+    public bool IsText => _kind == FieldKind.Text;
 
     /// <summary>Whether this is a missing text or number (JSON null).</summary>
-    public bool IsNull => (kind == FieldKind.Text && text is null) || kind == FieldKind.NoNumber;
+    public bool IsNull => (_kind == FieldKind.Text && _text is null) || _kind == FieldKind.NoNumber;
 
-    public long Integer => kind is FieldKind.Integer or FieldKind.Flag ? integer : throw Wrong("an integer");
+    public long Integer => _kind is FieldKind.Integer or FieldKind.Flag ? _integer : throw Wrong("an integer");
 
-    public double Number => kind == FieldKind.Number ? number : throw Wrong("a number");
+    public double Number => _kind == FieldKind.Number ? _number : throw Wrong("a number");
 
     /// <summary>A number that may be missing (null).</summary>
-    public double? OptionalNumber => kind switch
+    public double? OptionalNumber => _kind switch
     {
-        FieldKind.Number => number,
+        FieldKind.Number => _number,
         FieldKind.NoNumber => null,
         _ => throw Wrong("a number"),
     };
 
-    public bool Flag => kind == FieldKind.Flag ? integer != 0 : throw Wrong("a flag");
+    public bool Flag => _kind == FieldKind.Flag ? _integer != 0 : throw Wrong("a flag");
 
-    public string? Text => kind == FieldKind.Text ? text : throw Wrong("a text");
+    public string? Text => _kind == FieldKind.Text ? _text : throw Wrong("a text");
 
     /// <summary>errno → count.</summary>
-    public IReadOnlyDictionary<int, long> Counts => kind == FieldKind.Counts ? counts ?? NoCounts : throw Wrong("errno counts");
+    public IReadOnlyDictionary<int, long> Counts => _kind == FieldKind.Counts ? _counts ?? NoCounts : throw Wrong("errno counts");
 
     public static FieldValue Of(long value) => new(FieldKind.Integer, integer: value);
 
@@ -82,10 +82,10 @@ internal readonly struct FieldValue
     public static FieldValue Of(IReadOnlyDictionary<int, long> value) => new(FieldKind.Counts, counts: new SortedDictionary<int, long>(value.ToDictionary()));
 
     /// <summary>The sum of two values of one kind (counts: errno by errno).</summary>
-    public static FieldValue Sum(FieldValue a, FieldValue b) => Same(a, b).kind switch
+    public static FieldValue Sum(FieldValue a, FieldValue b) => Same(a, b)._kind switch
     {
-        FieldKind.Integer => Of(checked(a.integer + b.integer)),
-        FieldKind.Number => Of(a.number + b.number, a.decimals),
+        FieldKind.Integer => Of(checked(a._integer + b._integer)),
+        FieldKind.Number => Of(a._number + b._number, a._decimals),
         FieldKind.Counts => Of(a.Counts.Concat(b.Counts).GroupBy(p => p.Key).ToDictionary(g => g.Key, g => g.Sum(p => p.Value))),
         _ => throw a.Wrong("a value that adds up"),
     };
@@ -129,15 +129,15 @@ internal readonly struct FieldValue
     }
 
     /// <summary>The invariant text form.</summary>
-    public override string ToString() => kind switch
+    public override string ToString() => _kind switch
     {
-        FieldKind.Integer or FieldKind.Flag => integer.ToString(CultureInfo.InvariantCulture),
-        FieldKind.Number => decimals < 0
-            ? number.ToString("R", CultureInfo.InvariantCulture)
-            : number.ToString("F" + decimals.ToString(CultureInfo.InvariantCulture), CultureInfo.InvariantCulture),
+        FieldKind.Integer or FieldKind.Flag => _integer.ToString(CultureInfo.InvariantCulture),
+        FieldKind.Number => _decimals < 0
+            ? _number.ToString("R", CultureInfo.InvariantCulture)
+            : _number.ToString("F" + _decimals.ToString(CultureInfo.InvariantCulture), CultureInfo.InvariantCulture),
         FieldKind.Counts => string.Join(';', Counts.Select(e => string.Create(CultureInfo.InvariantCulture, $"{e.Key}:{e.Value}"))),
         FieldKind.NoNumber => string.Empty,
-        _ => text ?? string.Empty,
+        _ => _text ?? string.Empty,
     };
 
     /// <summary>
@@ -146,32 +146,32 @@ internal readonly struct FieldValue
     /// </summary>
     public void WriteJson(Utf8JsonWriter writer, string name, bool exact = false)
     {
-        switch (kind)
+        switch (_kind)
         {
             case FieldKind.Integer:
-                writer.WriteNumber(name, integer);
+                writer.WriteNumber(name, _integer);
                 break;
-            case FieldKind.Number when double.IsFinite(number) && exact:
-                writer.WriteNumber(name, number);
+            case FieldKind.Number when double.IsFinite(_number) && exact:
+                writer.WriteNumber(name, _number);
                 break;
-            case FieldKind.Number when double.IsFinite(number):
+            case FieldKind.Number when double.IsFinite(_number):
                 writer.WritePropertyName(name);
                 writer.WriteRawValue(ToString());
                 break;
             case FieldKind.Flag:
-                writer.WriteBoolean(name, integer != 0);
+                writer.WriteBoolean(name, _integer != 0);
                 break;
             case FieldKind.Counts:
                 writer.WriteString(name, ToString());
                 break;
             default:
-                if (IsNull || kind == FieldKind.Number)
+                if (IsNull || _kind == FieldKind.Number)
                 {
                     writer.WriteNull(name);
                 }
                 else
                 {
-                    writer.WriteString(name, text);
+                    writer.WriteString(name, _text);
                 }
 
                 break;
@@ -180,22 +180,22 @@ internal readonly struct FieldValue
 
     private static FieldValue Pick(FieldValue a, FieldValue b, bool larger)
     {
-        if (a.kind == FieldKind.NoNumber || b.kind == FieldKind.NoNumber)
+        if (a._kind == FieldKind.NoNumber || b._kind == FieldKind.NoNumber)
         {
-            return a.kind == FieldKind.NoNumber ? b : a;
+            return a._kind == FieldKind.NoNumber ? b : a;
         }
 
-        return Same(a, b).kind switch
+        return Same(a, b)._kind switch
         {
-            FieldKind.Integer => Of(larger ? Math.Max(a.integer, b.integer) : Math.Min(a.integer, b.integer)),
-            FieldKind.Flag => Of(larger ? (a.integer | b.integer) != 0 : (a.integer & b.integer) != 0),
-            FieldKind.Number => Of(larger ? Math.Max(a.number, b.number) : Math.Min(a.number, b.number), a.decimals),
+            FieldKind.Integer => Of(larger ? Math.Max(a._integer, b._integer) : Math.Min(a._integer, b._integer)),
+            FieldKind.Flag => Of(larger ? (a._integer | b._integer) != 0 : (a._integer & b._integer) != 0),
+            FieldKind.Number => Of(larger ? Math.Max(a._number, b._number) : Math.Min(a._number, b._number), a._decimals),
             _ => throw a.Wrong("a value that compares"),
         };
     }
 
     private static FieldValue Same(FieldValue a, FieldValue b) =>
-        a.kind == b.kind ? a : throw new InvalidOperationException($"cannot combine a {a.kind} with a {b.kind}");
+        a._kind == b._kind ? a : throw new InvalidOperationException($"cannot combine a {a._kind} with a {b._kind}");
 
-    private InvalidOperationException Wrong(string wanted) => new($"the value is a {kind}, not {wanted}");
+    private InvalidOperationException Wrong(string wanted) => new($"the value is a {_kind}, not {wanted}");
 }

@@ -10,21 +10,21 @@ namespace NetZlink.Stress.Output;
 /// <summary>Prints every <see cref="ProgressSnapshot"/> the runner reports as one line.</summary>
 internal sealed class ProgressPrinter : IProgress<ProgressSnapshot>
 {
-    private readonly TextWriter writer;
-    private readonly long started = Stopwatch.GetTimestamp();
-    private readonly Lock gate = new();
+    private readonly TextWriter _writer;
+    private readonly long _started = Stopwatch.GetTimestamp();
+    private readonly Lock _gate = new();
 
     /// <summary>Starts the clock the lines' elapsed time counts from.</summary>
-    public ProgressPrinter(TextWriter writer) => this.writer = writer;
+    public ProgressPrinter(TextWriter writer) => _writer = writer;
 
     /// <inheritdoc />
     public void Report(ProgressSnapshot value)
     {
-        string line = Format(Stopwatch.GetElapsedTime(started), value);
-        lock (gate)
+        string line = Format(Stopwatch.GetElapsedTime(_started), value);
+        lock (_gate)
         {
-            writer.WriteLine(line);
-            writer.Flush();
+            _writer.WriteLine(line);
+            _writer.Flush();
         }
     }
 

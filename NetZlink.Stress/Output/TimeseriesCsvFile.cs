@@ -15,34 +15,34 @@ internal sealed class TimeseriesCsvFile : IProgress<ProgressSnapshot>, IDisposab
     /// what a soak run watches for growth (limit_echo, which has no managed heap, leaves it empty).
     public const string Header = "elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb";
 
-    private readonly StreamWriter writer;
-    private readonly IProgress<ProgressSnapshot>? next;
-    private readonly long started = Stopwatch.GetTimestamp();
-    private readonly Lock gate = new();
+    private readonly StreamWriter _writer;
+    private readonly IProgress<ProgressSnapshot>? _next;
+    private readonly long _started = Stopwatch.GetTimestamp();
+    private readonly Lock _gate = new();
 
     /// <summary>Creates (or replaces) <paramref name="path"/> and writes the header.</summary>
     public TimeseriesCsvFile(string path, IProgress<ProgressSnapshot>? next)
     {
         OutputFiles.CreateParentDirectory(path);
-        writer = new StreamWriter(path, append: false, new UTF8Encoding(encoderShouldEmitUTF8Identifier: false));
-        writer.Write(Header);
-        writer.Write('\n');
-        writer.Flush();
-        this.next = next;
+        _writer = new StreamWriter(path, append: false, new UTF8Encoding(encoderShouldEmitUTF8Identifier: false));
+        _writer.Write(Header);
+        _writer.Write('\n');
+        _writer.Flush();
+        _next = next;
     }
 
     /// <inheritdoc />
     public void Report(ProgressSnapshot value)
     {
-        string row = Row(Stopwatch.GetElapsedTime(started), value);
-        lock (gate)
+        string row = Row(Stopwatch.GetElapsedTime(_started), value);
+        lock (_gate)
         {
-            writer.Write(row);
-            writer.Write('\n');
-            writer.Flush();
+            _writer.Write(row);
+            _writer.Write('\n');
+            _writer.Flush();
         }
 
-        next?.Report(value);
+        _next?.Report(value);
     }
 
     /// <summary>"3.012,measure,412345.00,412000.00,300000,52.4,1.3".</summary>
@@ -53,9 +53,9 @@ internal sealed class TimeseriesCsvFile : IProgress<ProgressSnapshot>, IDisposab
     /// <inheritdoc />
     public void Dispose()
     {
-        lock (gate)
+        lock (_gate)
         {
-            writer.Dispose();
+            _writer.Dispose();
         }
     }
 }

@@ -12,10 +12,10 @@ internal sealed class EchoPumpHandler : IConnectionHandler
     public const int Window = 4;
     public const int BodySize = 60;
 
-    private static readonly int s_reasonCount = Enum.GetValues<ConnectionEndReason>().Length;
+    private static readonly int ReasonCount = Enum.GetValues<ConnectionEndReason>().Length;
 
     private readonly bool[] _live;
-    private readonly long[] _endsByReason = new long[s_reasonCount];
+    private readonly long[] _endsByReason = new long[ReasonCount];
     private long _connected;
     private long _connectFailed;
     private long _packets;
@@ -41,7 +41,7 @@ internal sealed class EchoPumpHandler : IConnectionHandler
 
     public long Ended(ConnectionEndReason reason) => Interlocked.Read(ref _endsByReason[(int)reason]);
 
-    public long EndedTotal => Enumerable.Range(0, s_reasonCount).Sum(r => Interlocked.Read(ref _endsByReason[r]));
+    public long EndedTotal => Enumerable.Range(0, ReasonCount).Sum(r => Interlocked.Read(ref _endsByReason[r]));
 
     /// <summary>Connections that connected and have not heard OnDisconnected; read after the shard stopped.</summary>
     public int StillLive => _live.Count(l => l);

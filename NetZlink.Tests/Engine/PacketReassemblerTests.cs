@@ -23,9 +23,9 @@ public sealed class PacketReassemblerTests
     private const int U32MaxPacket = 128 * 1024;
     private const int U16MaxPacket = 40_000;
 
-    private static readonly string[] s_formats = ["u32", "u16"];
+    private static readonly string[] FormatNames = ["u32", "u16"];
 
-    private static IEnumerable<string> Formats => s_formats;
+    private static IEnumerable<string> Formats => FormatNames;
 
     [Test, CancelAfter(60_000)]
     public void RandomPackets_CutAtRandomBoundaries_ComeOutWholeAndInOrder([ValueSource(nameof(Formats))] string format)

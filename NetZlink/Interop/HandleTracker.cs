@@ -8,17 +8,17 @@ namespace NetZlink.Interop;
 
 internal static class HandleTracker
 {
-    private static readonly int[] s_live = new int[Enum.GetValues<NativeHandleKind>().Length];
+    private static readonly int[] LiveCounts = new int[Enum.GetValues<NativeHandleKind>().Length];
 
-    internal static void Opened(NativeHandleKind kind) => Interlocked.Increment(ref s_live[(int)kind]);
+    internal static void Opened(NativeHandleKind kind) => Interlocked.Increment(ref LiveCounts[(int)kind]);
 
     internal static void Closed(NativeHandleKind kind)
     {
-        int live = Interlocked.Decrement(ref s_live[(int)kind]);
+        int live = Interlocked.Decrement(ref LiveCounts[(int)kind]);
         Debug.Assert(live >= 0, $"{kind} closed more often than opened");
     }
 
-    internal static int Live(NativeHandleKind kind) => Volatile.Read(ref s_live[(int)kind]);
+    internal static int Live(NativeHandleKind kind) => Volatile.Read(ref LiveCounts[(int)kind]);
 
     /// <summary>All kinds together.</summary>
     internal static int LiveCount
@@ -26,9 +26,9 @@ internal static class HandleTracker
         get
         {
             int total = 0;
-            for (int i = 0; i < s_live.Length; i++)
+            for (int i = 0; i < LiveCounts.Length; i++)
             {
-                total += Volatile.Read(ref s_live[i]);
+                total += Volatile.Read(ref LiveCounts[i]);
             }
 
             return total;

@@ -28,7 +28,7 @@ internal static class NativeLibraryResolver
     private const string FileName = "libzlink.so";
     private const string ProbeExport = "zlink_ctx_new";
 
-    private static readonly Lock s_gate = new();
+    private static readonly Lock Gate = new();
     private static nint s_library;
     private static string? s_loadedFrom;
 
@@ -53,7 +53,7 @@ internal static class NativeLibraryResolver
             return loaded;
         }
 
-        lock (s_gate)
+        lock (Gate)
         {
             if (s_library != 0)
             {
