@@ -46,6 +46,7 @@ public sealed unsafe partial class EngineShard
     private IConnectionHandler _handler = null!;
     private ConnectErrnoMonitor? _connectMonitor;
     private nint _socket;
+    private SocketHandle? _socketOwner;
     private Thread? _thread;
     private int _sleeping;
     private int _passRequested;
@@ -132,10 +133,12 @@ public sealed unsafe partial class EngineShard
     }
 
     /// <summary>Takes over <paramref name="socket"/> and <paramref name="connectMonitor"/>: the shard closes both when it exits.</summary>
-    internal void Start(IConnectionHandler handler, nint socket, ConnectErrnoMonitor? connectMonitor)
+    internal void Start(IConnectionHandler handler, SocketHandle socket, ConnectErrnoMonitor? connectMonitor)
     {
         _handler = handler;
-        _socket = socket;
+        // The shard thread is the socket's only user until it disposes the owner on its way out.
+        _socketOwner = socket;
+        _socket = socket.DangerousGetHandle();
         _connectMonitor = connectMonitor;
         _thread = new Thread(Run)
         {
@@ -374,10 +377,11 @@ public sealed unsafe partial class EngineShard
         // being disposed waits for both (this thread is the only one that reads the monitor).
         _connectMonitor?.Dispose();
         _connectMonitor = null;
-        if (_socket != 0)
+        if (_socketOwner is not null)
         {
-            ClientEngine.CloseShardSocket(_socket);
             _socket = 0;
+            _socketOwner.Dispose();
+            _socketOwner = null;
         }
 
         lock (_wakeFdGate)

@@ -11,7 +11,8 @@ namespace NetZlink.Engine;
 /// them with the same <see cref="IConnectionHandler"/> model as <see cref="ClientEngine"/>: a
 /// connection is announced by <see cref="IConnectionHandler.OnConnected"/>, its packets (cut by
 /// <see cref="EngineOptions.Framer"/>; <see cref="RawStreamFramer"/> hands on bytes as they
-/// arrive) by <see cref="IConnectionHandler.OnPacket"/>, its end by
+/// arrive, except that a read of exactly one byte waits for the connection's next read: see
+/// docs/engine.md, "Bytes the STREAM socket holds back") by <see cref="IConnectionHandler.OnPacket"/>, its end by
 /// <see cref="IConnectionHandler.OnDisconnected"/>. Slots are reused: each connection gets a new
 /// <see cref="Connection.Index"/>.
 /// </summary>

@@ -329,7 +329,7 @@ public abstract class StreamEngine : IDisposable
         string caller,
         Func<EngineShard, IConnectionHandler> handlerFactory,
         Action<nint> beforeSockets,
-        Func<int, nint> openSocket,
+        Func<int, SocketHandle> openSocket,
         Func<nint, ConnectErrnoMonitor?> openMonitor)
     {
         ArgumentNullException.ThrowIfNull(handlerFactory);
@@ -340,7 +340,7 @@ public abstract class StreamEngine : IDisposable
         }
 
         _shardsRunning = _shards.Length;
-        var sockets = new nint[_shards.Length];
+        var sockets = new SocketHandle?[_shards.Length];
         var monitors = new ConnectErrnoMonitor?[_shards.Length];
         var handlers = new IConnectionHandler[_shards.Length];
         try
@@ -350,7 +350,7 @@ public abstract class StreamEngine : IDisposable
             for (int i = 0; i < _shards.Length; i++)
             {
                 sockets[i] = openSocket(i);
-                monitors[i] = openMonitor(sockets[i]);
+                monitors[i] = openMonitor(sockets[i]!.DangerousGetHandle());
                 handlers[i] = handlerFactory(_shards[i]) ?? throw new InvalidOperationException($"The handler factory returned null for shard {i}.");
             }
         }
@@ -359,10 +359,7 @@ public abstract class StreamEngine : IDisposable
             for (int i = 0; i < _shards.Length; i++)
             {
                 monitors[i]?.Dispose();
-                if (sockets[i] != 0)
-                {
-                    CloseShardSocket(sockets[i]);
-                }
+                sockets[i]?.Dispose();
             }
 
             ReleaseContextReference();
@@ -374,7 +371,7 @@ public abstract class StreamEngine : IDisposable
         EngineMetrics.Register(this);
         for (int i = 0; i < _shards.Length; i++)
         {
-            _shards[i].Start(handlers[i], sockets[i], monitors[i]);
+            _shards[i].Start(handlers[i], sockets[i]!, monitors[i]);
         }
     }
 
@@ -466,17 +463,26 @@ public abstract class StreamEngine : IDisposable
         }
     }
 
-    /// <summary>A shard's STREAM socket with the shared options (LINGER 0, high-water marks, buffers) and the kind's own.</summary>
-    private protected nint CreateShardSocket(int shard)
+    /// <summary>
+    /// A shard's STREAM socket with the shared options (LINGER 0, high-water marks, buffers) and the
+    /// kind's own, owned by a <see cref="SocketHandle"/> like every socket of the binding (it holds
+    /// its own reference on the context; disposing it closes the socket once).
+    /// </summary>
+    private protected SocketHandle CreateShardSocket(int shard)
     {
-        nint socket = NativeMethods.zlink_socket(_contextReference!.DangerousGetHandle(), ZlinkConstants.ZLINK_STREAM);
-        if (socket == 0)
+        ContextHandle context = _contextReference!;
+        bool added = false;
+        context.DangerousAddRef(ref added);
+        nint raw = NativeMethods.zlink_socket(context.DangerousGetHandle(), ZlinkConstants.ZLINK_STREAM);
+        if (raw == 0)
         {
-            EngineErrors.Throw($"zlink_socket(STREAM) for shard {shard}", NativeMethods.zlink_errno());
+            int errno = NativeMethods.zlink_errno();
+            context.DangerousRelease();
+            EngineErrors.Throw($"zlink_socket(STREAM) for shard {shard}", errno);
         }
 
-        HandleTracker.Opened(NativeHandleKind.Socket);
-
+        var owner = new SocketHandle(raw, context, SocketType.Stream);
+        nint socket = raw;
         try
         {
             SetInt(socket, ZlinkConstants.ZLINK_LINGER, 0, "LINGER");
@@ -493,11 +499,11 @@ public abstract class StreamEngine : IDisposable
             }
 
             ConfigureShardSocket(socket, shard);
-            return socket;
+            return owner;
         }
         catch
         {
-            CloseShardSocket(socket);
+            owner.Dispose();
             throw;
         }
     }
