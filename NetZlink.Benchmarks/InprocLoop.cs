@@ -1,10 +1,10 @@
-// One inproc PAIR send-then-receive, through the public API or through raw P/Invoke: the step
-// both InteropOverheadBenchmarks and the overhead mode time, and the one the C program
+// One inproc PAIR send-then-receive, through the public API (a SocketPair) or through raw
+// P/Invoke (a RawPair, with the program's own declarations in RawZlink): the step both
+// InteropOverheadBenchmarks and the overhead mode time, and the one the C program
 // benchmarks/native/inproc_loop.c times against libzlink directly: both calls with DONTWAIT,
-// each retried while it would block (with SocketPair's unlimited high-water marks a retry does
-// not happen in practice; the C program counts them to show it).
+// each retried while it would block (with unlimited high-water marks a retry does not happen in
+// practice; the C program counts them to show it).
 using System.Runtime.CompilerServices;
-using NetZlink.Interop;
 
 namespace NetZlink.Benchmarks;
 
@@ -32,12 +32,12 @@ internal static unsafe class InprocLoop
         fixed (byte* p = payload)
         fixed (byte* b = buffer)
         {
-            while (NativeMethods.zlink_send(sender, p, (nuint)payload.Length, ZlinkConstants.ZLINK_DONTWAIT) < 0)
+            while (RawZlink.zlink_send(sender, p, (nuint)payload.Length, RawZlink.ZLINK_DONTWAIT) < 0)
             {
                 CheckWouldBlock("zlink_send");
             }
 
-            while ((size = NativeMethods.zlink_recv(receiver, b, (nuint)buffer.Length, ZlinkConstants.ZLINK_DONTWAIT)) < 0)
+            while ((size = RawZlink.zlink_recv(receiver, b, (nuint)buffer.Length, RawZlink.ZLINK_DONTWAIT)) < 0)
             {
                 CheckWouldBlock("zlink_recv");
             }
@@ -48,8 +48,8 @@ internal static unsafe class InprocLoop
 
     private static void CheckWouldBlock(string operation)
     {
-        int errno = NativeMethods.zlink_errno();
-        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        int errno = RawZlink.zlink_errno();
+        if (errno is not (RawZlink.EAGAIN or RawZlink.EINTR))
         {
             ThrowFailed(operation, errno);
         }

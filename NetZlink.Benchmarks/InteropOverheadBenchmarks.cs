@@ -1,22 +1,33 @@
-// The wrapper's cost: the same inproc PAIR send-then-receive, once through Socket.TrySend /
-// TryReceive and once through the raw P/Invoke declarations in NativeMethods (no handle lease,
-// no errno check beyond the return value). The Ratio column is public API / raw P/Invoke.
-// TwoHandleLeases times the lease the public API used to take (one per call, two per step:
-// DangerousAddRef + DangerousRelease on each socket's SafeHandle); TwoSocketLeases the one it
-// takes now (SocketLease on the thread the socket is biased to: plain loads and stores, a
-// second thread refused, the barriers moved to Dispose and to a change of thread; see SocketHandle).
+// The wrapper's cost, in two pairs, each public API against raw P/Invoke (the program's own
+// declarations in RawZlink, on a RawPair made like the public SocketPair); Ratio is public API /
+// raw P/Invoke within each category:
+//   Step: the inproc PAIR send-then-receive of InprocLoop, Socket.TrySend + TryReceive against
+//     zlink_send + zlink_recv.
+//   OptionReads: Socket.SendHighWaterMark on one socket of the pair and ReceiveHighWaterMark on
+//     the other, against zlink_getsockopt of the same options on the raw pair. Two calls, as in a
+//     step, each taking the socket as every public call does (SocketLease) around a native call
+//     that does little (an option looked up, no system call), so the wrapper's per-call part is
+//     a large share of the time. It stands in for the lease-only benchmarks this class had while
+//     it could see the binding's internals (TwoHandleLeases, TwoSocketLeases; see
+//     benchmarks/README.md). An empty TryReceive would not do: a would-block zlink_recv polls the
+//     socket's mailbox, a system call of about half a microsecond here.
 using BenchmarkDotNet.Attributes;
-using NetZlink.Interop;
+using BenchmarkDotNet.Configs;
 
 namespace NetZlink.Benchmarks;
 
 [MemoryDiagnoser]
-public unsafe class InteropOverheadBenchmarks
+[GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByCategory)]
+[CategoriesColumn]
+public class InteropOverheadBenchmarks
 {
+    private const string Step = "Step";
+    private const string OptionReads = "OptionReads";
+
     private Context _context = null!;
     private SocketPair _pair = null!;
-    private nint _sender;
-    private nint _receiver;
+    private RawContext _rawContext = null!;
+    private RawPair _rawPair = null!;
     private byte[] _payload = null!;
     private byte[] _buffer = null!;
 
@@ -28,11 +39,15 @@ public unsafe class InteropOverheadBenchmarks
     {
         _context = new Context();
         _pair = SocketPair.Open(_context, Transport.Inproc, "interop-overhead");
-        _sender = _pair.Client.NativeHandle;
-        _receiver = _pair.Server.NativeHandle;
+        _rawContext = new RawContext();
+        _rawPair = RawPair.Open(_rawContext, "interop-overhead");
         _payload = new byte[Size];
         Random.Shared.NextBytes(_payload);
         _buffer = new byte[Size];
+        if (PublicTwoOptionReads() != 0 || RawTwoOptionReads() != 0)
+        {
+            throw new InvalidOperationException("The pairs' high-water marks are not the 0 SocketPair and RawPair set.");
+        }
     }
 
     [GlobalCleanup]
@@ -40,27 +55,39 @@ public unsafe class InteropOverheadBenchmarks
     {
         _pair.Dispose();
         _context.Dispose();
+        _rawPair.Dispose();
+        _rawContext.Dispose();
     }
 
     [Benchmark(Baseline = true)]
-    public int RawPInvoke() => InprocLoop.RawOnce(_sender, _receiver, _payload, _buffer);
+    [BenchmarkCategory(Step)]
+    public int RawPInvoke() => InprocLoop.RawOnce(_rawPair.Client, _rawPair.Server, _payload, _buffer);
 
     [Benchmark]
+    [BenchmarkCategory(Step)]
     public int PublicApi() => InprocLoop.PublicOnce(_pair.Client, _pair.Server, _payload, _buffer);
 
-    [Benchmark]
-    public nint TwoHandleLeases()
-    {
-        using var sender = HandleLease.Acquire(_pair.Client.Handle, nameof(Socket));
-        using var receiver = HandleLease.Acquire(_pair.Server.Handle, nameof(Socket));
-        return sender.Value ^ receiver.Value;
-    }
+    /// <summary>The client's SNDHWM plus the server's RCVHWM (0: both unlimited).</summary>
+    [Benchmark(Baseline = true)]
+    [BenchmarkCategory(OptionReads)]
+    public int RawTwoOptionReads() =>
+        RawIntOption(_rawPair.Client, RawZlink.ZLINK_SNDHWM) + RawIntOption(_rawPair.Server, RawZlink.ZLINK_RCVHWM);
 
+    /// <summary>The client's SNDHWM plus the server's RCVHWM (0: both unlimited).</summary>
     [Benchmark]
-    public nint TwoSocketLeases()
+    [BenchmarkCategory(OptionReads)]
+    public int PublicTwoOptionReads() => _pair.Client.SendHighWaterMark + _pair.Server.ReceiveHighWaterMark;
+
+    /// <summary>An int option through zlink_getsockopt, its result checked as the binding checks it.</summary>
+    private static unsafe int RawIntOption(nint socket, int option)
     {
-        using var sender = SocketLease.Acquire(_pair.Client.Handle, "TrySend");
-        using var receiver = SocketLease.Acquire(_pair.Server.Handle, "TryReceive");
-        return sender.Value ^ receiver.Value;
+        int value = 0;
+        nuint size = sizeof(int);
+        if (RawZlink.zlink_getsockopt(socket, option, &value, &size) != 0 || size != sizeof(int))
+        {
+            RawZlink.ThrowFailed("zlink_getsockopt", RawZlink.zlink_errno());
+        }
+
+        return value;
     }
 }

@@ -4,10 +4,14 @@
 // finish), and times the same number of send-then-receive steps with a Stopwatch in 20 blocks,
 // through the public API and through raw P/Invoke in turn, printing one line per size and path
 // in the C program's format (ns_per_op: the fastest block; median_ns: the median block), after
-// a "#" line naming the library loaded:
+// "#" lines naming the library loaded by the binding and the one the raw declarations resolved to
+// (the same file: RawZlink):
 //   # libzlink 1.3.0 from /path/to/libzlink.so
+//   # raw P/Invoke: /path/to/libzlink.so
 //   managed size=64 iterations=1000000 ns_per_op=123.4 median_ns=130.1
 //   raw size=64 iterations=1000000 ns_per_op=101.2 median_ns=104.9
+// The public API runs on a SocketPair of a Context, raw P/Invoke on a RawPair of a RawContext
+// (the binding's socket pointers are not public); both pairs are made alike (see RawPair).
 using System.Diagnostics;
 using System.Globalization;
 
@@ -29,7 +33,7 @@ internal static class OverheadLoop
     /// <summary>The sizes of the C program, in its order.</summary>
     private static readonly int[] Sizes = [64, 1024, 8192];
 
-    private delegate long Steps(SocketPair pair, byte[] payload, byte[] buffer, int iterations);
+    private delegate long Steps(byte[] payload, byte[] buffer, int iterations);
 
     /// <summary>Arguments: [iterations]. Returns the process exit code.</summary>
     internal static int Run(string[] args, TextWriter output)
@@ -43,16 +47,21 @@ internal static class OverheadLoop
         }
 
         output.WriteLine($"# libzlink {ZlinkLibrary.Version} from {ZlinkLibrary.LoadedFrom}");
+        output.WriteLine($"# raw P/Invoke: {RawZlink.LoadedFrom}");
         using var context = new Context();
+        using var rawContext = new RawContext();
         foreach (int size in Sizes)
         {
             using var pair = SocketPair.Open(context, Transport.Inproc, $"overhead-{size}");
+            using var rawPair = RawPair.Open(rawContext, $"overhead-{size}");
             byte[] payload = new byte[size];
             byte[] buffer = new byte[size];
             Random.Shared.NextBytes(payload);
+            Steps publicSteps = (p, b, n) => PublicSteps(pair.Client, pair.Server, p, b, n);
+            Steps rawSteps = (p, b, n) => RawSteps(rawPair.Client, rawPair.Server, p, b, n);
 
-            WarmUp(PublicSteps, pair, payload, buffer);
-            WarmUp(RawSteps, pair, payload, buffer);
+            WarmUp(publicSteps, payload, buffer);
+            WarmUp(rawSteps, payload, buffer);
 
             // The two paths take turns block by block, so a noisy moment of the machine lands on
             // both; each reports its fastest block (noise only adds time) and its median block.
@@ -61,8 +70,8 @@ internal static class OverheadLoop
             double[] raw = new double[Blocks];
             for (int b = 0; b < Blocks; b++)
             {
-                managed[b] = TimeBlock(PublicSteps, pair, payload, buffer, perBlock);
-                raw[b] = TimeBlock(RawSteps, pair, payload, buffer, perBlock);
+                managed[b] = TimeBlock(publicSteps, payload, buffer, perBlock);
+                raw[b] = TimeBlock(rawSteps, payload, buffer, perBlock);
             }
 
             Array.Sort(managed);
@@ -75,21 +84,21 @@ internal static class OverheadLoop
         return 0;
     }
 
-    private static void WarmUp(Steps steps, SocketPair pair, byte[] payload, byte[] buffer)
+    private static void WarmUp(Steps steps, byte[] payload, byte[] buffer)
     {
         long warmUpStart = Stopwatch.GetTimestamp();
         while (Stopwatch.GetElapsedTime(warmUpStart) < WarmUpTime)
         {
-            steps(pair, payload, buffer, WarmUpRound);
+            steps(payload, buffer, WarmUpRound);
         }
     }
 
     /// <summary>Nanoseconds per step over one block of <paramref name="iterations"/> steps.</summary>
-    private static double TimeBlock(Steps steps, SocketPair pair, byte[] payload, byte[] buffer, int iterations)
+    private static double TimeBlock(Steps steps, byte[] payload, byte[] buffer, int iterations)
     {
         long expected = (long)payload.Length * iterations;
         long start = Stopwatch.GetTimestamp();
-        long received = steps(pair, payload, buffer, iterations);
+        long received = steps(payload, buffer, iterations);
         TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
         if (received != expected)
         {
@@ -99,10 +108,8 @@ internal static class OverheadLoop
         return elapsed.TotalNanoseconds / iterations;
     }
 
-    private static long PublicSteps(SocketPair pair, byte[] payload, byte[] buffer, int iterations)
+    private static long PublicSteps(Socket sender, Socket receiver, byte[] payload, byte[] buffer, int iterations)
     {
-        Socket sender = pair.Client;
-        Socket receiver = pair.Server;
         long received = 0;
         for (int i = 0; i < iterations; i++)
         {
@@ -112,10 +119,8 @@ internal static class OverheadLoop
         return received;
     }
 
-    private static long RawSteps(SocketPair pair, byte[] payload, byte[] buffer, int iterations)
+    private static long RawSteps(nint sender, nint receiver, byte[] payload, byte[] buffer, int iterations)
     {
-        nint sender = pair.Client.NativeHandle;
-        nint receiver = pair.Server.NativeHandle;
         long received = 0;
         for (int i = 0; i < iterations; i++)
         {

@@ -1,8 +1,9 @@
 // Poller.Poll(0) over inproc PAIR servers, two of which hold an unread message (ready for
 // PollIn) and two of which hold nothing: the mixed set, each half alone, and the mixed set
-// through zlink_poll directly, so the wrapper's share shows as a ratio.
+// through zlink_poll directly, so the wrapper's share shows as a ratio. The direct call polls the
+// same layout made with raw sockets (RawPair, RawZlink's own declarations), since the binding's
+// socket pointers are not public.
 using BenchmarkDotNet.Attributes;
-using NetZlink.Interop;
 
 namespace NetZlink.Benchmarks;
 
@@ -12,8 +13,10 @@ public unsafe class PollerBenchmarks
     private const int Pairs = 4;
 
     private readonly SocketPair[] _pairs = new SocketPair[Pairs];
-    private readonly ZlinkPollItem[] _rawItems = new ZlinkPollItem[Pairs];
+    private readonly RawPair[] _rawPairs = new RawPair[Pairs];
+    private readonly RawPollItem[] _rawItems = new RawPollItem[Pairs];
     private Context _context = null!;
+    private RawContext _rawContext = null!;
     private Poller _mixed = null!;
     private Poller _readyOnly = null!;
     private Poller _idleOnly = null!;
@@ -22,18 +25,21 @@ public unsafe class PollerBenchmarks
     public void Setup()
     {
         _context = new Context();
+        _rawContext = new RawContext();
         _mixed = new Poller();
         _readyOnly = new Poller();
         _idleOnly = new Poller();
         for (int i = 0; i < Pairs; i++)
         {
             _pairs[i] = SocketPair.Open(_context, Transport.Inproc, $"poller-{i}");
+            _rawPairs[i] = RawPair.Open(_rawContext, $"poller-{i}");
             Socket server = _pairs[i].Server;
             bool ready = i % 2 == 0;
             if (ready)
             {
                 // Never read: the server stays ready for PollIn for the whole run.
                 _pairs[i].Client.Send("ready"u8);
+                RawPair.Send(_rawPairs[i].Client, "ready"u8);
                 _readyOnly.Add(server, PollEvents.PollIn);
             }
             else
@@ -42,10 +48,11 @@ public unsafe class PollerBenchmarks
             }
 
             _mixed.Add(server, PollEvents.PollIn);
-            _rawItems[i] = new ZlinkPollItem { Socket = server.NativeHandle, Events = ZlinkConstants.POLLIN };
+            _rawItems[i] = new RawPollItem { Socket = _rawPairs[i].Server, Events = RawZlink.ZLINK_POLLIN };
         }
 
-        if (_mixed.Poll(0) != Pairs / 2 || _readyOnly.Poll(0) != Pairs / 2 || _idleOnly.Poll(0) != 0)
+        if (_mixed.Poll(0) != Pairs / 2 || _readyOnly.Poll(0) != Pairs / 2 || _idleOnly.Poll(0) != 0
+            || RawZlinkPollTwoReadyTwoIdle() != Pairs / 2)
         {
             throw new InvalidOperationException("The ready sockets are not the ones expected.");
         }
@@ -59,7 +66,13 @@ public unsafe class PollerBenchmarks
             pair.Dispose();
         }
 
+        foreach (RawPair pair in _rawPairs)
+        {
+            pair.Dispose();
+        }
+
         _context.Dispose();
+        _rawContext.Dispose();
     }
 
     [Benchmark(Baseline = true)]
@@ -74,9 +87,9 @@ public unsafe class PollerBenchmarks
     [Benchmark]
     public int RawZlinkPollTwoReadyTwoIdle()
     {
-        fixed (ZlinkPollItem* items = _rawItems)
+        fixed (RawPollItem* items = _rawItems)
         {
-            return NativeMethods.zlink_poll(items, Pairs, 0);
+            return RawZlink.zlink_poll(items, Pairs, 0);
         }
     }
 }

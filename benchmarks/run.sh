@@ -98,7 +98,9 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || true
   echo "column; managed / native compares two processes and moves with the machine (raw / native, the same"
   echo "native calls from .NET, shows how much). Native: \`benchmarks/native/inproc_loop.c\` on"
   echo "libzlink. Managed: \`Socket.TrySend\` + \`Socket.TryReceive\` (\`NetZlink.Benchmarks overhead\`);"
-  echo "raw P/Invoke: the same program calling \`NativeMethods.zlink_send\`/\`zlink_recv\` directly."
+  echo "raw P/Invoke: the same program calling \`zlink_send\`/\`zlink_recv\` directly through its own declarations"
+  echo "(\`NetZlink.Benchmarks/RawZlink.cs\`, resolved to the library file the binding loaded) on a raw PAIR"
+  echo "made like the public one (\`RawPair.cs\`)."
   echo
   echo "Machine: ${cpu:-unknown CPU}, $(nproc) cores, $(uname -sr), .NET SDK $(dotnet --version),"
   echo "$(${CC:-cc} --version | head -n 1). $(grep -m1 '^# libzlink' "$work/native.txt" | sed 's/^# //'), loaded by .NET from"
