@@ -39,10 +39,10 @@ internal static unsafe partial class RawZlink
     internal const int EINTR = 4;
     internal const int EAGAIN = 11;
 
-    private static readonly Lazy<(string File, nint Handle)> s_resolved = new(Load);
+    private static readonly Lazy<(string File, nint Handle)> Resolved = new(Load);
 
     /// <summary>The file the raw declarations resolved to (the binding's library); resolves it if needed.</summary>
-    internal static string LoadedFrom => s_resolved.Value.File;
+    internal static string LoadedFrom => Resolved.Value.File;
 
     [LibraryImport(LibraryName)]
     [SuppressGCTransition]
@@ -107,7 +107,7 @@ internal static unsafe partial class RawZlink
         NativeLibrary.SetDllImportResolver(typeof(RawZlink).Assembly, Resolve);
 
     private static nint Resolve(string libraryName, Assembly assembly, DllImportSearchPath? searchPath) =>
-        libraryName == LibraryName ? s_resolved.Value.Handle : 0;
+        libraryName == LibraryName ? Resolved.Value.Handle : 0;
 
     /// <summary>
     /// The binding's library file, loaded once more (the loader hands back the copy already
