@@ -11,7 +11,7 @@ namespace NetZlink.Benchmarks;
 internal static unsafe class InprocLoop
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static int PublicOnce(Socket sender, Socket receiver, byte[] payload, byte[] buffer)
+    internal static int PublicOnce(ZlinkSocket sender, ZlinkSocket receiver, byte[] payload, byte[] buffer)
     {
         while (!sender.TrySend(payload))
         {

@@ -108,7 +108,7 @@ internal static class OverheadLoop
         return elapsed.TotalNanoseconds / iterations;
     }
 
-    private static long PublicSteps(Socket sender, Socket receiver, byte[] payload, byte[] buffer, int iterations)
+    private static long PublicSteps(ZlinkSocket sender, ZlinkSocket receiver, byte[] payload, byte[] buffer, int iterations)
     {
         long received = 0;
         for (int i = 0; i < iterations; i++)

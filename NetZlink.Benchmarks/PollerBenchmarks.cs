@@ -33,7 +33,7 @@ public unsafe class PollerBenchmarks
         {
             _pairs[i] = SocketPair.Open(_context, Transport.Inproc, $"poller-{i}");
             _rawPairs[i] = RawPair.Open(_rawContext, $"poller-{i}");
-            Socket server = _pairs[i].Server;
+            ZlinkSocket server = _pairs[i].Server;
             bool ready = i % 2 == 0;
             if (ready)
             {

@@ -43,7 +43,7 @@ public class RoundTripBenchmarks
         return Pass(_pair.Server, _pair.Client);
     }
 
-    private int Pass(Socket from, Socket to)
+    private int Pass(ZlinkSocket from, ZlinkSocket to)
     {
         while (!from.TrySend(_payload))
         {

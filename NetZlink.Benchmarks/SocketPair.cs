@@ -14,26 +14,26 @@ internal sealed class SocketPair : IDisposable
 {
     private static readonly TimeSpan HandshakeTimeout = TimeSpan.FromSeconds(10);
 
-    private SocketPair(Socket server, Socket client)
+    private SocketPair(ZlinkSocket server, ZlinkSocket client)
     {
         Server = server;
         Client = client;
     }
 
     /// <summary>The bound side.</summary>
-    public Socket Server { get; }
+    public ZlinkSocket Server { get; }
 
     /// <summary>The connecting side.</summary>
-    public Socket Client { get; }
+    public ZlinkSocket Client { get; }
 
     /// <summary>Opens a pair in <paramref name="context"/>; <paramref name="name"/> makes an inproc endpoint unique.</summary>
     public static SocketPair Open(Context context, Transport transport, string name)
     {
-        Socket server = context.CreateSocket(SocketType.Pair);
-        Socket client = context.CreateSocket(SocketType.Pair);
+        ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Pair);
+        ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Pair);
         try
         {
-            foreach (Socket socket in new[] { server, client })
+            foreach (ZlinkSocket socket in new[] { server, client })
             {
                 socket.SendHighWaterMark = 0;
                 socket.ReceiveHighWaterMark = 0;

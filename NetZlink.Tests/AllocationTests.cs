@@ -13,8 +13,8 @@ public sealed class AllocationTests
     public void TrySendTryReceive_OverInprocPair_AllocatesNothing()
     {
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         byte[] payload = new byte[256];
@@ -33,8 +33,8 @@ public sealed class AllocationTests
     public void TrySendTryReceive_OverStreamPair_AllocatesNothing()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
-        using var client = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var client = context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
         RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
         StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
@@ -56,8 +56,8 @@ public sealed class AllocationTests
     public void Poll_AllocatesNothing()
     {
         using var context = new Context();
-        using var a = context.CreateSocket(SocketType.Pair);
-        using var b = context.CreateSocket(SocketType.Pair);
+        using var a = context.CreateSocket(ZlinkSocketType.Pair);
+        using var b = context.CreateSocket(ZlinkSocketType.Pair);
         b.Connect(Endpoints.BindFresh(a, "inproc"));
         var poller = new Poller();
         poller.Add(a, PollEvents.PollIn);
@@ -78,7 +78,7 @@ public sealed class AllocationTests
         Assert.That(allocated, Is.Zero);
     }
 
-    private static long PingPong(Socket sender, Socket receiver, byte[] payload, byte[] buffer, int count)
+    private static long PingPong(ZlinkSocket sender, ZlinkSocket receiver, byte[] payload, byte[] buffer, int count)
     {
         long received = 0;
         for (int i = 0; i < count; i++)
@@ -100,7 +100,7 @@ public sealed class AllocationTests
 
     // STREAM is a byte stream: payloads may arrive merged or split, so the loop keeps at most a
     // few sends in flight and counts bytes, not messages.
-    private static long StreamRoundTrips(Socket client, Socket server, byte[] id, byte[] payload, byte[] buffer, int count)
+    private static long StreamRoundTrips(ZlinkSocket client, ZlinkSocket server, byte[] id, byte[] payload, byte[] buffer, int count)
     {
         long sentBytes = 0;
         long received = 0;

@@ -32,12 +32,12 @@ public sealed class ChurnTests
     /// <summary>How long the descriptors of closed connections may take to go (the server side closes when it sees EOF).</summary>
     private static readonly TimeSpan Settle = TimeSpan.FromSeconds(5);
 
-    [TestCase(SocketType.Stream), TestCase(SocketType.Pair), CancelAfter(120_000)]
-    public void SocketConnectAndDisconnectCycles_LeaveNothingBehind(SocketType type)
+    [TestCase(ZlinkSocketType.Stream), TestCase(ZlinkSocketType.Pair), CancelAfter(120_000)]
+    public void SocketConnectAndDisconnectCycles_LeaveNothingBehind(ZlinkSocketType type)
     {
         using var server = new StreamEchoServer();
         using var context = new Context();
-        Action cycle = type == SocketType.Stream
+        Action cycle = type == ZlinkSocketType.Stream
             ? () => StreamClientCycle(context, server.Endpoint)
             : () => PairCycle(context);
         Churn($"{type} socket cycles", cycle);
@@ -92,7 +92,7 @@ public sealed class ChurnTests
     /// <summary>A STREAM client connects to the echo server, gets one packet echoed, and is disposed.</summary>
     private static void StreamClientCycle(Context context, string endpoint)
     {
-        using Socket client = context.CreateSocket(SocketType.Stream);
+        using ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, endpoint);
         RoutingId peer = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
         byte[] packet = [0, 0, 0, 4, 1, 2, 3, 4];
@@ -112,8 +112,8 @@ public sealed class ChurnTests
     /// <summary>A PAIR pair over tcp: bind, connect, one round trip, both disposed.</summary>
     private static void PairCycle(Context context)
     {
-        using Socket server = context.CreateSocket(SocketType.Pair);
-        using Socket client = context.CreateSocket(SocketType.Pair);
+        using ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Pair);
+        using ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Pair);
         server.Bind("tcp://127.0.0.1:*");
         client.Connect(server.LastEndpoint);
         client.Send("ping"u8);

@@ -24,7 +24,7 @@ public sealed class ConcurrentUseTests
     /// <summary>How long closed connections' descriptors and a terminated context's threads may take to go.</summary>
     private static readonly TimeSpan Settle = TimeSpan.FromSeconds(5);
 
-    private delegate void Call(Socket socket, Random random, byte[] buffer);
+    private delegate void Call(ZlinkSocket socket, Random random, byte[] buffer);
 
     /// <param name="type">The socket hammered.</param>
     /// <param name="revokeOnEveryChange">
@@ -33,10 +33,10 @@ public sealed class ConcurrentUseTests
     /// revocation races (a thread entering on its bias while another revokes it) happen on most
     /// changes of thread.
     /// </param>
-    [TestCase(SocketType.Pair, false), TestCase(SocketType.Stream, false), TestCase(SocketType.Sub, false)]
-    [TestCase(SocketType.Pair, true), TestCase(SocketType.Stream, true), TestCase(SocketType.Sub, true)]
+    [TestCase(ZlinkSocketType.Pair, false), TestCase(ZlinkSocketType.Stream, false), TestCase(ZlinkSocketType.Sub, false)]
+    [TestCase(ZlinkSocketType.Pair, true), TestCase(ZlinkSocketType.Stream, true), TestCase(ZlinkSocketType.Sub, true)]
     [CancelAfter(180_000)]
-    public void OneSocket_HammeredFromSeveralThreads_RefusesOverlappingCalls_AndLeaksNothing(SocketType type, bool revokeOnEveryChange)
+    public void OneSocket_HammeredFromSeveralThreads_RefusesOverlappingCalls_AndLeaksNothing(ZlinkSocketType type, bool revokeOnEveryChange)
     {
         int maxRevocations = SocketHandle.s_maxRevocations;
         SocketHandle.s_maxRevocations = revokeOnEveryChange ? int.MaxValue : maxRevocations;
@@ -50,7 +50,7 @@ public sealed class ConcurrentUseTests
         }
     }
 
-    private static void Hammer(SocketType type)
+    private static void Hammer(ZlinkSocketType type)
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
@@ -91,7 +91,7 @@ public sealed class ConcurrentUseTests
             Assert.That(unclosed, Is.Empty, $"seed {seed}: rounds whose socket or context Dispose never closed");
             Assert.That(outcomes.Refused, Is.GreaterThan(0), $"seed {seed}: no call was refused, so no overlap was detected");
             Assert.That(outcomes.Completed, Is.GreaterThan(0), $"seed {seed}: no call completed");
-            if (type != SocketType.Stream)
+            if (type != ZlinkSocketType.Stream)
             {
                 // STREAM runs on the library's own engine, in the calling thread: no libzmq threads.
                 Assert.That(libraryThreadsSeen, Is.GreaterThan(0), "the thread count never saw the library's I/O threads, so it cannot see them leak");
@@ -111,7 +111,7 @@ public sealed class ConcurrentUseTests
     public void AnotherThreadsCall_WhileOneIsInside_IsRefused_NamingTheSocketAndTheOperation(bool receiverCalledBefore)
     {
         using var context = new Context();
-        (Socket socket, Socket peer, string endpoint) = InprocPair(context);
+        (ZlinkSocket socket, ZlinkSocket peer, string endpoint) = InprocPair(context);
         byte[] received = new byte[16];
         int receiverThread = 0;
         var receiving = Task.Factory.StartNew(() =>
@@ -150,7 +150,7 @@ public sealed class ConcurrentUseTests
     public void ACallWhileAPollerWaitsOnTheSocket_IsRefused_AndAPollerMayHoldOneSocketTwice()
     {
         using var context = new Context();
-        (Socket socket, Socket peer, string endpoint) = InprocPair(context);
+        (ZlinkSocket socket, ZlinkSocket peer, string endpoint) = InprocPair(context);
         var poller = new Poller();
         poller.Add(socket, PollEvents.PollIn);
         poller.Add(socket, PollEvents.PollIn);
@@ -183,10 +183,10 @@ public sealed class ConcurrentUseTests
     }
 
     /// <summary>A PAIR bound on a fresh inproc endpoint and its connected peer (closed with the context).</summary>
-    private static (Socket Socket, Socket Peer, string Endpoint) InprocPair(Context context)
+    private static (ZlinkSocket Socket, ZlinkSocket Peer, string Endpoint) InprocPair(Context context)
     {
-        Socket socket = context.CreateSocket(SocketType.Pair);
-        Socket peer = context.CreateSocket(SocketType.Pair);
+        ZlinkSocket socket = context.CreateSocket(ZlinkSocketType.Pair);
+        ZlinkSocket peer = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.Inproc();
         socket.Bind(endpoint);
         peer.Connect(endpoint);
@@ -215,11 +215,11 @@ public sealed class ConcurrentUseTests
 
     /// <summary>One round: a fresh context and socket, <see cref="Threads"/> threads calling it at random, Dispose at a random moment.</summary>
     /// <returns>The library's threads alive during the round.</returns>
-    private static int Round(SocketType type, Random random, Outcomes outcomes, string where)
+    private static int Round(ZlinkSocketType type, Random random, Outcomes outcomes, string where)
     {
         using var context = new Context();
-        Socket socket = context.CreateSocket(type);
-        Socket peer = Connect(context, socket, random);
+        ZlinkSocket socket = context.CreateSocket(type);
+        ZlinkSocket peer = Connect(context, socket, random);
         int libraryThreads = ResourceSnapshot.CountLibraryThreads();
         Operation[] calls = Calls(type);
         int disposing = 0;
@@ -269,14 +269,14 @@ public sealed class ConcurrentUseTests
     }
 
     /// <summary>Gives <paramref name="socket"/> a peer and something to receive; returns the peer.</summary>
-    private static Socket Connect(Context context, Socket socket, Random random)
+    private static ZlinkSocket Connect(Context context, ZlinkSocket socket, Random random)
     {
         byte[] payload = Fuzz.Bytes(random, 32);
         switch (socket.Type)
         {
-            case SocketType.Pair:
+            case ZlinkSocketType.Pair:
             {
-                Socket peer = context.CreateSocket(SocketType.Pair);
+                ZlinkSocket peer = context.CreateSocket(ZlinkSocketType.Pair);
                 socket.Connect(Endpoints.BindFresh(peer, random.Next(2) == 0 ? "inproc" : "tcp"));
                 for (int i = 0; i < 200; i++)
                 {
@@ -286,9 +286,9 @@ public sealed class ConcurrentUseTests
                 return peer;
             }
 
-            case SocketType.Sub:
+            case ZlinkSocketType.Sub:
             {
-                Socket peer = context.CreateSocket(SocketType.Pub);
+                ZlinkSocket peer = context.CreateSocket(ZlinkSocketType.Pub);
                 socket.Connect(Endpoints.BindFresh(peer, random.Next(2) == 0 ? "inproc" : "tcp"));
                 socket.Subscribe("");
                 for (int i = 0; i < 200; i++)
@@ -299,9 +299,9 @@ public sealed class ConcurrentUseTests
                 return peer;
             }
 
-            case SocketType.Stream:
+            case ZlinkSocketType.Stream:
             {
-                Socket peer = context.CreateSocket(SocketType.Stream);
+                ZlinkSocket peer = context.CreateSocket(ZlinkSocketType.Stream);
                 StreamSockets.ConnectOrIgnore(peer, StreamSockets.Bind(socket));
                 RoutingId id = StreamSockets.ReceiveEvent(peer, StreamSockets.Connected);
                 for (int i = 0; i < 20; i++)
@@ -322,7 +322,7 @@ public sealed class ConcurrentUseTests
     /// a timeout also waits in Poll). Only single-frame calls: a multipart receive whose later frame
     /// another thread took would wait for a frame that never comes.
     /// </summary>
-    private static Operation[] Calls(SocketType type)
+    private static Operation[] Calls(ZlinkSocketType type)
     {
         var calls = new List<Operation>
         {
@@ -340,7 +340,7 @@ public sealed class ConcurrentUseTests
 
         switch (type)
         {
-            case SocketType.Pair:
+            case ZlinkSocketType.Pair:
                 calls.Add(new("TrySend(span)", ["TrySend"], (s, _, b) => s.TrySend(b)));
                 calls.Add(new("TrySend(span, timeout)", ["TrySend", "Poll"], (s, r, b) => s.TrySend(b, TimeSpan.FromMilliseconds(r.Next(2)))));
                 calls.Add(new("TrySend(message)", ["TrySend"], (s, _, b) =>
@@ -349,11 +349,11 @@ public sealed class ConcurrentUseTests
                     s.TrySend(message);
                 }));
                 break;
-            case SocketType.Sub:
+            case ZlinkSocketType.Sub:
                 calls.Add(new("Subscribe", ["SetOption"], (s, r, _) => s.Subscribe([(byte)r.Next(4)])));
                 calls.Add(new("Unsubscribe", ["SetOption"], (s, r, _) => s.Unsubscribe([(byte)r.Next(4)])));
                 break;
-            case SocketType.Stream:
+            case ZlinkSocketType.Stream:
                 calls.Add(new("PeerCount", ["PeerCount"], (s, _, _) => _ = s.PeerCount));
                 calls.Add(new("GetPeers", ["PeerCount", "GetPeers"], (s, _, _) => _ = s.GetPeers()));
                 break;
@@ -379,7 +379,7 @@ public sealed class ConcurrentUseTests
         public int Refused => Volatile.Read(ref _refused);
 
         /// <summary>Runs one call and files its outcome; false once the socket was found disposed (the thread stops).</summary>
-        public bool Run(Socket socket, string name, string[] operations, Action call, Func<bool> disposing, string where)
+        public bool Run(ZlinkSocket socket, string name, string[] operations, Action call, Func<bool> disposing, string where)
         {
             try
             {

@@ -9,17 +9,17 @@ internal sealed class ConnectedPair : IDisposable
     private RoutingId _firstSide;
     private RoutingId _secondSide;
 
-    private ConnectedPair(Socket first, Socket second)
+    private ConnectedPair(ZlinkSocket first, ZlinkSocket second)
     {
         First = first;
         Second = second;
     }
 
     /// <summary>PAIR: the connecting side; STREAM: the client; DEALER.</summary>
-    public Socket First { get; }
+    public ZlinkSocket First { get; }
 
     /// <summary>PAIR: the bound side; STREAM: the server; ROUTER.</summary>
-    public Socket Second { get; }
+    public ZlinkSocket Second { get; }
 
     /// <summary>STREAM: the connection's routing id on First's side.</summary>
     public RoutingId FirstSide => _firstSide;
@@ -31,18 +31,18 @@ internal sealed class ConnectedPair : IDisposable
     /// <param name="type">PAIR, STREAM or DEALER (whose peer is a ROUTER).</param>
     /// <param name="transport">tcp or inproc (STREAM: tcp).</param>
     /// <param name="beforeConnecting">Called with each socket ("first", "second") before it binds or connects.</param>
-    public static ConnectedPair Open(Context context, SocketType type, string transport, Action<Socket, string>? beforeConnecting = null)
+    public static ConnectedPair Open(Context context, ZlinkSocketType type, string transport, Action<ZlinkSocket, string>? beforeConnecting = null)
     {
-        SocketType peer = type == SocketType.Dealer ? SocketType.Router : type;
-        Socket second = context.CreateSocket(peer);
-        Socket first = context.CreateSocket(type);
+        ZlinkSocketType peer = type == ZlinkSocketType.Dealer ? ZlinkSocketType.Router : type;
+        ZlinkSocket second = context.CreateSocket(peer);
+        ZlinkSocket first = context.CreateSocket(type);
         var pair = new ConnectedPair(first, second);
         try
         {
             beforeConnecting?.Invoke(first, "first");
             beforeConnecting?.Invoke(second, "second");
-            string endpoint = type == SocketType.Stream ? StreamSockets.Bind(second) : Endpoints.BindFresh(second, transport);
-            if (type == SocketType.Stream)
+            string endpoint = type == ZlinkSocketType.Stream ? StreamSockets.Bind(second) : Endpoints.BindFresh(second, transport);
+            if (type == ZlinkSocketType.Stream)
             {
                 StreamSockets.ConnectOrIgnore(first, endpoint);
                 pair._firstSide = StreamSockets.ReceiveEvent(first, StreamSockets.Connected);
@@ -77,15 +77,15 @@ internal sealed class ConnectedPair : IDisposable
         Second.Dispose();
     }
 
-    private void Send(Socket socket, RoutingId streamId, byte[] payload, string where)
+    private void Send(ZlinkSocket socket, RoutingId streamId, byte[] payload, string where)
     {
-        if (socket.Type == SocketType.Stream)
+        if (socket.Type == ZlinkSocketType.Stream)
         {
             StreamSockets.Send(socket, streamId, payload);
             return;
         }
 
-        if (socket.Type == SocketType.Router)
+        if (socket.Type == ZlinkSocketType.Router)
         {
             Assert.That(socket.TrySend(_secondSide.Span, Wait.Long, SendFlags.SendMore), Is.True, $"{where}: ROUTER id frame");
         }
@@ -93,16 +93,16 @@ internal sealed class ConnectedPair : IDisposable
         Assert.That(socket.TrySend(payload, Wait.Long), Is.True, $"{where}: {socket.Type} could not send");
     }
 
-    private byte[] Receive(Socket socket, int length, string where)
+    private byte[] Receive(ZlinkSocket socket, int length, string where)
     {
         using var message = new Message();
-        if (socket.Type == SocketType.Router)
+        if (socket.Type == ZlinkSocketType.Router)
         {
             Assert.That(socket.TryReceive(message, Wait.Long), Is.True, $"{where}: nothing arrived at the ROUTER");
             _secondSide = new RoutingId(message.ToArray());
         }
 
-        if (socket.Type != SocketType.Stream)
+        if (socket.Type != ZlinkSocketType.Stream)
         {
             Assert.That(socket.TryReceive(message, Wait.Long), Is.True, $"{where}: nothing arrived at the {socket.Type}");
             return message.ToArray();

@@ -23,14 +23,14 @@ public sealed class EndpointInputTests
     // Random transport names must not be real ones: those are covered by their own shapes.
     private static readonly string[] KnownTransports = ["tcp", "ipc", "inproc", "tls", "ws", "wss", "udp", "pgm", "epgm", "norm", "tipc", "vmci"];
 
-    [TestCase(SocketType.Pair)]
-    [TestCase(SocketType.Stream)]
+    [TestCase(ZlinkSocketType.Pair)]
+    [TestCase(ZlinkSocketType.Stream)]
     [CancelAfter(30_000)]
-    public void EndpointWithANul_IsRefusedWithEinval_NotCutShort(SocketType type)
+    public void EndpointWithANul_IsRefusedWithEinval_NotCutShort(ZlinkSocketType type)
     {
         using var context = new Context();
         using var socket = context.CreateSocket(type);
-        string head = type == SocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc();
+        string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc();
         string endpoint = head + "\0-and-more";
 
         foreach (string operation in Operations)
@@ -49,21 +49,21 @@ public sealed class EndpointInputTests
         // Had the text before the NUL reached the library, it would be bound now.
         Assert.That(socket.LastEndpoint, Is.Empty, "nothing was bound");
         socket.Bind(head);
-        if (type == SocketType.Pair)
+        if (type == ZlinkSocketType.Pair)
         {
             using var second = context.CreateSocket(type);
             Assert.Throws<EndpointException>(() => second.Bind(head), "the name is taken by the real bind only");
         }
     }
 
-    [TestCase(SocketType.Pair)]
-    [TestCase(SocketType.Stream)]
+    [TestCase(ZlinkSocketType.Pair)]
+    [TestCase(ZlinkSocketType.Stream)]
     [CancelAfter(30_000)]
-    public void EndpointWithAnUnpairedSurrogate_IsRefusedWithEinval_NotReplaced(SocketType type)
+    public void EndpointWithAnUnpairedSurrogate_IsRefusedWithEinval_NotReplaced(ZlinkSocketType type)
     {
         using var context = new Context();
         using var socket = context.CreateSocket(type);
-        string head = type == SocketType.Stream ? "tcp://127.0.0.1:" : Endpoints.Inproc();
+        string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:" : Endpoints.Inproc();
         string endpoint = head + "\uD800x";
 
         foreach (string operation in Operations)
@@ -82,8 +82,8 @@ public sealed class EndpointInputTests
     public void EndpointOutsideAscii_RoundTripsExactly()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Pair);
-        using var client = context.CreateSocket(SocketType.Pair);
+        using var server = context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = $"inproc://netzlink-ünïcödé-日本語-😀-{Guid.NewGuid():N}";
 
         server.Bind(endpoint);
@@ -95,10 +95,10 @@ public sealed class EndpointInputTests
         server.Unbind(endpoint);
     }
 
-    [TestCase(SocketType.Pair)]
-    [TestCase(SocketType.Stream)]
+    [TestCase(ZlinkSocketType.Pair)]
+    [TestCase(ZlinkSocketType.Stream)]
     [CancelAfter(30_000)]
-    public void EmptyEndpoint_FailsCleanly(SocketType type)
+    public void EmptyEndpoint_FailsCleanly(ZlinkSocketType type)
     {
         using var context = new Context();
         using var socket = context.CreateSocket(type);
@@ -113,8 +113,8 @@ public sealed class EndpointInputTests
     public void VeryLongInprocEndpoint_Binds_ReadsBack_AndCarriesData()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Pair);
-        using var client = context.CreateSocket(SocketType.Pair);
+        using var server = context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.Inproc() + new string('n', 100_000);
 
         server.Bind(endpoint);
@@ -126,13 +126,13 @@ public sealed class EndpointInputTests
         server.Unbind(endpoint);
     }
 
-    [TestCase(SocketType.Pair, "tcp://127.0.0.1:")]
-    [TestCase(SocketType.Pair, "ipc:///tmp/")]
-    [TestCase(SocketType.Pair, "unknown-transport://")]
-    [TestCase(SocketType.Stream, "tcp://127.0.0.1:")]
-    [TestCase(SocketType.Stream, "tcp://")]
+    [TestCase(ZlinkSocketType.Pair, "tcp://127.0.0.1:")]
+    [TestCase(ZlinkSocketType.Pair, "ipc:///tmp/")]
+    [TestCase(ZlinkSocketType.Pair, "unknown-transport://")]
+    [TestCase(ZlinkSocketType.Stream, "tcp://127.0.0.1:")]
+    [TestCase(ZlinkSocketType.Stream, "tcp://")]
     [CancelAfter(30_000)]
-    public void VeryLongEndpoint_FailsCleanly_WithAShortMessage(SocketType type, string head)
+    public void VeryLongEndpoint_FailsCleanly_WithAShortMessage(ZlinkSocketType type, string head)
     {
         using var context = new Context();
         using var socket = context.CreateSocket(type);
@@ -155,10 +155,10 @@ public sealed class EndpointInputTests
         }
     }
 
-    [TestCase(SocketType.Pair)]
-    [TestCase(SocketType.Stream)]
+    [TestCase(ZlinkSocketType.Pair)]
+    [TestCase(ZlinkSocketType.Stream)]
     [CancelAfter(60_000)]
-    public void RandomEndpoints_WorkOrFailCleanly_AndTheSocketStillWorks(SocketType type)
+    public void RandomEndpoints_WorkOrFailCleanly_AndTheSocketStillWorks(ZlinkSocketType type)
     {
         Random random = Fuzz.Random(out int seed);
         int iterations = Fuzz.Iterations(DefaultIterations);
@@ -179,9 +179,9 @@ public sealed class EndpointInputTests
                     // (native-bugs.md, entries 4 and 5), so a PAIR's connects go to a socket of
                     // their own (checked all the same) and the one under test only binds: it can
                     // then show it still takes a peer.
-                    bool pairConnect = type == SocketType.Pair && operation is ("Connect" or "Disconnect");
-                    using Socket? spare = pairConnect ? context.CreateSocket(type) : null;
-                    Socket target = spare ?? socket;
+                    bool pairConnect = type == ZlinkSocketType.Pair && operation is ("Connect" or "Disconnect");
+                    using ZlinkSocket? spare = pairConnect ? context.CreateSocket(type) : null;
+                    ZlinkSocket target = spare ?? socket;
                     bool succeeded = ErrorShape.Check(() => Call(target, operation, endpoint), $"{operation}(\"{Utf8Z.Printable(endpoint)}\")", $"{where}: {operation}");
                     tally.Count(succeeded);
                     if (succeeded && operation is "Bind" or "Connect")
@@ -207,10 +207,10 @@ public sealed class EndpointInputTests
         }
     }
 
-    private static void StillCarriesData(Context context, Socket socket)
+    private static void StillCarriesData(Context context, ZlinkSocket socket)
     {
         using var peer = context.CreateSocket(socket.Type);
-        if (socket.Type == SocketType.Stream)
+        if (socket.Type == ZlinkSocketType.Stream)
         {
             StreamSockets.ConnectOrIgnore(peer, StreamSockets.Bind(socket));
             RoutingId peerSide = StreamSockets.ReceiveEvent(peer, StreamSockets.Connected);
@@ -226,12 +226,12 @@ public sealed class EndpointInputTests
     }
 
     /// <summary>A random endpoint of one of several shapes; none makes the library resolve a host name.</summary>
-    private static string RandomEndpoint(Random random, string ipcDirectory, SocketType type) => random.Next(6) switch
+    private static string RandomEndpoint(Random random, string ipcDirectory, ZlinkSocketType type) => random.Next(6) switch
     {
         0 => RandomText.Any(random, random.Next(0, 300)),
         1 => "inproc://" + RandomText.Any(random, random.Next(0, 300)),
         2 => "tcp://" + LiteralHosts[random.Next(LiteralHosts.Length)] + ":" + NonNumericPort(random),
-        3 => "tcp://" + (type == SocketType.Stream ? RandomText.Valid(random, random.Next(0, 60)) : LiteralHosts[random.Next(LiteralHosts.Length)]) + ":" + NonNumericPort(random),
+        3 => "tcp://" + (type == ZlinkSocketType.Stream ? RandomText.Valid(random, random.Next(0, 60)) : LiteralHosts[random.Next(LiteralHosts.Length)]) + ":" + NonNumericPort(random),
         4 => UnknownTransport(random) + "://" + RandomText.Any(random, random.Next(0, 60)),
         _ => "ipc://" + ipcDirectory + "/" + RandomText.Valid(random, random.Next(1, 150)),
     };
@@ -257,7 +257,7 @@ public sealed class EndpointInputTests
         return new string(letters);
     }
 
-    private static void Call(Socket socket, string operation, string endpoint)
+    private static void Call(ZlinkSocket socket, string operation, string endpoint)
     {
         switch (operation)
         {

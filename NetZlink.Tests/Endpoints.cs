@@ -13,7 +13,7 @@ internal static class Endpoints
     public static string Tcp() => "tcp://127.0.0.1:*";
 
     /// <summary>Binds <paramref name="socket"/> on a fresh endpoint of <paramref name="transport"/> and returns the endpoint peers connect to.</summary>
-    public static string BindFresh(Socket socket, string transport)
+    public static string BindFresh(ZlinkSocket socket, string transport)
     {
         string endpoint = transport switch
         {

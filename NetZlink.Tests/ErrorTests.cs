@@ -9,7 +9,7 @@ public sealed class ErrorTests
     public void Bind_BadPort_ThrowsEndpointExceptionWithErrnoAndEndpoint()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         const string endpoint = "tcp://127.0.0.1:no-port";
 
         var error = Assert.Throws<EndpointException>(() => socket.Bind(endpoint))!;
@@ -29,7 +29,7 @@ public sealed class ErrorTests
     public void Connect_UnknownTransport_ThrowsEndpointExceptionWithEprotonosupport()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Dealer);
+        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         var error = Assert.Throws<EndpointException>(() => socket.Connect("carrier-pigeon://coop"))!;
         Assert.That(error.Error, Is.EqualTo(ZlinkError.EPROTONOSUPPORT));
@@ -40,8 +40,8 @@ public sealed class ErrorTests
     public void Bind_AddressInUse_ThrowsEaddrinuse()
     {
         using var context = new Context();
-        using var first = context.CreateSocket(SocketType.Pair);
-        using var second = context.CreateSocket(SocketType.Pair);
+        using var first = context.CreateSocket(ZlinkSocketType.Pair);
+        using var second = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(first, "tcp");
 
         var error = Assert.Throws<EndpointException>(() => second.Bind(endpoint))!;
@@ -52,7 +52,7 @@ public sealed class ErrorTests
     public void SetOption_UnknownOption_ThrowsSocketOptionExceptionNamingIt()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<SocketOptionException>(() => socket.SetOption((SocketOption)9999, 1))!;
         Assert.Multiple(() =>
@@ -70,7 +70,7 @@ public sealed class ErrorTests
     public void SetOption_WrongValueSize_NamesTheOption()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<SocketOptionException>(() => socket.SetOption(SocketOption.MaxMessageSize, 5))!;
         Assert.That(error.Option, Is.EqualTo(nameof(SocketOption.MaxMessageSize)));
@@ -81,7 +81,7 @@ public sealed class ErrorTests
     public void CreateSocket_UnknownType_Throws()
     {
         using var context = new Context();
-        var error = Assert.Throws<ZlinkException>(() => context.CreateSocket((SocketType)99))!;
+        var error = Assert.Throws<ZlinkException>(() => context.CreateSocket((ZlinkSocketType)99))!;
         Assert.That(error.Error, Is.EqualTo(ZlinkError.EINVAL));
         Assert.That(error.Operation, Is.EqualTo("CreateSocket(99)"));
     }
@@ -90,7 +90,7 @@ public sealed class ErrorTests
     public void AfterShutdown_CallsThrowContextTerminated()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
 
         context.Shutdown();
@@ -101,14 +101,14 @@ public sealed class ErrorTests
         Assert.That(receive.Message, Does.StartWith("Receive failed: ETERM"));
         Assert.Throws<ContextTerminatedException>(() => socket.TryReceive(new byte[16], out _));
         Assert.Throws<ContextTerminatedException>(() => socket.TrySend(new byte[1]));
-        Assert.Throws<ContextTerminatedException>(() => context.CreateSocket(SocketType.Pair));
+        Assert.Throws<ContextTerminatedException>(() => context.CreateSocket(ZlinkSocketType.Pair));
     }
 
     [Test, CancelAfter(10_000)]
     public void PeerIntrospection_OnPair_IsNotSupported()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<ZlinkNotSupportedException>(() => _ = socket.PeerCount)!;
         Assert.That(error.Error, Is.EqualTo(ZlinkError.ENOTSUP));

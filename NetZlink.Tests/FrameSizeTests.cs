@@ -20,13 +20,13 @@ public sealed class FrameSizeTests
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Pair);
-        using var client = context.CreateSocket(SocketType.Pair);
+        using var server = context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
         using var message = new Message();
         foreach (int size in Sizes)
         {
-            foreach ((Socket from, Socket to) in new[] { (client, server), (server, client) })
+            foreach ((ZlinkSocket from, ZlinkSocket to) in new[] { (client, server), (server, client) })
             {
                 byte[] frame = Fuzz.Bytes(random, size);
                 Assert.That(from.TrySend(frame, Wait.Long), Is.True, $"seed {seed}: send {size} B");
@@ -46,8 +46,8 @@ public sealed class FrameSizeTests
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Pair);
-        using var client = context.CreateSocket(SocketType.Pair);
+        using var server = context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, "inproc"));
         byte[] frame = Fuzz.Bytes(random, size);
         byte[] buffer = new byte[bufferSize];
@@ -65,13 +65,13 @@ public sealed class FrameSizeTests
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var pair = ConnectedPair.Open(context, SocketType.Stream, "tcp");
-        (Socket client, RoutingId clientSide, Socket server, RoutingId serverSide) = (pair.First, pair.FirstSide, pair.Second, pair.SecondSide);
+        using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp");
+        (ZlinkSocket client, RoutingId clientSide, ZlinkSocket server, RoutingId serverSide) = (pair.First, pair.FirstSide, pair.Second, pair.SecondSide);
 
         // TCP keeps no frame boundaries, so what must arrive is the byte stream. A lone byte is
         // held back until the connection's next read (native/README.md: "a data payload is never
         // exactly one byte"), and a 0-byte payload would close the connection: it comes last.
-        foreach ((Socket from, RoutingId fromId, Socket to, RoutingId toId) in new[] { (client, clientSide, server, serverSide), (server, serverSide, client, clientSide) })
+        foreach ((ZlinkSocket from, RoutingId fromId, ZlinkSocket to, RoutingId toId) in new[] { (client, clientSide, server, serverSide), (server, serverSide, client, clientSide) })
         {
             var sent = new List<byte>();
             foreach (int size in Sizes.Where(size => size > 0))
@@ -102,8 +102,8 @@ public sealed class FrameSizeTests
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         receiver.MaxMessageSize = MaxMessageSize;
         sender.SetOption(SocketOption.ReconnectInterval, 20);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
@@ -134,7 +134,7 @@ public sealed class FrameSizeTests
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var pair = ConnectedPair.Open(context, SocketType.Stream, "tcp", beforeConnecting: (socket, _) => socket.MaxMessageSize = MaxMessageSize);
+        using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => socket.MaxMessageSize = MaxMessageSize);
         Assert.That(pair.Second.MaxMessageSize, Is.EqualTo(MaxMessageSize));
 
         byte[] payload = Fuzz.Bytes(random, 4 * MaxMessageSize);
@@ -143,7 +143,7 @@ public sealed class FrameSizeTests
     }
 
     /// <summary>Reads [id][bytes] messages from <paramref name="socket"/> until <paramref name="count"/> bytes of <paramref name="id"/> arrived.</summary>
-    private static byte[] ReceiveStreamBytes(Socket socket, RoutingId id, int count, string where)
+    private static byte[] ReceiveStreamBytes(ZlinkSocket socket, RoutingId id, int count, string where)
     {
         var received = new List<byte>(count);
         using var message = new Message();

@@ -12,8 +12,8 @@ public sealed class HighWaterMarkTests
     public void TrySend_AtTheHighWaterMark_ReturnsFalse_ThenTrueOnceDrained()
     {
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.SendHighWaterMark = 10;
         receiver.ReceiveHighWaterMark = 10;
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
@@ -43,7 +43,7 @@ public sealed class HighWaterMarkTests
     public void Stream_PayloadRefusedAtTheHighWaterMark_LeavesNothingSelected_AndTheWholeMessageIsRetried()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
         server.SendHighWaterMark = 4;
         server.SendBufferSize = 16 * 1024;
         var endpoint = new Uri(StreamSockets.Bind(server));

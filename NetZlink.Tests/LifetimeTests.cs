@@ -16,7 +16,7 @@ public sealed class LifetimeTests
         using var context = new Context();
         for (int round = 0; round < 50; round++)
         {
-            var socket = context.CreateSocket(SocketType.Dealer);
+            var socket = context.CreateSocket(ZlinkSocketType.Dealer);
             socket.Bind(Endpoints.Inproc());
             using var start = new Barrier(8);
             var threads = Enumerable.Range(0, 8).Select(_ => new Thread(() =>
@@ -38,7 +38,7 @@ public sealed class LifetimeTests
         for (int round = 0; round < 20; round++)
         {
             var context = new Context();
-            var sockets = Enumerable.Range(0, 4).Select(_ => context.CreateSocket(SocketType.Pair)).ToList();
+            var sockets = Enumerable.Range(0, 4).Select(_ => context.CreateSocket(ZlinkSocketType.Pair)).ToList();
             sockets[0].Bind("tcp://127.0.0.1:*");
             sockets[1].Connect(sockets[0].LastEndpoint);
             sockets[1].TrySend(Wait.Bytes("unsent, lingering"));
@@ -66,7 +66,7 @@ public sealed class LifetimeTests
     public void EveryCall_AfterDispose_ThrowsObjectDisposed()
     {
         var context = new Context();
-        var socket = context.CreateSocket(SocketType.Pair);
+        var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Dispose();
 
         Assert.Multiple(() =>
@@ -86,7 +86,7 @@ public sealed class LifetimeTests
         Assert.Multiple(() =>
         {
             Assert.That(context.IsDisposed, Is.True);
-            Assert.Throws<ObjectDisposedException>(() => context.CreateSocket(SocketType.Pair));
+            Assert.Throws<ObjectDisposedException>(() => context.CreateSocket(ZlinkSocketType.Pair));
             Assert.Throws<ObjectDisposedException>(() => _ = context.IoThreads);
             Assert.Throws<ObjectDisposedException>(context.Shutdown);
         });
@@ -96,8 +96,8 @@ public sealed class LifetimeTests
     public void ContextDispose_WithOpenSocketsAndQueuedMessages_DoesNotHang()
     {
         var context = new Context();
-        var server = context.CreateSocket(SocketType.Pair);
-        var client = context.CreateSocket(SocketType.Pair);
+        var server = context.CreateSocket(ZlinkSocketType.Pair);
+        var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, "tcp"));
         for (int i = 0; i < 100; i++)
         {
@@ -111,12 +111,12 @@ public sealed class LifetimeTests
         Assert.Throws<ObjectDisposedException>(() => client.Send(new byte[1]));
     }
 
-    [TestCase(SocketType.Pair), TestCase(SocketType.Stream), CancelAfter(30_000)]
-    public void BlockedReceive_IsReleasedWithContextTerminated_WhenTheContextIsDisposed(SocketType type)
+    [TestCase(ZlinkSocketType.Pair), TestCase(ZlinkSocketType.Stream), CancelAfter(30_000)]
+    public void BlockedReceive_IsReleasedWithContextTerminated_WhenTheContextIsDisposed(ZlinkSocketType type)
     {
         var context = new Context();
         var socket = context.CreateSocket(type);
-        socket.Bind(type == SocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc());
+        socket.Bind(type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc());
 
         Exception? caught = null;
         var receiver = new Thread(() =>
@@ -151,8 +151,8 @@ public sealed class LifetimeTests
         using var context = new Context();
         for (int round = 0; round < 200; round++)
         {
-            var receiver = context.CreateSocket(SocketType.Pair);
-            var sender = context.CreateSocket(SocketType.Pair);
+            var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+            var sender = context.CreateSocket(ZlinkSocketType.Pair);
             sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
             Exception? caught = null;
@@ -198,11 +198,11 @@ public sealed class LifetimeTests
         static void Abandon()
         {
             var context = new Context();
-            var server = context.CreateSocket(SocketType.Pair);
-            var client = context.CreateSocket(SocketType.Pair);
+            var server = context.CreateSocket(ZlinkSocketType.Pair);
+            var client = context.CreateSocket(ZlinkSocketType.Pair);
             client.Connect(Endpoints.BindFresh(server, "tcp"));
             client.Send(Wait.Bytes("queued"));
-            _ = context.CreateSocket(SocketType.Stream);
+            _ = context.CreateSocket(ZlinkSocketType.Stream);
             _ = server.OpenMonitor();
         }
     }
@@ -211,7 +211,7 @@ public sealed class LifetimeTests
     public void SocketHandle_KeepsItsContextHandleAlive()
     {
         var context = new Context();
-        var socket = context.CreateSocket(SocketType.Pair);
+        var socket = context.CreateSocket(ZlinkSocketType.Pair);
         Assert.That(HandleTracker.Live(NativeHandleKind.Context), Is.GreaterThanOrEqualTo(1));
 
         // Closing the context object's own reference first: the native context must survive

@@ -11,8 +11,8 @@ public sealed class MessageTests
     public void SendAndReceive_Message_RoundTrips_AndLeavesTheSentMessageEmpty()
     {
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
 
         using var outgoing = new Message(Wait.Bytes("hello message"));
@@ -79,8 +79,8 @@ public sealed class MessageTests
     public void ZeroCopyMessage_CopiedAndMovedOntoItself_IsStillSent_AndReleasedOnce()
     {
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         int calls = 0;
@@ -151,8 +151,8 @@ public sealed class MessageTests
         int[] releaseCount = new int[count];
 
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, transport));
 
         var garbage = new List<byte[]>();

@@ -8,7 +8,7 @@ public sealed class MonitorTests
     public void Monitor_ReportsListeningAcceptedConnectedAndDisconnected()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Router);
+        using var server = context.CreateSocket(ZlinkSocketType.Router);
         using var serverMonitor = server.OpenMonitor(MonitorEvents.All);
         string endpoint = Endpoints.BindFresh(server, "tcp");
         string port = endpoint[(endpoint.LastIndexOf(':') + 1)..];
@@ -17,7 +17,7 @@ public sealed class MonitorTests
         Assert.That(listening.LocalAddress + " " + listening.RemoteAddress, Does.Contain(port));
         TestContext.Out.WriteLine(listening);
 
-        var client = context.CreateSocket(SocketType.Dealer);
+        var client = context.CreateSocket(ZlinkSocketType.Dealer);
         using (var clientMonitor = client.OpenMonitor(MonitorEvents.Connected | MonitorEvents.ConnectionReady))
         {
             client.Connect(endpoint);
@@ -39,7 +39,7 @@ public sealed class MonitorTests
     public void TryReceive_WithNothingPending_ReturnsFalse()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         using var monitor = socket.OpenMonitor(MonitorEvents.Disconnected);
 
         Assert.That(monitor.TryReceive(out MonitorEvent none), Is.False);
@@ -51,7 +51,7 @@ public sealed class MonitorTests
     public void Monitor_AfterDispose_ThrowsObjectDisposed_AndContextDisposeClosesOpenMonitors()
     {
         var context = new Context();
-        var socket = context.CreateSocket(SocketType.Pair);
+        var socket = context.CreateSocket(ZlinkSocketType.Pair);
         var monitor = socket.OpenMonitor();
         var disposedMonitor = socket.OpenMonitor();
         disposedMonitor.Dispose();

@@ -9,8 +9,8 @@ public sealed class MultipartTests
     public void Message_IsInvisibleUntilItsLastFrame(string transport)
     {
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, transport));
 
         // Make sure the connection is up, so "nothing arrived" below means "held back".
@@ -41,8 +41,8 @@ public sealed class MultipartTests
     public void ReceiveMultipart_ReturnsEveryFrame_AndTryReceiveMultipartReportsNothing()
     {
         using var context = new Context();
-        using var receiver = context.CreateSocket(SocketType.Pair);
-        using var sender = context.CreateSocket(SocketType.Pair);
+        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         var none = new List<byte[]>();
@@ -64,8 +64,8 @@ public sealed class MultipartTests
     public void ManyMessages_KeepTheirFramesTogether()
     {
         using var context = new Context();
-        using var router = context.CreateSocket(SocketType.Router);
-        using var dealer = context.CreateSocket(SocketType.Dealer);
+        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.Connect(Endpoints.BindFresh(router, "tcp"));
 
         const int count = 500;

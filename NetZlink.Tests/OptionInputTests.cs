@@ -13,7 +13,7 @@ public sealed class OptionInputTests
     public void GetOptionInt32_OfAValueThatIsNotFourBytes_ThrowsInsteadOfGuessing()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Dealer);
+        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
         socket.SetOption(SocketOption.RoutingId, new byte[] { 0x12, 0x34 });
 
         var error = Assert.Throws<SocketOptionException>(() => socket.GetOptionInt32(SocketOption.RoutingId))!;
@@ -25,10 +25,10 @@ public sealed class OptionInputTests
         Assert.Throws<SocketOptionException>(() => socket.GetOptionInt32(SocketOption.LastEndpoint));
     }
 
-    [TestCase(SocketType.Stream)]
-    [TestCase(SocketType.Pair)]
+    [TestCase(ZlinkSocketType.Stream)]
+    [TestCase(ZlinkSocketType.Pair)]
     [CancelAfter(10_000)]
-    public void GetOptionInt64_OfAnIntOption_ThrowsInsteadOfLosingTheSign(SocketType type)
+    public void GetOptionInt64_OfAnIntOption_ThrowsInsteadOfLosingTheSign(ZlinkSocketType type)
     {
         using var context = new Context();
         using var socket = context.CreateSocket(type);
@@ -38,7 +38,7 @@ public sealed class OptionInputTests
         // 4294967295; libzmq refuses the 8-byte read itself (EINVAL, no reason of its own).
         var error = Assert.Throws<SocketOptionException>(() => socket.GetOptionInt64(SocketOption.Linger))!;
         Assert.That(error.Message, Does.StartWith("GetOption(Linger) failed: EINVAL (22): "));
-        if (type == SocketType.Stream)
+        if (type == ZlinkSocketType.Stream)
         {
             Assert.That(error.Message, Does.EndWith("(the library returned 4 bytes: not a 64-bit option (read it with GetOptionInt32))"));
         }
@@ -51,7 +51,7 @@ public sealed class OptionInputTests
     public void GetOptionString_OfBinaryValues_Throws_AndOfTextReturnsIt()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Dealer);
+        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.SetOption(SocketOption.RoutingId, new byte[] { (byte)'a', (byte)'b', 0, (byte)'c' });
         var nul = Assert.Throws<SocketOptionException>(() => socket.GetOptionString(SocketOption.RoutingId))!;
@@ -73,7 +73,7 @@ public sealed class OptionInputTests
     public void SetOptionString_WithANulOrAnUnpairedSurrogate_IsRefused()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var nul = Assert.Throws<SocketOptionException>(() => socket.SetOption(SocketOption.BindToDevice, "lo\0eth0"))!;
         Assert.That(nul.Error, Is.EqualTo(ZlinkError.EINVAL));
@@ -91,8 +91,8 @@ public sealed class OptionInputTests
     public void Subscribe_KeepsANul_ButRefusesAnUnpairedSurrogate()
     {
         using var context = new Context();
-        using var publisher = context.CreateSocket(SocketType.Pub);
-        using var subscriber = context.CreateSocket(SocketType.Sub);
+        using var publisher = context.CreateSocket(ZlinkSocketType.Pub);
+        using var subscriber = context.CreateSocket(ZlinkSocketType.Sub);
         string endpoint = Endpoints.BindFresh(publisher, "inproc");
         subscriber.Connect(endpoint);
 

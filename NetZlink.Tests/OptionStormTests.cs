@@ -27,12 +27,12 @@ public sealed class OptionStormTests
 
     private static readonly SocketOption[] All = [.. AllButHighWaterMarks, .. HighWaterMarks];
 
-    [TestCase(SocketType.Pair, "tcp")]
-    [TestCase(SocketType.Pair, "inproc")]
-    [TestCase(SocketType.Stream, "tcp")]
-    [TestCase(SocketType.Dealer, "tcp")]
+    [TestCase(ZlinkSocketType.Pair, "tcp")]
+    [TestCase(ZlinkSocketType.Pair, "inproc")]
+    [TestCase(ZlinkSocketType.Stream, "tcp")]
+    [TestCase(ZlinkSocketType.Dealer, "tcp")]
     [CancelAfter(120_000)]
-    public void RandomValuesToEveryOption_FailCleanly_AndTheSocketsStillCarryData(SocketType type, string transport)
+    public void RandomValuesToEveryOption_FailCleanly_AndTheSocketsStillCarryData(ZlinkSocketType type, string transport)
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
@@ -57,11 +57,11 @@ public sealed class OptionStormTests
         // 0 (else closing waits), no size limit, and a ROUTER that says EAGAIN (a false TrySend,
         // retried) where it would otherwise drop silently, as a ROUTER does at a random and
         // perhaps tiny send HWM. Everything else stays as random as it was set.
-        foreach (Socket socket in new[] { pair.First, pair.Second })
+        foreach (ZlinkSocket socket in new[] { pair.First, pair.Second })
         {
             socket.Linger = 0;
             socket.MaxMessageSize = -1;
-            if (socket.Type == SocketType.Router)
+            if (socket.Type == ZlinkSocketType.Router)
             {
                 socket.SetOption(SocketOption.RouterMandatory, true);
             }
@@ -75,13 +75,13 @@ public sealed class OptionStormTests
         }
     }
 
-    [TestCase(SocketType.Pub)]
-    [TestCase(SocketType.Sub)]
-    [TestCase(SocketType.XPub)]
-    [TestCase(SocketType.XSub)]
-    [TestCase(SocketType.Router)]
+    [TestCase(ZlinkSocketType.Pub)]
+    [TestCase(ZlinkSocketType.Sub)]
+    [TestCase(ZlinkSocketType.XPub)]
+    [TestCase(ZlinkSocketType.XSub)]
+    [TestCase(ZlinkSocketType.Router)]
     [CancelAfter(120_000)]
-    public void RandomValuesToEveryOption_OnTheOtherTypes_FailCleanly(SocketType type)
+    public void RandomValuesToEveryOption_OnTheOtherTypes_FailCleanly(ZlinkSocketType type)
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
@@ -105,7 +105,7 @@ public sealed class OptionStormTests
     }
 
     /// <summary>Each of <paramref name="options"/> (in a random order) with every value size, every setter and every getter.</summary>
-    private static void Storm(Socket socket, Random random, string where, Tally tally, SocketOption[] options)
+    private static void Storm(ZlinkSocket socket, Random random, string where, Tally tally, SocketOption[] options)
     {
         options = [.. options];
         random.Shuffle(options);

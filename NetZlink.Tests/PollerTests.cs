@@ -11,10 +11,10 @@ public sealed class PollerTests
     public void Poll_ReportsOnlyTheReadySocket()
     {
         using var context = new Context();
-        using var a1 = context.CreateSocket(SocketType.Pair);
-        using var a2 = context.CreateSocket(SocketType.Pair);
-        using var b1 = context.CreateSocket(SocketType.Pair);
-        using var b2 = context.CreateSocket(SocketType.Pair);
+        using var a1 = context.CreateSocket(ZlinkSocketType.Pair);
+        using var a2 = context.CreateSocket(ZlinkSocketType.Pair);
+        using var b1 = context.CreateSocket(ZlinkSocketType.Pair);
+        using var b2 = context.CreateSocket(ZlinkSocketType.Pair);
         a2.Connect(Endpoints.BindFresh(a1, "inproc"));
         b2.Connect(Endpoints.BindFresh(b1, "tcp"));
 
@@ -51,7 +51,7 @@ public sealed class PollerTests
         using var accepted = listener.Accept();
 
         using var context = new Context();
-        using var pair = context.CreateSocket(SocketType.Pair);
+        using var pair = context.CreateSocket(ZlinkSocketType.Pair);
         pair.Bind(Endpoints.Inproc());
 
         var poller = new Poller();
@@ -70,7 +70,7 @@ public sealed class PollerTests
     public void Poll_OnADisposedSocket_ThrowsObjectDisposed()
     {
         using var context = new Context();
-        var socket = context.CreateSocket(SocketType.Pair);
+        var socket = context.CreateSocket(ZlinkSocketType.Pair);
         var poller = new Poller();
         poller.Add(socket, PollEvents.PollIn);
         socket.Dispose();
@@ -82,7 +82,7 @@ public sealed class PollerTests
     public void Poll_IsReleasedByContextShutdown()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
         var poller = new Poller();
         poller.Add(socket, PollEvents.PollIn);

@@ -9,7 +9,7 @@ public sealed class SocketOptionTests
     public void EverySocketStartsWithLingerZero()
     {
         using var context = new Context();
-        foreach (SocketType type in Enum.GetValues<SocketType>())
+        foreach (ZlinkSocketType type in Enum.GetValues<ZlinkSocketType>())
         {
             using var socket = context.CreateSocket(type);
             Assert.That(socket.Linger, Is.Zero, $"{type}");
@@ -21,7 +21,7 @@ public sealed class SocketOptionTests
     public void IntOptions_RoundTrip()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Dealer);
+        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.Linger = 250;
         socket.SendHighWaterMark = 123;
@@ -53,7 +53,7 @@ public sealed class SocketOptionTests
     public void LongOptions_RoundTrip()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Dealer);
+        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.MaxMessageSize = 5_000_000_000L;
         socket.SetOption(SocketOption.Affinity, 3L);
@@ -66,7 +66,7 @@ public sealed class SocketOptionTests
     public void BytesOptions_RoundTrip()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Dealer);
+        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         var id = new RoutingId([0xCA, 0xFE, 0x00, 0x01]);
         socket.RoutingId = id;
@@ -82,7 +82,7 @@ public sealed class SocketOptionTests
     public void StringOptions_RoundTrip()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         string endpoint = Endpoints.Inproc();
         socket.Bind(endpoint);
@@ -97,7 +97,7 @@ public sealed class SocketOptionTests
     public void ReadOnlyOptions_ReportState()
     {
         using var context = new Context();
-        using var socket = context.CreateSocket(SocketType.Pair);
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
 
         Assert.That(socket.ReceiveMore, Is.False);

@@ -11,8 +11,8 @@ public sealed class SocketPatternTests
     public void Pair_ExchangesFramesBothWays(string transport)
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Pair);
-        using var client = context.CreateSocket(SocketType.Pair);
+        using var server = context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
 
         client.Send(Wait.Bytes("ping"));
@@ -25,8 +25,8 @@ public sealed class SocketPatternTests
     public void PubSub_DeliversOnlySubscribedTopics(string transport)
     {
         using var context = new Context();
-        using var pub = context.CreateSocket(SocketType.Pub);
-        using var sub = context.CreateSocket(SocketType.Sub);
+        using var pub = context.CreateSocket(ZlinkSocketType.Pub);
+        using var sub = context.CreateSocket(ZlinkSocketType.Sub);
         sub.Subscribe("weather");
         sub.Connect(Endpoints.BindFresh(pub, transport));
 
@@ -55,8 +55,8 @@ public sealed class SocketPatternTests
     public void XPubXSub_ForwardSubscriptionsAndMessages(string transport)
     {
         using var context = new Context();
-        using var xpub = context.CreateSocket(SocketType.XPub);
-        using var xsub = context.CreateSocket(SocketType.XSub);
+        using var xpub = context.CreateSocket(ZlinkSocketType.XPub);
+        using var xsub = context.CreateSocket(ZlinkSocketType.XSub);
         xsub.Connect(Endpoints.BindFresh(xpub, transport));
 
         xsub.Send([1, .. Wait.Bytes("t")]);
@@ -73,8 +73,8 @@ public sealed class SocketPatternTests
     public void DealerRouter_RoutesByRoutingId(string transport)
     {
         using var context = new Context();
-        using var router = context.CreateSocket(SocketType.Router);
-        using var dealer = context.CreateSocket(SocketType.Dealer);
+        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.RoutingId = new RoutingId(Wait.Bytes("dealer-1"));
         dealer.Connect(Endpoints.BindFresh(router, transport));
 
@@ -92,7 +92,7 @@ public sealed class SocketPatternTests
     public void Router_Mandatory_UnknownPeerIsHostUnreachable()
     {
         using var context = new Context();
-        using var router = context.CreateSocket(SocketType.Router);
+        using var router = context.CreateSocket(ZlinkSocketType.Router);
         router.SetOption(SocketOption.RouterMandatory, true);
         router.Bind(Endpoints.Inproc());
 
@@ -104,8 +104,8 @@ public sealed class SocketPatternTests
     public void UnbindAndDisconnect_Succeed_ThenFailWithEndpointException()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Pair);
-        using var client = context.CreateSocket(SocketType.Pair);
+        using var server = context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(server, "tcp");
         client.Connect(endpoint);
 

@@ -12,8 +12,8 @@ public sealed class StreamSocketTests
     public void BindAndConnect_DeliverConnectEvents_Data_AndCloseByEmptyPayload()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
-        using var client = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var client = context.CreateSocket(ZlinkSocketType.Stream);
         string endpoint = StreamSockets.Bind(server);
         StreamSockets.ConnectOrIgnore(client, endpoint);
 
@@ -54,8 +54,8 @@ public sealed class StreamSocketTests
     public void TrySendTo_SendsTheWholeMessage_CloseConnectionEndsIt_AndOtherKindsAreRefused()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
-        using var client = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var client = context.CreateSocket(ZlinkSocketType.Stream);
         string endpoint = StreamSockets.Bind(server);
         StreamSockets.ConnectOrIgnore(client, endpoint);
         RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
@@ -72,7 +72,7 @@ public sealed class StreamSocketTests
         Assert.That(server.CloseConnection(serverSide), Is.False, "a connection already gone");
         Assert.Throws<HostUnreachableException>(() => server.TrySendTo(serverSide, Wait.Bytes("gone")));
 
-        using var pair = context.CreateSocket(SocketType.Pair);
+        using var pair = context.CreateSocket(ZlinkSocketType.Pair);
         var refused = Assert.Throws<InvalidOperationException>(() => pair.TrySendTo(serverSide, Wait.Bytes("x")));
         Assert.That(refused!.Message, Does.Contain("STREAM"));
     }
@@ -81,7 +81,7 @@ public sealed class StreamSocketTests
     public void Send_ToAnUnknownRoutingId_IsHostUnreachable()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.Bind(server);
 
         var error = Assert.Throws<HostUnreachableException>(() => StreamSockets.Send(server, RoutingId.FromUInt32(0xDEADBEEF), Wait.Bytes("x")))!;
@@ -92,8 +92,8 @@ public sealed class StreamSocketTests
     public void ConnectRoutingId_NamesTheConnection()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
-        using var client = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var client = context.CreateSocket(ZlinkSocketType.Stream);
         string endpoint = StreamSockets.Bind(server);
 
         RoutingId chosen = RoutingId.FromUInt32(0x0A0B0C0D);
@@ -109,7 +109,7 @@ public sealed class StreamSocketTests
     public void Server_WithAPlainTcpClient_ReportsConnectDataAndDisconnect()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
         var endpoint = new Uri(StreamSockets.Bind(server));
 
         using var client = new TcpClient();
@@ -139,7 +139,7 @@ public sealed class StreamSocketTests
     public void PeerIntrospection_DescribesEachConnection()
     {
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
         var endpoint = new Uri(StreamSockets.Bind(server));
         using var client = new TcpClient();
         client.Connect(endpoint.Host, endpoint.Port);
@@ -164,8 +164,8 @@ public sealed class StreamSocketTests
     {
         const int connections = 500;
         using var context = new Context();
-        using var server = context.CreateSocket(SocketType.Stream);
-        using var client = context.CreateSocket(SocketType.Stream);
+        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var client = context.CreateSocket(ZlinkSocketType.Stream);
         server.Backlog = 1024;
         string endpoint = StreamSockets.Bind(server);
 
@@ -221,7 +221,7 @@ public sealed class StreamSocketTests
 
         Assert.That(echoed, Is.EqualTo(connections));
 
-        void Drain(Socket socket, HashSet<RoutingId> ids)
+        void Drain(ZlinkSocket socket, HashSet<RoutingId> ids)
         {
             while (socket.TryReceive(idBuffer, out int idSize))
             {

@@ -8,14 +8,14 @@ internal static class StreamSockets
     public const byte Disconnected = 0x00;
 
     /// <summary>Binds a STREAM socket on a fresh loopback port; returns the endpoint.</summary>
-    public static string Bind(Socket server)
+    public static string Bind(ZlinkSocket server)
     {
         server.Bind("tcp://127.0.0.1:*");
         return server.LastEndpoint;
     }
 
     /// <summary>Connects a STREAM client, or ignores the test when the native library's STREAM cannot connect.</summary>
-    public static void ConnectOrIgnore(Socket client, string endpoint)
+    public static void ConnectOrIgnore(ZlinkSocket client, string endpoint)
     {
         try
         {
@@ -28,7 +28,7 @@ internal static class StreamSockets
     }
 
     /// <summary>Receives one [routing id][payload] message within the deadline.</summary>
-    public static (RoutingId Id, byte[] Payload) Receive(Socket socket, TimeSpan? timeout = null)
+    public static (RoutingId Id, byte[] Payload) Receive(ZlinkSocket socket, TimeSpan? timeout = null)
     {
         byte[] id = Wait.Frame(socket, timeout);
         Assert.That(socket.ReceiveMore, Is.True, "a STREAM message starts with its routing id frame");
@@ -38,7 +38,7 @@ internal static class StreamSockets
     }
 
     /// <summary>Receives the next message and checks it is the one-byte event <paramref name="expected"/>.</summary>
-    public static RoutingId ReceiveEvent(Socket socket, byte expected)
+    public static RoutingId ReceiveEvent(ZlinkSocket socket, byte expected)
     {
         (RoutingId id, byte[] payload) = Receive(socket);
         Assert.That(payload, Is.EqualTo(new[] { expected }), expected == Connected ? "connect event 0x01" : "disconnect event 0x00");
@@ -47,7 +47,7 @@ internal static class StreamSockets
     }
 
     /// <summary>Sends [id] + SNDMORE, then the payload (blocking).</summary>
-    public static void Send(Socket socket, RoutingId id, ReadOnlySpan<byte> payload)
+    public static void Send(ZlinkSocket socket, RoutingId id, ReadOnlySpan<byte> payload)
     {
         socket.Send(id.Span, SendFlags.SendMore);
         socket.Send(payload);

@@ -26,7 +26,7 @@ internal static class Wait
     }
 
     /// <summary>Receives one frame within the deadline, or fails the test.</summary>
-    public static byte[] Frame(Socket socket, TimeSpan? timeout = null)
+    public static byte[] Frame(ZlinkSocket socket, TimeSpan? timeout = null)
     {
         var buffer = new byte[64 * 1024];
         Assert.That(socket.TryReceive(buffer, timeout ?? Long, out int size), Is.True, $"no frame arrived on the {socket.Type} socket");
@@ -35,7 +35,7 @@ internal static class Wait
     }
 
     /// <summary>Receives one whole message within the deadline, or fails the test.</summary>
-    public static List<byte[]> Message(Socket socket, TimeSpan? timeout = null)
+    public static List<byte[]> Message(ZlinkSocket socket, TimeSpan? timeout = null)
     {
         var parts = new List<byte[]>();
         Assert.That(socket.TryReceiveMultipart(parts, timeout ?? Long), Is.True, $"no message arrived on the {socket.Type} socket");
@@ -43,7 +43,7 @@ internal static class Wait
     }
 
     /// <summary>Asserts that nothing arrives within <paramref name="window"/>.</summary>
-    public static void Nothing(Socket socket, TimeSpan window)
+    public static void Nothing(ZlinkSocket socket, TimeSpan window)
     {
         Span<byte> buffer = stackalloc byte[256];
         Assert.That(socket.TryReceive(buffer, window, out _), Is.False, $"a frame arrived on the {socket.Type} socket");

@@ -144,7 +144,7 @@ public sealed class Context : IDisposable
     /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
     /// <exception cref="ZlinkException">The socket could not be created (e.g. EMFILE, or EINVAL for an unknown type).</exception>
     /// <exception cref="ObjectDisposedException">The context was disposed.</exception>
-    public unsafe Socket CreateSocket(SocketType type)
+    public unsafe ZlinkSocket CreateSocket(ZlinkSocketType type)
     {
         lock (_gate)
         {
@@ -171,7 +171,7 @@ public sealed class Context : IDisposable
                 }
 
                 _open.Add(socketHandle);
-                return new Socket(this, socketHandle, type);
+                return new ZlinkSocket(this, socketHandle, type);
             }
             finally
             {
@@ -229,7 +229,7 @@ public sealed class Context : IDisposable
     }
 
     /// <summary>Opens a monitor on <paramref name="socket"/> and tracks it like a socket.</summary>
-    internal Monitor OpenMonitor(SocketHandle socket, MonitorEvents events)
+    internal ZlinkMonitor OpenMonitor(SocketHandle socket, MonitorEvents events)
     {
         lock (_gate)
         {
@@ -248,7 +248,7 @@ public sealed class Context : IDisposable
                 var monitorHandle = new MonitorHandle(monitor, _handle);
                 contextAdded = false;
                 _open.Add(monitorHandle);
-                return new Monitor(this, monitorHandle);
+                return new ZlinkMonitor(this, monitorHandle);
             }
             finally
             {

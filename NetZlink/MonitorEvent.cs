@@ -3,7 +3,7 @@ using NetZlink.Interop;
 
 namespace NetZlink;
 
-/// <summary>One socket event reported by a <see cref="Monitor"/>.</summary>
+/// <summary>One socket event reported by a <see cref="ZlinkMonitor"/>.</summary>
 public readonly struct MonitorEvent
 {
     internal unsafe MonitorEvent(ZlinkMonitorEvent* native)

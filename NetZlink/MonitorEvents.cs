@@ -1,7 +1,7 @@
 // Monitor event bits: the mask given to Socket.OpenMonitor, and the type of each MonitorEvent.
 namespace NetZlink;
 
-/// <summary>Socket events a <see cref="Monitor"/> reports; a mask when opening, one bit per received event.</summary>
+/// <summary>Socket events a <see cref="ZlinkMonitor"/> reports; a mask when opening, one bit per received event.</summary>
 [Flags]
 public enum MonitorEvents
 {

@@ -9,12 +9,12 @@ namespace NetZlink;
 /// and read each item's <see cref="GetReturnedEvents"/>. Not thread-safe. For the length of a
 /// <see cref="Poll(long)"/> the poller holds each of its sockets as a call on it would: another
 /// thread's call on one of them is refused with <see cref="InvalidOperationException"/> (see
-/// <see cref="Socket"/>), and so is the poll when another thread is inside a call on one of them.
+/// <see cref="ZlinkSocket"/>), and so is the poll when another thread is inside a call on one of them.
 /// </summary>
 public sealed unsafe class Poller
 {
     private ZlinkPollItem[] _items = new ZlinkPollItem[4];
-    private Socket?[] _sockets = new Socket?[4];
+    private ZlinkSocket?[] _sockets = new ZlinkSocket?[4];
     private bool[] _leased = new bool[4];
     private SocketHandle.BiasToken?[] _biases = new SocketHandle.BiasToken?[4];
 
@@ -25,7 +25,7 @@ public sealed unsafe class Poller
     /// <param name="socket">The socket; it must stay open while it is polled.</param>
     /// <param name="events">What to wait for.</param>
     /// <returns>The item's index.</returns>
-    public int Add(Socket socket, PollEvents events)
+    public int Add(ZlinkSocket socket, PollEvents events)
     {
         ArgumentNullException.ThrowIfNull(socket);
         return AddItem(socket, new ZlinkPollItem { Events = (short)events });
@@ -64,7 +64,7 @@ public sealed unsafe class Poller
     /// <summary>The socket of item <paramref name="index"/>, or null for a file descriptor.</summary>
     /// <param name="index">The item.</param>
     /// <returns>The socket.</returns>
-    public Socket? GetSocket(int index)
+    public ZlinkSocket? GetSocket(int index)
     {
         CheckIndex(index);
         return _sockets[index];
@@ -166,12 +166,12 @@ public sealed unsafe class Poller
         }
         catch (ObjectDisposedException)
         {
-            HandleLease.ThrowDisposed($"{nameof(Socket)} (poller item {index})");
+            HandleLease.ThrowDisposed($"{nameof(ZlinkSocket)} (poller item {index})");
             throw;
         }
     }
 
-    private int AddItem(Socket? socket, ZlinkPollItem item)
+    private int AddItem(ZlinkSocket? socket, ZlinkPollItem item)
     {
         if (Count == _items.Length)
         {

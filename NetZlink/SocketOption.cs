@@ -27,7 +27,7 @@ public enum SocketOption
     Fd = 14,
     /// <summary>What the socket can do now: <see cref="PollEvents"/> bits (read-only).</summary>
     Events = 15,
-    /// <summary>The socket's <see cref="NetZlink.SocketType"/> (read-only).</summary>
+    /// <summary>The socket's <see cref="NetZlink.ZlinkSocketType"/> (read-only).</summary>
     Type = 16,
     /// <summary>How long unsent messages are kept after close, in ms (-1 forever). The binding sets 0 on every socket it creates.</summary>
     Linger = 17,

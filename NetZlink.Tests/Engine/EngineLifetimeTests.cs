@@ -116,7 +116,7 @@ public sealed class EngineLifetimeTests
         Assert.That(AllShardsExited(engine, handlers, Stopwatch.StartNew()), Is.True);
         AssertEveryLiveConnectionEndedOnce(handlers, ConnectionEndReason.EngineStopped);
         Assert.That(context.IsDisposed, Is.False, "the engine does not dispose a context it was given");
-        using Socket socket = context.CreateSocket(SocketType.Pair);
+        using ZlinkSocket socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
     }
 

@@ -10,7 +10,7 @@ internal sealed class StreamEchoServer : IDisposable
     private static readonly TimeSpan SendPatience = TimeSpan.FromSeconds(1);
 
     private readonly Context _context = new();
-    private readonly Socket _socket;
+    private readonly ZlinkSocket _socket;
     private readonly Thread _thread;
     private readonly HashSet<uint> _open = [];
     private volatile bool _stop;
@@ -19,7 +19,7 @@ internal sealed class StreamEchoServer : IDisposable
 
     public StreamEchoServer()
     {
-        _socket = _context.CreateSocket(SocketType.Stream);
+        _socket = _context.CreateSocket(ZlinkSocketType.Stream);
         // The default backlog (100) overflows when an engine connects hundreds at once and this
         // one thread is slow to accept (a loaded machine): the kernel then completes the client's
         // handshake, drops the connection and answers its first data with a reset, so a test saw

@@ -41,7 +41,7 @@ public sealed class InteropLayerTests
             Assert.That((int)ZlinkError.ENOTSUP, Is.EqualTo(ZlinkConstants.EOPNOTSUPP));
             Assert.That((int)SocketOption.SendHighWaterMark, Is.EqualTo(ZlinkConstants.ZLINK_SNDHWM));
             Assert.That((int)SocketOption.ConnectRoutingId, Is.EqualTo(ZlinkConstants.ZLINK_CONNECT_ROUTING_ID));
-            Assert.That((int)SocketType.Stream, Is.EqualTo(ZlinkConstants.ZLINK_STREAM));
+            Assert.That((int)ZlinkSocketType.Stream, Is.EqualTo(ZlinkConstants.ZLINK_STREAM));
         });
     }
 }

@@ -36,8 +36,8 @@ public sealed class PublicApiTests
     public void TheDescription_SeesMembersTypesAndSignatures()
     {
         List<string> lines = Describe(typeof(Context).Assembly);
-        Assert.That(lines, Has.Some.StartWith("sealed class NetZlink.Socket : System.IDisposable"));
-        Assert.That(lines, Has.Some.Contains("NetZlink.Socket.TrySend(System.ReadOnlySpan<System.Byte>, NetZlink.SendFlags = None) -> System.Boolean"));
+        Assert.That(lines, Has.Some.StartWith("sealed class NetZlink.ZlinkSocket : System.IDisposable"));
+        Assert.That(lines, Has.Some.Contains("NetZlink.ZlinkSocket.TrySend(System.ReadOnlySpan<System.Byte>, NetZlink.SendFlags = None) -> System.Boolean"));
         Assert.That(lines, Has.None.Contains("NativeMethods"), "internal types are not public API");
     }
 

@@ -481,7 +481,7 @@ public abstract class StreamEngine : IDisposable
             EngineErrors.Throw($"zlink_socket(STREAM) for shard {shard}", errno);
         }
 
-        var owner = new SocketHandle(raw, context, SocketType.Stream);
+        var owner = new SocketHandle(raw, context, ZlinkSocketType.Stream);
         nint socket = raw;
         try
         {

@@ -87,7 +87,7 @@ internal sealed class SocketHandle : SafeHandle
     private static int s_threadId;
 
     /// <summary>Takes over a reference the caller already holds on <paramref name="context"/>.</summary>
-    internal SocketHandle(nint socket, ContextHandle context, SocketType type)
+    internal SocketHandle(nint socket, ContextHandle context, ZlinkSocketType type)
         : base(0, ownsHandle: true)
     {
         _context = context;
@@ -99,7 +99,7 @@ internal sealed class SocketHandle : SafeHandle
     public override bool IsInvalid => handle == 0;
 
     /// <summary>The kind of socket, named in the refusal of an overlapping call.</summary>
-    internal SocketType Type { get; }
+    internal ZlinkSocketType Type { get; }
 
     /// <summary>The last endpoint bound or connected (set by the thread inside a call), named in the refusal of an overlapping call.</summary>
     internal string? Endpoint
@@ -253,7 +253,7 @@ internal sealed class SocketHandle : SafeHandle
         if (Volatile.Read(ref _closing) != 0)
         {
             ExitCall(null);
-            HandleLease.ThrowDisposed(nameof(Socket));
+            HandleLease.ThrowDisposed(nameof(ZlinkSocket));
         }
 
         if (Volatile.Read(ref _bias) is null && _revocationsLeft > 0)
@@ -310,7 +310,7 @@ internal sealed class SocketHandle : SafeHandle
     {
         if (Volatile.Read(ref _closing) != 0)
         {
-            HandleLease.ThrowDisposed(nameof(Socket));
+            HandleLease.ThrowDisposed(nameof(ZlinkSocket));
         }
 
         string name = Endpoint is string endpoint ? $"{Type.ToString().ToUpperInvariant()} {Utf8Z.Printable(endpoint)}" : Type.ToString().ToUpperInvariant();

@@ -13,7 +13,7 @@ using NetZlink.Interop;
 namespace NetZlink;
 
 /// <summary>
-/// A zlink socket of any <see cref="SocketType"/>, created by <see cref="Context.CreateSocket"/>.
+/// A zlink socket of any <see cref="ZlinkSocketType"/>, created by <see cref="Context.CreateSocket"/>.
 /// Use it from one thread at a time (it may move between threads); <see cref="Dispose"/> may be
 /// called from any thread, at any time.
 /// </summary>
@@ -26,11 +26,11 @@ namespace NetZlink;
 /// <c>Socket(PAIR inproc://jobs) is in use by another thread (Receive refused: managed thread 12 is inside a call on it).</c>
 /// The refused call has no effect; the socket stays usable once the other call returns.
 /// </remarks>
-public sealed unsafe partial class Socket : IDisposable
+public sealed unsafe partial class ZlinkSocket : IDisposable
 {
     private readonly SocketHandle _handle;
 
-    internal Socket(Context context, SocketHandle handle, SocketType type)
+    internal ZlinkSocket(Context context, SocketHandle handle, ZlinkSocketType type)
     {
         Context = context;
         _handle = handle;
@@ -41,7 +41,7 @@ public sealed unsafe partial class Socket : IDisposable
     public Context Context { get; }
 
     /// <summary>The kind of socket.</summary>
-    public SocketType Type { get; }
+    public ZlinkSocketType Type { get; }
 
     /// <summary>True once the socket (or its context) was disposed.</summary>
     public bool IsDisposed => _handle.IsClosing;

@@ -4,7 +4,7 @@ using NetZlink.Interop;
 
 namespace NetZlink;
 
-public sealed unsafe partial class Socket
+public sealed unsafe partial class ZlinkSocket
 {
     /// <summary>
     /// Receives one frame into <paramref name="buffer"/>, blocking until one arrives (or until the

@@ -8,17 +8,17 @@ using NetZlink.Interop;
 namespace NetZlink;
 
 /// <summary>
-/// Delivers the events of a socket, opened by <see cref="Socket.OpenMonitor"/>. Use it from one
+/// Delivers the events of a socket, opened by <see cref="ZlinkSocket.OpenMonitor"/>. Use it from one
 /// thread at a time; <see cref="Dispose"/> may be called from any thread.
 /// </summary>
-public sealed unsafe class Monitor : IDisposable
+public sealed unsafe class ZlinkMonitor : IDisposable
 {
     private const int MaxSleepMilliseconds = 10;
 
     private readonly Context _context;
     private readonly MonitorHandle _handle;
 
-    internal Monitor(Context context, MonitorHandle handle)
+    internal ZlinkMonitor(Context context, MonitorHandle handle)
     {
         _context = context;
         _handle = handle;
@@ -31,7 +31,7 @@ public sealed unsafe class Monitor : IDisposable
     /// <exception cref="ObjectDisposedException">The monitor was disposed.</exception>
     public bool TryReceive(out MonitorEvent monitorEvent)
     {
-        using var monitor = HandleLease.Acquire(_handle, nameof(Monitor));
+        using var monitor = HandleLease.Acquire(_handle, nameof(ZlinkMonitor));
         ZlinkMonitorEvent native = default;
         if (NativeMethods.zlink_monitor_recv(monitor.Value, &native, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
         {

@@ -5,7 +5,7 @@ using NetZlink.Interop;
 
 namespace NetZlink;
 
-public sealed unsafe partial class Socket
+public sealed unsafe partial class ZlinkSocket
 {
     private const string PeersHint = "peer introspection works on ROUTER and STREAM sockets only";
 

@@ -11,7 +11,7 @@ using NetZlink.Interop;
 
 namespace NetZlink;
 
-public sealed unsafe partial class Socket
+public sealed unsafe partial class ZlinkSocket
 {
     // Large enough for every byte/string option zlink has but a long endpoint (routing ids are at
     // most 255 bytes, device names 16). The library fails with EINVAL, without saying the size it

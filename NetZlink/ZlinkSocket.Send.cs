@@ -4,7 +4,7 @@ using NetZlink.Interop;
 
 namespace NetZlink;
 
-public sealed unsafe partial class Socket
+public sealed unsafe partial class ZlinkSocket
 {
     /// <summary>Sends one frame, blocking until it is queued (or until the socket's <see cref="SendTimeout"/>).</summary>
     /// <param name="data">The frame; copied before the call returns.</param>

@@ -6,7 +6,7 @@ using NetZlink.Interop;
 
 namespace NetZlink;
 
-public sealed unsafe partial class Socket
+public sealed unsafe partial class ZlinkSocket
 {
     /// <summary>
     /// STREAM only: one non-blocking try to send <paramref name="payload"/> to the connection
@@ -76,7 +76,7 @@ public sealed unsafe partial class Socket
 
     private void RequireStream(string operation)
     {
-        if (Type != SocketType.Stream)
+        if (Type != ZlinkSocketType.Stream)
         {
             throw new InvalidOperationException($"Socket({Type}).{operation}: only a STREAM socket sends to a routing id this way.");
         }

@@ -2,7 +2,7 @@
 namespace NetZlink;
 
 /// <summary>The kind of a zlink socket, with the ABI's numbers.</summary>
-public enum SocketType
+public enum ZlinkSocketType
 {
     /// <summary>Exclusive pair: one peer, both directions.</summary>
     Pair = 0,
