@@ -50,8 +50,8 @@ using System.Text;
 using NetZlink;
 
 using var context = new Context();
-using var server = context.CreateSocket(SocketType.Pair);
-using var client = context.CreateSocket(SocketType.Pair);
+using var server = context.CreateSocket(ZlinkSocketType.Pair);
+using var client = context.CreateSocket(ZlinkSocketType.Pair);
 server.Bind("inproc://pack-smoke");
 client.Connect("inproc://pack-smoke");
 
