@@ -14,11 +14,7 @@ public sealed class StreamSocketTests
         using var context = new Context();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         using var client = context.CreateSocket(ZlinkSocketType.Stream);
-        string endpoint = StreamSockets.Bind(server);
-        StreamSockets.ConnectOrIgnore(client, endpoint);
-
-        RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
-        RoutingId serverSide = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+        (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         StreamSockets.Send(client, clientSide, Wait.Bytes("hello"));
         (RoutingId from, byte[] request) = StreamSockets.Receive(server);
@@ -56,10 +52,7 @@ public sealed class StreamSocketTests
         using var context = new Context();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         using var client = context.CreateSocket(ZlinkSocketType.Stream);
-        string endpoint = StreamSockets.Bind(server);
-        StreamSockets.ConnectOrIgnore(client, endpoint);
-        RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
-        RoutingId serverSide = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+        (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         Assert.That(server.TrySendTo(serverSide, Wait.Bytes("world"), Wait.Long), Is.True);
         (RoutingId to, byte[] reply) = StreamSockets.Receive(client);

@@ -8,6 +8,15 @@ internal static class StreamSockets
     public const byte Disconnected = 0x00;
 
     /// <summary>Binds a STREAM socket on a fresh loopback port; returns the endpoint.</summary>
+    /// <summary>Connects <paramref name="client"/> to <paramref name="server"/> (bound here) and returns each side's id of the connection.</summary>
+    public static (RoutingId ClientSide, RoutingId ServerSide) Connect(ZlinkSocket server, ZlinkSocket client)
+    {
+        ConnectOrIgnore(client, Bind(server));
+        RoutingId clientSide = ReceiveEvent(client, Connected);
+        RoutingId serverSide = ReceiveEvent(server, Connected);
+        return (clientSide, serverSide);
+    }
+
     public static string Bind(ZlinkSocket server)
     {
         server.Bind("tcp://127.0.0.1:*");

@@ -27,7 +27,11 @@ public sealed class ClientEngine : StreamEngine
     /// resolve to an IPv4 address: "could not resolve host 'name' in endpoint tcp://name:port: reason".</exception>
     /// <exception cref="InvalidOperationException">The process's descriptor limit cannot hold the connections (see <see cref="EngineOptions.RaiseDescriptorLimit"/>).</exception>
     public ClientEngine(int connectionCount, EngineOptions options, Context? context = null)
-        : base(Checked(connectionCount, options), context, engine => MakeShards((ClientEngine)engine, connectionCount, options))
+        : base(
+            Checked(connectionCount, options),
+            context,
+            ShardsFor(connectionCount, options),
+            (engine, i) => MakeShard(engine, options, connectionCount, i))
     {
         ConnectionCount = connectionCount;
         _endpoints = options.Endpoints.Select(e => Encoding.UTF8.GetBytes(e + "\0")).ToArray();
@@ -90,36 +94,18 @@ public sealed class ClientEngine : StreamEngine
         ArgumentOutOfRangeException.ThrowIfLessThan(connectionCount, 1);
         options.Validate();
         EndpointHosts.EnsureResolvable(options.Endpoints);
-        int shards = Math.Min(options.EffectiveShardCount, connectionCount);
-
         // Before anything is opened: fail with both numbers when the run cannot fit.
-        DescriptorBudget.Ensure(connectionCount, options.ReservedDescriptors + (shards * 4), options.RaiseDescriptorLimit);
+        DescriptorBudget.Ensure(connectionCount, options.ReservedDescriptors + (ShardsFor(connectionCount, options) * 4), options.RaiseDescriptorLimit);
         return options;
     }
 
-    private static EngineShard[] MakeShards(ClientEngine engine, int connectionCount, EngineOptions options)
+    /// <summary>One shard per core (or <see cref="EngineOptions.ShardCount"/>), never more than connections.</summary>
+    private static int ShardsFor(int connectionCount, EngineOptions options) => Math.Min(options.EffectiveShardCount, connectionCount);
+
+    /// <summary>Shard <paramref name="shard"/>: connection i goes to shard i % shards, slot i / shards.</summary>
+    private static EngineShard MakeShard(StreamEngine engine, EngineOptions options, int connectionCount, int shard)
     {
-        int shards = Math.Min(options.EffectiveShardCount, connectionCount);
-        var made = new EngineShard[shards];
-        try
-        {
-            for (int i = 0; i < shards; i++)
-            {
-                int slots = (connectionCount - i + shards - 1) / shards;
-                made[i] = new EngineShard(engine, options, i, shards, slots, accepting: false);
-            }
-        }
-        catch
-        {
-            // The shards made so far own an eventfd each.
-            foreach (EngineShard? shard in made)
-            {
-                shard?.ReleaseUnstarted();
-            }
-
-            throw;
-        }
-
-        return made;
+        int shards = ShardsFor(connectionCount, options);
+        return new EngineShard(engine, options, shard, shards, (connectionCount - shard + shards - 1) / shards, accepting: false);
     }
 }

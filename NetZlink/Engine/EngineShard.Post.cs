@@ -52,8 +52,7 @@ public sealed unsafe partial class EngineShard
 
         if (Interlocked.Add(ref _postedBytes, length) > _options.PostCapacityPerShard)
         {
-            Interlocked.Add(ref _postedBytes, -length);
-            Interlocked.Add(ref _postedBytesBySlot[slot], -length);
+            Unreserve(slot, length);
             return PostStatus.Full;
         }
 
@@ -72,8 +71,7 @@ public sealed unsafe partial class EngineShard
         if (buffer is not null)
         {
             System.Buffers.ArrayPool<byte>.Shared.Return(buffer);
-            Interlocked.Add(ref _postedBytes, -length);
-            Interlocked.Add(ref _postedBytesBySlot[slot], -length);
+            Unreserve(slot, length);
             return PostStatus.Closed;
         }
 
@@ -109,12 +107,18 @@ public sealed unsafe partial class EngineShard
     /// <summary>Shard thread: gives posting capacity back and wakes anyone waiting for it.</summary>
     private void ReleasePosted(int slot, int bytes)
     {
-        Interlocked.Add(ref _postedBytesBySlot[slot], -bytes);
-        Interlocked.Add(ref _postedBytes, -bytes);
+        Unreserve(slot, bytes);
         if (Volatile.Read(ref _room) is not null)
         {
             SignalRoom();
         }
+    }
+
+    /// <summary>Gives back capacity taken for a frame, on the connection and on the shard.</summary>
+    private void Unreserve(int slot, int bytes)
+    {
+        Interlocked.Add(ref _postedBytesBySlot[slot], -bytes);
+        Interlocked.Add(ref _postedBytes, -bytes);
     }
 
     private void SignalRoom()

@@ -33,7 +33,11 @@ public sealed class ServerEngine : StreamEngine
     /// <param name="context">The context to create sockets in; null makes (and later disposes) one of its own.</param>
     /// <exception cref="ArgumentException">The options are invalid.</exception>
     public ServerEngine(EngineOptions options, Context? context = null)
-        : base(Checked(options), context, engine => MakeShards((ServerEngine)engine, options))
+        : base(
+            Checked(options),
+            context,
+            options.Endpoints.Count,
+            (engine, i) => new EngineShard(engine, options, i, options.Endpoints.Count, options.MaxConnections, accepting: true))
     {
         _bound = new string[options.Endpoints.Count];
     }
@@ -84,28 +88,5 @@ public sealed class ServerEngine : StreamEngine
         }
 
         return options;
-    }
-
-    private static EngineShard[] MakeShards(ServerEngine engine, EngineOptions options)
-    {
-        var made = new EngineShard[options.Endpoints.Count];
-        try
-        {
-            for (int i = 0; i < made.Length; i++)
-            {
-                made[i] = new EngineShard(engine, options, i, made.Length, options.MaxConnections, accepting: true);
-            }
-        }
-        catch
-        {
-            foreach (EngineShard? shard in made)
-            {
-                shard?.ReleaseUnstarted();
-            }
-
-            throw;
-        }
-
-        return made;
     }
 }

@@ -33,18 +33,31 @@ public abstract class StreamEngine : IDisposable
     private int _started;
     private int _disposed;
 
-    /// <summary>Makes the shards (their threads start in <see cref="StartShards"/>); cleans up and rethrows when one cannot be made.</summary>
-    private protected StreamEngine(EngineOptions options, Context? context, Func<StreamEngine, EngineShard[]> makeShards)
+    /// <summary>
+    /// Makes <paramref name="shardCount"/> shards with <paramref name="makeShard"/> (their threads
+    /// start in <see cref="StartShards"/>); when one cannot be made, releases those made so far
+    /// (each owns an eventfd) and the context it created, and rethrows.
+    /// </summary>
+    private protected StreamEngine(EngineOptions options, Context? context, int shardCount, Func<StreamEngine, int, EngineShard> makeShard)
     {
         _options = options;
         _ownsContext = context is null;
         _context = context ?? new Context();
+        _shards = new EngineShard[shardCount];
         try
         {
-            _shards = makeShards(this);
+            for (int i = 0; i < shardCount; i++)
+            {
+                _shards[i] = makeShard(this, i);
+            }
         }
         catch
         {
+            foreach (EngineShard? made in _shards)
+            {
+                made?.ReleaseUnstarted();
+            }
+
             if (_ownsContext)
             {
                 _context.Dispose();
@@ -374,9 +387,6 @@ public abstract class StreamEngine : IDisposable
             _shards[i].Start(handlers[i], sockets[i]!, monitors[i]);
         }
     }
-
-    /// <summary>The native context handle while the engine holds its reference (from StartShards on).</summary>
-    private protected nint ContextHandleValue => _contextReference!.DangerousGetHandle();
 
     /// <summary>Called when the engine stops with a fault (a ClientEngine faults its ConnectsResolved with it).</summary>
     private protected virtual void OnFault(Exception fault)
