@@ -1,0 +1,127 @@
+// The service: a ROUTER socket takes requests ([client identity][empty delimiter, when the client
+// is a REQ socket][body]) with the async binding; each request is forwarded to the backend over
+// the client engine and the client gets [identity][delimiter][reply body] back, or an error reply
+// ("error: ...") when the backend fails or is too slow. One loop receives, one loop sends the
+// replies (a socket allows one receive and one send in flight at once), and the requests waiting
+// for the backend run in between.
+using System.Text;
+using System.Threading.Channels;
+using Microsoft.Extensions.Options;
+
+namespace NetZlink.Samples.Gateway;
+
+/// <summary>Answers requests on a ROUTER socket by forwarding them to a STREAM backend.</summary>
+internal sealed partial class GatewayService(IOptions<GatewayOptions> options, ILogger<GatewayService> logger) : BackgroundService
+{
+    private readonly GatewayOptions _options = options.Value;
+    private long _served;
+    private long _failed;
+
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        using var context = new Context();
+        using ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
+        router.Linger = 0;
+        router.Bind(_options.FrontendEndpoint);
+        LogListening(router.LastEndpoint, _options.BackendEndpoint);
+
+        await using var backend = new BackendLink(_options.BackendEndpoint, logger);
+        var replies = Channel.CreateUnbounded<List<byte[]>>(new UnboundedChannelOptions { SingleReader = true });
+        int inFlight = 0;
+        var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task sender = SendRepliesAsync(router, replies.Reader);
+        try
+        {
+            while (!stoppingToken.IsCancellationRequested)
+            {
+                List<byte[]> request = await router.ReceiveMultipartAsync(stoppingToken).ConfigureAwait(false);
+                Interlocked.Increment(ref inFlight);
+                _ = ForwardAsync(request, backend, replies.Writer).ContinueWith(
+                    _ =>
+                    {
+                        if (Interlocked.Decrement(ref inFlight) == 0 && stoppingToken.IsCancellationRequested)
+                        {
+                            drained.TrySetResult();
+                        }
+                    },
+                    CancellationToken.None,
+                    TaskContinuationOptions.ExecuteSynchronously,
+                    TaskScheduler.Default);
+            }
+        }
+        catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+        {
+        }
+
+        LogStopping(Volatile.Read(ref inFlight));
+        if (Volatile.Read(ref inFlight) > 0)
+        {
+            await drained.Task.WaitAsync(_options.BackendTimeout, CancellationToken.None).ConfigureAwait(false);
+        }
+
+        replies.Writer.TryComplete();
+        await sender.ConfigureAwait(false);
+        LogStopped(Interlocked.Read(ref _served), Interlocked.Read(ref _failed));
+    }
+
+    private async Task ForwardAsync(List<byte[]> request, BackendLink backend, ChannelWriter<List<byte[]>> replies)
+    {
+        // [identity][delimiter?][body]: everything before the body is the envelope, returned as is.
+        List<byte[]> reply = request.GetRange(0, request.Count - 1);
+        byte[] body = request[^1];
+        try
+        {
+            if (request.Count < 2)
+            {
+                throw new InvalidDataException("a request needs an identity and a body");
+            }
+
+            if (body.Length > _options.MaxRequestBytes)
+            {
+                throw new InvalidDataException($"the request is {body.Length} bytes; the limit is {_options.MaxRequestBytes}");
+            }
+
+            reply.Add(await backend.RequestAsync(body, _options.BackendTimeout, CancellationToken.None).ConfigureAwait(false));
+            Interlocked.Increment(ref _served);
+        }
+        catch (Exception e) when (e is IOException or TimeoutException or InvalidDataException or ObjectDisposedException)
+        {
+            Interlocked.Increment(ref _failed);
+            LogRequestFailed(e.Message);
+            reply.Add(Encoding.UTF8.GetBytes("error: " + e.Message));
+        }
+
+        if (reply.Count >= 2)
+        {
+            replies.TryWrite(reply);
+        }
+    }
+
+    private static async Task SendRepliesAsync(ZlinkSocket router, ChannelReader<List<byte[]>> replies)
+    {
+        var frames = new List<ReadOnlyMemory<byte>>();
+        await foreach (List<byte[]> reply in replies.ReadAllAsync(CancellationToken.None).ConfigureAwait(false))
+        {
+            frames.Clear();
+            foreach (byte[] frame in reply)
+            {
+                frames.Add(frame);
+            }
+
+            // A client that went away is no error for the service: ROUTER drops what it cannot route.
+            await router.SendMultipartAsync(frames, CancellationToken.None).ConfigureAwait(false);
+        }
+    }
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "gateway listening on {Endpoint}, forwarding to {Backend}")]
+    private partial void LogListening(string endpoint, string backend);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "gateway stopping: {InFlight} requests in flight")]
+    private partial void LogStopping(int inFlight);
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "gateway stopped: {Served} requests served, {Failed} failed")]
+    private partial void LogStopped(long served, long failed);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "request failed: {Reason}")]
+    private partial void LogRequestFailed(string reason);
+}

@@ -1,0 +1,175 @@
+// The gateway sample end to end: started as its own process, fed requests by DEALER and REQ
+// clients, stopped with SIGTERM. The backend is a local STREAM echo (a ServerEngine returning raw
+// bytes), so every reply must be exactly its request.
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Text.RegularExpressions;
+using NetZlink.Engine;
+
+namespace NetZlink.Samples.Tests;
+
+[TestFixture]
+[NonParallelizable]
+public sealed partial class GatewayTests
+{
+    private static readonly TimeSpan ReplyPatience = TimeSpan.FromSeconds(20);
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task ServesRequestsThroughTheBackendAndStopsCleanlyOnSigterm(CancellationToken cancellationToken)
+    {
+        int seed = SeedFor(nameof(ServesRequestsThroughTheBackendAndStopsCleanlyOnSigterm));
+        var random = new Random(seed);
+        using var backend = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
+        backend.Start(_ => new EchoHandler());
+        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint={backend.BoundEndpoints[0]}");
+        string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
+        await gateway.WaitForLineAsync(l => l.Contains("backend connected", StringComparison.Ordinal), cancellationToken);
+
+        using var context = new Context();
+        using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        dealer.Linger = 0;
+        dealer.Connect(frontend);
+        const int Requests = 300;
+        var outstanding = new HashSet<string>(StringComparer.Ordinal);
+        for (int i = 0; i < Requests; i++)
+        {
+            string body = $"{i}:" + new string((char)('a' + random.Next(26)), random.Next(0, 4000));
+            outstanding.Add(body);
+            dealer.Send(Encoding.UTF8.GetBytes(body));
+        }
+
+        var reply = new List<byte[]>();
+        for (int i = 0; i < Requests; i++)
+        {
+            Assert.That(dealer.TryReceiveMultipart(reply, ReplyPatience), Is.True, $"reply {i} of {Requests} did not come (seed {seed}); {outstanding.Count} outstanding\n{gateway.Output}");
+            Assert.That(reply, Has.Count.EqualTo(1), "a DEALER reply is one frame: the body");
+            string text = Encoding.UTF8.GetString(reply[0]);
+            Assert.That(outstanding.Remove(text), Is.True, $"reply '{Clip(text)}' matches no outstanding request (seed {seed})");
+        }
+
+        using ZlinkSocket req = context.CreateSocket(ZlinkSocketType.Req);
+        req.Linger = 0;
+        req.Connect(frontend);
+        req.Send("through REQ"u8);
+        Assert.That(req.TryReceiveMultipart(reply, ReplyPatience), Is.True, "the REQ client got no reply");
+        Assert.That(Encoding.UTF8.GetString(reply[^1]), Is.EqualTo("through REQ"));
+
+        gateway.Signal("TERM");
+        await gateway.WaitForExitAsync(cancellationToken);
+        Assert.Multiple(() =>
+        {
+            Assert.That(gateway.ExitCode, Is.Zero, gateway.Output);
+            Assert.That(gateway.Output, Does.Contain($"gateway stopped: {Requests + 1} requests served, 0 failed"));
+        });
+    }
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task ABackendThatNeverAnswersFailsTheRequestsAndSigtermStillStopsIt(CancellationToken cancellationToken)
+    {
+        using var blackHole = new TcpListener(IPAddress.Loopback, 0);
+        blackHole.Start();
+        var accepted = new List<System.Net.Sockets.Socket>();
+        Task accepting = Task.Run(async () =>
+        {
+            while (true)
+            {
+                accepted.Add(await blackHole.AcceptSocketAsync(cancellationToken));
+            }
+        }, cancellationToken);
+        int port = ((IPEndPoint)blackHole.LocalEndpoint).Port;
+        using GatewayProcess gateway = GatewayProcess.Start(
+            "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint=tcp://127.0.0.1:{port}", "--Gateway:BackendTimeout=00:00:02");
+        string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
+
+        using var context = new Context();
+        using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        dealer.Linger = 0;
+        dealer.Connect(frontend);
+        dealer.Send("first"u8);
+        var reply = new List<byte[]>();
+        Assert.That(dealer.TryReceiveMultipart(reply, ReplyPatience), Is.True, $"no error reply came\n{gateway.Output}");
+        Assert.That(Encoding.UTF8.GetString(reply[0]), Does.StartWith("error: "));
+
+        // Two more requests, then SIGTERM while they wait for the backend: the service answers
+        // them (with errors) within its timeout and exits 0.
+        dealer.Send("second"u8);
+        dealer.Send("third"u8);
+        await Task.Delay(300, cancellationToken);
+        gateway.Signal("TERM");
+        await gateway.WaitForExitAsync(cancellationToken);
+        Assert.Multiple(() =>
+        {
+            Assert.That(gateway.ExitCode, Is.Zero, gateway.Output);
+            Assert.That(gateway.Output, Does.Contain("gateway stopped: 0 requests served, 3 failed"));
+        });
+        for (int i = 0; i < 2; i++)
+        {
+            Assert.That(dealer.TryReceiveMultipart(reply, ReplyPatience), Is.True, $"error reply {i} for the requests in flight at SIGTERM did not come\n{gateway.Output}");
+            Assert.That(Encoding.UTF8.GetString(reply[0]), Does.StartWith("error: "));
+        }
+
+        blackHole.Stop();
+        foreach (System.Net.Sockets.Socket s in accepted)
+        {
+            s.Dispose();
+        }
+
+        _ = accepting.ContinueWith(_ => { }, TaskScheduler.Default);
+    }
+
+    [Test]
+    [CancelAfter(60_000)]
+    public async Task InvalidSettingsStopItAtStartWithAClearError(CancellationToken cancellationToken)
+    {
+        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:BackendTimeout=-00:00:01");
+        await gateway.WaitForExitAsync(cancellationToken);
+        Assert.Multiple(() =>
+        {
+            Assert.That(gateway.ExitCode, Is.Not.Zero);
+            Assert.That(gateway.Output, Does.Contain("Gateway:BackendTimeout must be positive"));
+        });
+    }
+
+    private static async Task<string> ListeningEndpointAsync(GatewayProcess gateway, CancellationToken cancellationToken)
+    {
+        string line = await gateway.WaitForLineAsync(l => Listening().IsMatch(l), cancellationToken);
+        return Listening().Match(line).Groups[1].Value;
+    }
+
+    private static int SeedFor(string test)
+    {
+        string? fixedSeed = Environment.GetEnvironmentVariable("NETZLINK_FUZZ_SEED");
+        int seed = fixedSeed is null ? Random.Shared.Next() : int.Parse(fixedSeed, System.Globalization.CultureInfo.InvariantCulture);
+        TestContext.Out.WriteLine($"{test}: seed {seed} (replay with NETZLINK_FUZZ_SEED={seed})");
+        return seed;
+    }
+
+    private static string Clip(string text) => text.Length <= 40 ? text : text[..40] + "...";
+
+    [GeneratedRegex(@"gateway listening on (tcp://[0-9.]+:\d+)")]
+    private static partial Regex Listening();
+
+    private sealed class EchoHandler : IConnectionHandler
+    {
+        public void OnConnected(EngineShard shard, Connection connection)
+        {
+        }
+
+        public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
+        {
+        }
+
+        public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet) => shard.Send(connection, packet);
+
+        public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
+        {
+        }
+
+        public void OnPass(EngineShard shard)
+        {
+        }
+    }
+}
