@@ -20,7 +20,9 @@ public sealed partial class ZlinkSocket
     /// <exception cref="ObjectDisposedException">(Through the ValueTask.) The socket was disposed, before or during the wait.</exception>
     /// <exception cref="ContextTerminatedException">(Through the ValueTask.) The context was shut down.</exception>
     public ValueTask<int> ReceiveAsync(Memory<byte> buffer, CancellationToken cancellationToken = default) =>
-        _handle.Async.ReceiveAsync(buffer, cancellationToken);
+        cancellationToken.IsCancellationRequested
+            ? ValueTask.FromCanceled<int>(cancellationToken)
+            : _handle.Async.ReceiveAsync(buffer, cancellationToken);
 
     /// <summary>Receives one frame into <paramref name="message"/> (its previous content is released), waiting without blocking a thread.</summary>
     /// <param name="message">The message to fill; <see cref="Message.More"/> then tells whether more frames follow. Do not use it until the operation completes.</param>
@@ -30,7 +32,9 @@ public sealed partial class ZlinkSocket
     public ValueTask ReceiveAsync(Message message, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(message);
-        return _handle.Async.ReceiveAsync(message, cancellationToken);
+        return cancellationToken.IsCancellationRequested
+            ? ValueTask.FromCanceled(cancellationToken)
+            : _handle.Async.ReceiveAsync(message, cancellationToken);
     }
 
     /// <summary>Receives every frame of the next message, waiting without blocking a thread; the frames are taken in one step, so no other receive can come between them.</summary>
@@ -38,7 +42,9 @@ public sealed partial class ZlinkSocket
     /// <returns>The frames, in order (new arrays).</returns>
     /// <exception cref="InvalidOperationException">(Thrown by the call.) Another receive of this socket has not been awaited yet, or another thread is inside a call on the socket.</exception>
     public ValueTask<List<byte[]>> ReceiveMultipartAsync(CancellationToken cancellationToken = default) =>
-        _handle.Async.ReceiveMultipartAsync(cancellationToken);
+        cancellationToken.IsCancellationRequested
+            ? ValueTask.FromCanceled<List<byte[]>>(cancellationToken)
+            : _handle.Async.ReceiveMultipartAsync(cancellationToken);
 
     /// <summary>
     /// Sends one frame, waiting without blocking a thread until the socket takes it (high-water
@@ -52,7 +58,9 @@ public sealed partial class ZlinkSocket
     /// <exception cref="InvalidOperationException">(Thrown by the call.) Another send of this socket has not been awaited yet, or another thread is inside a call on the socket.</exception>
     /// <exception cref="HostUnreachableException">(Through the ValueTask.) ROUTER (mandatory) or STREAM: the routing id names no peer.</exception>
     public ValueTask SendAsync(ReadOnlyMemory<byte> data, SendFlags flags = SendFlags.None, CancellationToken cancellationToken = default) =>
-        _handle.Async.SendAsync(data, flags, cancellationToken);
+        cancellationToken.IsCancellationRequested
+            ? ValueTask.FromCanceled(cancellationToken)
+            : _handle.Async.SendAsync(data, flags, cancellationToken);
 
     /// <summary>Sends a message without copying, waiting without blocking a thread; on success the message is left empty, otherwise intact.</summary>
     /// <param name="message">The message; do not use it until the operation completes.</param>
@@ -63,7 +71,9 @@ public sealed partial class ZlinkSocket
     public ValueTask SendAsync(Message message, SendFlags flags = SendFlags.None, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(message);
-        return _handle.Async.SendAsync(message, flags, cancellationToken);
+        return cancellationToken.IsCancellationRequested
+            ? ValueTask.FromCanceled(cancellationToken)
+            : _handle.Async.SendAsync(message, flags, cancellationToken);
     }
 
     /// <summary>
@@ -83,6 +93,8 @@ public sealed partial class ZlinkSocket
             throw new ArgumentException("A message has at least one frame.", nameof(parts));
         }
 
-        return _handle.Async.SendMultipartAsync(parts, cancellationToken);
+        return cancellationToken.IsCancellationRequested
+            ? ValueTask.FromCanceled(cancellationToken)
+            : _handle.Async.SendMultipartAsync(parts, cancellationToken);
     }
 }
