@@ -13,7 +13,8 @@ public sealed unsafe partial class ZlinkSocket
     /// <param name="buffer">Where the frame goes; a longer frame is truncated to fit.</param>
     /// <returns>The frame's full size, which exceeds <paramref name="buffer"/>'s length when it was truncated.</returns>
     /// <exception cref="ContextTerminatedException">The context was shut down, before or during the wait.</exception>
-    /// <exception cref="ZlinkException">The receive failed; EAGAIN when <see cref="ReceiveTimeout"/> elapsed (use a TryReceive overload to get that as a result).</exception>
+    /// <exception cref="ZlinkTimeoutException"><see cref="ReceiveTimeout"/> elapsed first (use a TryReceive overload to get that as a result).</exception>
+    /// <exception cref="ZlinkException">The receive failed.</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public int Receive(Span<byte> buffer)
     {
@@ -31,7 +32,7 @@ public sealed unsafe partial class ZlinkSocket
                 int errno = NativeMethods.zlink_errno();
                 if (errno != ZlinkConstants.EINTR)
                 {
-                    Ensure.Throw(errno, "Receive");
+                    Ensure.ThrowBlocking(errno, "Receive", socket.Value, sending: false);
                 }
             }
         }
@@ -82,6 +83,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>Receives one frame into <paramref name="message"/>, blocking; its previous content is released.</summary>
     /// <param name="message">The message to fill.</param>
     /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
+    /// <exception cref="ZlinkTimeoutException"><see cref="ReceiveTimeout"/> elapsed first.</exception>
     /// <exception cref="ZlinkException">The receive failed.</exception>
     public void Receive(Message message)
     {
@@ -93,7 +95,7 @@ public sealed unsafe partial class ZlinkSocket
             int errno = NativeMethods.zlink_errno();
             if (errno != ZlinkConstants.EINTR)
             {
-                Ensure.Throw(errno, "Receive");
+                Ensure.ThrowBlocking(errno, "Receive", socket.Value, sending: false);
             }
         }
     }
@@ -134,7 +136,11 @@ public sealed unsafe partial class ZlinkSocket
 
     /// <summary>Receives one whole frame of any size, blocking.</summary>
     /// <returns>A new array holding the frame.</returns>
-    public byte[] ReceiveFrame() => ReceiveFrame(0, "ReceiveFrame", out _)!;
+    public byte[] ReceiveFrame()
+    {
+        using var socket = SocketLease.Acquire(_handle, "ReceiveFrame");
+        return FrameReader.ReceiveFrame(socket.Value, 0, "ReceiveFrame", out _)!;
+    }
 
     /// <summary>Receives every frame of the next message, blocking until it arrives.</summary>
     /// <returns>The frames, in order.</returns>
@@ -142,7 +148,7 @@ public sealed unsafe partial class ZlinkSocket
     public List<byte[]> ReceiveMultipart()
     {
         var parts = new List<byte[]>();
-        ReceiveRest(ReceiveFrame(0, "ReceiveMultipart", out bool more)!, more, parts);
+        ReceiveMultipart(parts, 0, "ReceiveMultipart");
         return parts;
     }
 
@@ -152,14 +158,7 @@ public sealed unsafe partial class ZlinkSocket
     public bool TryReceiveMultipart(List<byte[]> parts)
     {
         ArgumentNullException.ThrowIfNull(parts);
-        byte[]? first = ReceiveFrame(ZlinkConstants.ZLINK_DONTWAIT, "TryReceiveMultipart", out bool more);
-        if (first is null)
-        {
-            return false;
-        }
-
-        ReceiveRest(first, more, parts);
-        return true;
+        return ReceiveMultipart(parts, ZlinkConstants.ZLINK_DONTWAIT, "TryReceiveMultipart");
     }
 
     /// <summary>Receives every frame of the next message, waiting up to <paramref name="timeout"/> for it.</summary>
@@ -180,47 +179,10 @@ public sealed unsafe partial class ZlinkSocket
         return true;
     }
 
-    // Messages are atomic: once the first frame is here the rest is too, so the remaining
-    // frames are read with a blocking receive that does not actually wait.
-    private void ReceiveRest(byte[] first, bool more, List<byte[]> parts)
-    {
-        parts.Add(first);
-        while (more)
-        {
-            parts.Add(ReceiveFrame(0, "ReceiveMultipart", out more)!);
-        }
-    }
-
-    /// <summary>One frame as a new array, through a zlink_msg_t on the stack; null on "would block".</summary>
-    private byte[]? ReceiveFrame(int flags, string operation, out bool more)
+    /// <summary>The whole message under one lease, so no other call can come between its frames.</summary>
+    private bool ReceiveMultipart(List<byte[]> parts, int flags, string operation)
     {
         using var socket = SocketLease.Acquire(_handle, operation);
-        ZlinkMsg msg = default;
-        _ = NativeMethods.zlink_msg_init(&msg);
-        try
-        {
-            while (NativeMethods.zlink_msg_recv(&msg, socket.Value, flags) < 0)
-            {
-                int errno = NativeMethods.zlink_errno();
-                if (flags == ZlinkConstants.ZLINK_DONTWAIT)
-                {
-                    WouldBlock(errno, operation);
-                    more = false;
-                    return null;
-                }
-
-                if (errno != ZlinkConstants.EINTR)
-                {
-                    Ensure.Throw(errno, operation);
-                }
-            }
-
-            more = NativeMethods.zlink_msg_more(&msg) != 0;
-            return new ReadOnlySpan<byte>(NativeMethods.zlink_msg_data(&msg), checked((int)NativeMethods.zlink_msg_size(&msg))).ToArray();
-        }
-        finally
-        {
-            _ = NativeMethods.zlink_msg_close(&msg);
-        }
+        return FrameReader.ReceiveMultipart(socket.Value, parts, flags, operation);
     }
 }

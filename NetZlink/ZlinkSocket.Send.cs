@@ -9,7 +9,8 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>Sends one frame, blocking until it is queued (or until the socket's <see cref="SendTimeout"/>).</summary>
     /// <param name="data">The frame; copied before the call returns.</param>
     /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames of the message follow.</param>
-    /// <exception cref="ZlinkException">The send failed; EAGAIN when <see cref="SendTimeout"/> elapsed or <see cref="SendFlags.DontWait"/> was given (use <see cref="TrySend(ReadOnlySpan{byte}, SendFlags)"/> to get that as a result).</exception>
+    /// <exception cref="ZlinkTimeoutException"><see cref="SendTimeout"/> elapsed first (use <see cref="TrySend(ReadOnlySpan{byte}, TimeSpan, SendFlags)"/> to get that as a result).</exception>
+    /// <exception cref="ZlinkException">The send failed; EAGAIN when <see cref="SendFlags.DontWait"/> was given and the frame could not be queued (use <see cref="TrySend(ReadOnlySpan{byte}, SendFlags)"/> to get that as a result).</exception>
     /// <exception cref="HostUnreachableException">ROUTER (mandatory) or STREAM: the routing id names no peer.</exception>
     /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
@@ -23,7 +24,7 @@ public sealed unsafe partial class ZlinkSocket
                 int errno = NativeMethods.zlink_errno();
                 if (errno != ZlinkConstants.EINTR)
                 {
-                    Ensure.Throw(errno, "Send");
+                    ThrowSendFailure(errno, socket.Value, flags);
                 }
             }
         }
@@ -87,6 +88,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>Sends a message, blocking until it is queued. On success the message is left empty.</summary>
     /// <param name="message">The message; ownership of its data passes to the socket.</param>
     /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow.</param>
+    /// <exception cref="ZlinkTimeoutException"><see cref="SendTimeout"/> elapsed first (the message is left intact).</exception>
     /// <exception cref="ZlinkException">The send failed (the message is left intact).</exception>
     public void Send(Message message, SendFlags flags = SendFlags.None)
     {
@@ -98,7 +100,7 @@ public sealed unsafe partial class ZlinkSocket
             int errno = NativeMethods.zlink_errno();
             if (errno != ZlinkConstants.EINTR)
             {
-                Ensure.Throw(errno, "Send");
+                ThrowSendFailure(errno, socket.Value, flags);
             }
         }
     }
@@ -135,6 +137,17 @@ public sealed unsafe partial class ZlinkSocket
         }
 
         Send(parts[^1]);
+    }
+
+    /// <summary>A blocking send's EAGAIN is its timeout; with DontWait given it is a plain "would block" error.</summary>
+    private static void ThrowSendFailure(int errno, nint socket, SendFlags flags)
+    {
+        if ((flags & SendFlags.DontWait) != 0)
+        {
+            Ensure.Throw(errno, "Send");
+        }
+
+        Ensure.ThrowBlocking(errno, "Send", socket, sending: true);
     }
 
     /// <summary>EAGAIN (and a stray EINTR) mean "try again"; anything else is thrown.</summary>

@@ -41,7 +41,7 @@ public sealed class CompareEndToEndTests
                 Assert.That(summary.RootElement.GetProperty("stack").GetString(), Is.EqualTo(stack));
                 string[] lines = File.ReadAllLines(paths.Stdout);
                 Assert.That(lines, Has.One.StartsWith("RESULT scenario=" + scenario + " "));
-                Assert.That(lines.Count(l => l.StartsWith("COUNTS version=1 scenario=" + scenario + " ", StringComparison.Ordinal)),
+                Assert.That(lines.Count(l => l.StartsWith("COUNTS version=2 scenario=" + scenario + " ", StringComparison.Ordinal)),
                     Is.EqualTo(stack == CompareStacks.CEpoll ? 1 : 0), "only limit_echo prints a COUNTS line");
             }
 

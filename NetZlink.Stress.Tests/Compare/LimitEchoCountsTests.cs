@@ -14,10 +14,10 @@ namespace NetZlink.Stress.Tests.Compare;
 public sealed class LimitEchoCountsTests
 {
     internal const string Pass =
-        "COUNTS version=1 scenario=s2 ccu=20 size=1024 inflight=30 warmup_s=0.3 measure_s=0.5 drain_timeout_s=10 latency_sample_rate=16 " +
+        "COUNTS version=2 scenario=s2 ccu=20 size=1024 inflight=30 warmup_s=0.3 measure_s=0.5 drain_timeout_s=10 latency_sample_rate=16 rate=0 " +
         "connected=20 connect_failed=0 connect_timed_out=0 disconnected=0 sent_total=1856310 received_total=1856310 sent_measured=1158240 " +
-        "received_measured=1158230 in_flight=0 gating_violations=0 bad_echoes=0 peer_closed=0 protocol_errors=0 lost=0 " +
-        "drain_timeout=0 drain_wait=none outstanding=0 interrupted=0 throughput_ns=500000000 cpu_us=401300 peak_rss_kb=2296 " +
+        "received_measured=1158230 in_flight=0 gating_violations=0 bad_echoes=0 peer_closed=0 protocol_errors=0 lost=0 late=0 " +
+        "drain_timeout=0 drain_wait=none outstanding=0 unsent=0 interrupted=0 throughput_ns=500000000 cpu_us=401300 peak_rss_kb=2296 " +
         "errors_by_errno= latency_ns=121536:1,126720:2,2101248:3";
 
     [Test]
@@ -44,6 +44,24 @@ public sealed class LimitEchoCountsTests
             Assert.That(r.LatencySamples, Is.EqualTo(6));
             Assert.That(r.P50Us, Is.EqualTo(LatencyHistograms.PercentileUs(r.Latency!, 50)).And.InRange(126.7, 126.8));
             Assert.That(r.MaxUs, Is.InRange(2101.2, 2103.3));
+        });
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void AnOpenModelLineCarriesItsRateLateAndTheMeasuredPacketsNeverSent()
+    {
+        ScenarioResult passed = LimitEchoCounts.Parse(Pass.Replace("rate=0", "rate=2000").Replace("late=0", "late=7"), "c-epoll-s2-open");
+        ScenarioResult heldBack = LimitEchoCounts.Parse(Pass.Replace("rate=0", "rate=2000")
+            .Replace("drain_timeout=0 drain_wait=none outstanding=0 unsent=0", "drain_timeout=1 drain_wait=drain outstanding=12 unsent=3"));
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(passed.Settings.Rate, Is.EqualTo(2000));
+            Assert.That(passed.Late, Is.EqualTo(7));
+            Assert.That(ResultSchema.ScenarioId(passed), Is.EqualTo("c-epoll-s2-open"));
+            Assert.That(heldBack.PassFail, Is.EqualTo("FAIL"));
+            Assert.That(heldBack.Reason, Is.EqualTo("12 packets still outstanding and 3 measured packets still not sent (held back by --inflight or a full send queue) after the 10 s drain timeout"));
         });
     }
 
@@ -103,8 +121,11 @@ public sealed class LimitEchoCountsTests
 
     // Each case replaces <from> in a good line by <to>; an empty <from> replaces the whole line.
     [TestCase("", "RESULT scenario=s2", "not a COUNTS line")]
-    [TestCase("", "COUNTS version=2", "version 2 is not one this build reads (1)")]
-    [TestCase("", "COUNTS version=1 scenario=s2", "ccu= is missing")]
+    [TestCase("", "COUNTS version=1", "version 1 is not one this build reads (2)")]
+    [TestCase("", "COUNTS version=2 scenario=s2", "ccu= is missing")]
+    [TestCase(" rate=0", "", "rate= is missing")]
+    [TestCase("rate=0", "rate=-5", "rate must be a number, 0 or more (got \"-5\")")]
+    [TestCase(" late=0", "", "late= is missing")]
     [TestCase(" sent_total=1856310", "", "sent_total= is missing")]
     [TestCase("sent_total=1856310", "sent_total=-4", "sent_total must be a whole number, 0 or more (got \"-4\")")]
     [TestCase("latency_ns=121536:1,126720:2,2101248:3", "latency_ns=12,3", "latency_ns must be value:count pairs joined by ',' (got \"12\")")]

@@ -43,7 +43,7 @@ internal static class CompareCommandLine
         "  --out DIR         where to write (default compare-results/<UTC time>)",
         "  --stacks LIST     netzlink, dotnet (NetZlink.Stress) and c-epoll (native/build/bench/limit_echo); default all",
         "  --scenarios LIST  s0, s1, s2; default all",
-        "  --rate N          also an open-model s2 run (s2-open) per .NET stack at N packets/s; the other runs stay closed-loop",
+        "  --rate N          also an open-model s2 run (s2-open) per stack at N packets/s; the other runs stay closed-loop",
         "  --quiet           no per-second progress from the runs",
         "scenario flags: those of a single run (--ccu --size --inflight --warmup --measure --drain-timeout --connect-* ...; see --help);",
         "--hwm, --io-threads and --shards reach the .NET stacks only.",

@@ -16,13 +16,9 @@ internal sealed record CompareOptions(
     ScenarioSettings Settings,
     bool Quiet)
 {
-    /// <summary>Every (stack, scenario) run, in run order: s2-open on the .NET stacks only (limit_echo has no --rate).</summary>
+    /// <summary>Every (stack, scenario) run, in run order (s2-open on every stack: limit_echo has --rate too).</summary>
     public IReadOnlyList<(string Stack, string Scenario)> Runs =>
-        Scenarios.SelectMany(scenario => Stacks.Where(stack => HasRun(stack, scenario)).Select(stack => (stack, scenario))).ToArray();
-
-    /// <summary>Whether <paramref name="stack"/> runs <paramref name="scenario"/>.</summary>
-    public static bool HasRun(string stack, string scenario) =>
-        scenario != CompareCommandLine.OpenScenario || CompareStacks.IsDotnetProcess(stack);
+        Scenarios.SelectMany(scenario => Stacks.Select(stack => (stack, scenario))).ToArray();
 
     /// <summary>The scenario and settings a run's client gets: s2 with --rate for s2-open, the closed loop otherwise.</summary>
     public (string Scenario, ScenarioSettings Settings) ClientRun(string scenario) =>

@@ -93,7 +93,8 @@ internal sealed class CompareRunner
         {
             try
             {
-                stdout = [.. stdout, .. WriteLimitRow(LimitEchoCounts.Parse(counts), paths)];
+                string? id = scenario == CompareCommandLine.OpenScenario ? $"{stack}-{CompareCommandLine.OpenScenario}" : null;
+                stdout = [.. stdout, .. WriteLimitRow(LimitEchoCounts.Parse(counts, id), paths)];
             }
             catch (InvalidDataException e)
             {

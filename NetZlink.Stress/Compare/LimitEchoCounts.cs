@@ -17,7 +17,7 @@ internal static class LimitEchoCounts
     public const string Tag = "COUNTS";
 
     /// <summary>The version of the line this build reads.</summary>
-    public const int Version = 1;
+    public const int Version = 2;
 
     /// <summary>The COUNTS line among <paramref name="lines"/> (a client's stdout), or null.</summary>
     public static string? Find(IEnumerable<string> lines) =>
@@ -48,6 +48,7 @@ internal static class LimitEchoCounts
             MeasureSeconds = Number(values, "measure_s"),
             DrainTimeoutSeconds = Number(values, "drain_timeout_s"),
             LatencySampleRate = Int32(values, "latency_sample_rate"),
+            Rate = Number(values, "rate"),
         };
         var result = new ScenarioResult { Settings = settings, Stack = CompareStacks.CEpoll, ShardCount = 1 };
         var totals = new LoadTotals(
@@ -64,7 +65,8 @@ internal static class LimitEchoCounts
             BadEchoes: Integer(values, "bad_echoes"),
             PeerClosed: Integer(values, "peer_closed"),
             ProtocolErrors: Integer(values, "protocol_errors"),
-            Lost: Integer(values, "lost"));
+            Lost: Integer(values, "lost"),
+            Late: Integer(values, "late"));
         IReadOnlyDictionary<int, long> errors = FieldValue.ParseCounts(Text(values, "errors_by_errno"))
             ?? throw Invalid($"errors_by_errno must be errno:count pairs joined by ';' (got \"{values["errors_by_errno"]}\")");
         // limit_echo has no managed heap: nothing is allocated that alloc_bytes_per_packet counts.
@@ -82,7 +84,7 @@ internal static class LimitEchoCounts
             result.Reason = Text(values, "drain_wait") switch
             {
                 "settle" => ScenarioRunner.SettleTimeoutReason(settings.DrainTimeoutSeconds),
-                "drain" => ScenarioRunner.DrainTimeoutReason(outstanding, unsent: 0, settings.DrainTimeoutSeconds),
+                "drain" => ScenarioRunner.DrainTimeoutReason(outstanding, Integer(values, "unsent"), settings.DrainTimeoutSeconds),
                 // s0's wait for its echo: the pass rules give their own text.
                 "echo" => null,
                 string other => throw Invalid($"drain_wait must be settle, drain or echo when drain_timeout=1 (got \"{other}\")"),

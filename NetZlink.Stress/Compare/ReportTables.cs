@@ -28,11 +28,6 @@ internal static class ReportTables
             {
                 if (report.Find(stack, scenario) is not { } run)
                 {
-                    if (!CompareOptions.HasRun(stack, scenario))
-                    {
-                        rows.Add([stack, scenario, .. Columns.Select(c => c == ResultSchema.PassFail ? "n/a (no --rate)" : "n/a"), "n/a", "n/a"]);
-                    }
-
                     continue;
                 }
 
@@ -95,7 +90,7 @@ internal static class ReportTables
     public static string? OpenModelNote(CompareReport report) =>
         report.Scenarios.Contains(CompareCommandLine.OpenScenario)
             ? string.Create(CultureInfo.InvariantCulture,
-                $"{CompareCommandLine.OpenScenario}: s2 as an open model at {report.Settings.Rate:0.###} packets/s over all connections (--rate): each packet leaves at its due time, --inflight stays a cap, and its latency counts from the due time, so a stall shows in the percentiles; late = measured packets the cap or a full send queue held past their due time. The other rows are closed-loop (rate 0). c-epoll has no open model (limit_echo has no --rate).")
+                $"{CompareCommandLine.OpenScenario}: s2 as an open model at {report.Settings.Rate:0.###} packets/s over all connections (--rate): each packet leaves at its due time, --inflight stays a cap, and its latency counts from the due time, so a stall shows in the percentiles; late = measured packets the cap or a full send queue held past their due time. The other rows are closed-loop (rate 0). c-epoll's s2-open row is limit_echo --rate, the same schedule in C.")
             : null;
 
     /// <summary>Runs that failed, with why (their reason, or what went wrong around them).</summary>

@@ -69,8 +69,13 @@ internal static class StackLaunch
         }
         if (settings.Rate > 0)
         {
-            // The open-model run of s2 (compare's s2-open): its id says so in METRIC/CSV/JSON.
-            Add(info, "--rate", D(settings.Rate), "--scenario-id", $"{stack}-{CompareCommandLine.OpenScenario}");
+            // The open-model run of s2 (compare's s2-open): its id says so in METRIC/CSV/JSON
+            // (limit_echo's COUNTS line is given its id when it is judged).
+            Add(info, "--rate", D(settings.Rate));
+            if (CompareStacks.IsDotnetProcess(stack))
+            {
+                Add(info, "--scenario-id", $"{stack}-{CompareCommandLine.OpenScenario}");
+            }
         }
 
         if (quiet)

@@ -18,6 +18,30 @@ internal static unsafe class Ensure
     internal static void Throw(int errno, string operation, string? notSupportedHint = null) =>
         throw Create(errno, ErrorScope.General, operation, target: null, errno == ZlinkConstants.ENOTSUP ? notSupportedHint : null);
 
+    /// <summary>
+    /// Throws for a failed send or receive that was allowed to block: EAGAIN then means its
+    /// SNDTIMEO or RCVTIMEO passed, which is a <see cref="ZlinkTimeoutException"/>; anything else
+    /// goes to <see cref="Throw"/>. <paramref name="socket"/> is still held by the caller (the
+    /// message names the timeout it reads from it).
+    /// </summary>
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowBlocking(int errno, string operation, nint socket, bool sending)
+    {
+        if (errno == ZlinkConstants.EAGAIN)
+        {
+            int timeout = -1;
+            nuint size = sizeof(int);
+            _ = NativeMethods.zlink_getsockopt(socket, sending ? ZlinkConstants.ZLINK_SNDTIMEO : ZlinkConstants.ZLINK_RCVTIMEO, &timeout, &size);
+            string what = sending
+                ? $"its SendTimeout ({timeout} ms) passed before the frame could be queued"
+                : $"its ReceiveTimeout ({timeout} ms) passed before a frame arrived";
+            throw new ZlinkTimeoutException(errno, operation, timeout, $"{operation} timed out: {what} (EAGAIN (11); the Try* methods return false instead).");
+        }
+
+        Throw(errno, operation);
+    }
+
     /// <summary>Throws for a failed endpoint operation; the message reads <c>Bind("tcp://…") failed: …</c>.</summary>
     /// <remarks><paramref name="hint"/>, when given, says why the binding refused the call itself.</remarks>
     [DoesNotReturn]

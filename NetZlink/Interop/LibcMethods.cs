@@ -1,5 +1,6 @@
-// The few libc calls the engine needs besides zlink: an eventfd to wake a sleeping shard, a
-// timerfd to end a shard's sleep at a handler's exact time, and the descriptor limit. Linux only, like the rest of the package (runtimes/linux-x64).
+// The few libc calls the binding needs besides zlink: an eventfd to wake a sleeping shard, a
+// timerfd to end a shard's sleep at a handler's exact time, the descriptor limit, and epoll for
+// the async reactor (SocketReactor). Linux only, like the rest of the package (runtimes/linux-x64).
 using System.Runtime.InteropServices;
 
 namespace NetZlink.Interop;
@@ -16,6 +17,23 @@ internal static unsafe partial class LibcMethods
     internal const int TFD_CLOEXEC = 0x80000;
     internal const int TFD_TIMER_ABSTIME = 1;
     internal const int TIMER_ABSTIME = 1;
+    internal const int EPOLL_CLOEXEC = 0x80000;
+    internal const int EPOLL_CTL_ADD = 1;
+    internal const int EPOLL_CTL_DEL = 2;
+    internal const int EPOLL_CTL_MOD = 3;
+    internal const uint EPOLLIN = 0x001;
+    internal const uint EPOLLONESHOT = 1u << 30;
+    internal const int EINTR = 4;
+
+    /// <summary>
+    /// struct epoll_event as the kernel lays it out: packed (12 bytes, data at offset 4) on x86-64,
+    /// naturally aligned (16 bytes, data at offset 8) elsewhere. Read and written through
+    /// <see cref="EpollEventSize"/> and <see cref="EpollDataOffset"/>.
+    /// </summary>
+    internal static readonly int EpollEventSize = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 12 : 16;
+
+    /// <summary>Offset of epoll_event.data (see <see cref="EpollEventSize"/>).</summary>
+    internal static readonly int EpollDataOffset = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 4 : 8;
 
     /// <summary>struct timespec on 64-bit Linux.</summary>
     [StructLayout(LayoutKind.Sequential)]
@@ -71,4 +89,15 @@ internal static unsafe partial class LibcMethods
 
     [LibraryImport(Libc, SetLastError = true)]
     internal static partial int setrlimit(int resource, RLimit* limit);
+
+    [LibraryImport(Libc, SetLastError = true)]
+    internal static partial int epoll_create1(int flags);
+
+    /// <summary><paramref name="epollEvent"/> points at one struct epoll_event (see <see cref="EpollEventSize"/>).</summary>
+    [LibraryImport(Libc, SetLastError = true)]
+    internal static partial int epoll_ctl(int epfd, int op, int fd, byte* epollEvent);
+
+    /// <summary><paramref name="events"/> holds <paramref name="maxEvents"/> struct epoll_event (see <see cref="EpollEventSize"/>).</summary>
+    [LibraryImport(Libc, SetLastError = true)]
+    internal static partial int epoll_wait(int epfd, byte* events, int maxEvents, int timeout);
 }

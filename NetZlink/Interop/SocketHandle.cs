@@ -40,6 +40,13 @@
 // word for good and then finds the bias's InCall clear: Dispose itself, or the exit of the call
 // it found inside. Full fences on that rare path order two exits against each other. The
 // barriers' cost stays with Dispose and revocation.
+//
+// Async operations (AsyncSocketState) hold the owner word, as AsyncOwner, for as long as one of
+// them waits for the socket: every other call is refused meanwhile, and the native calls for the
+// waiting operations are ordered by the state's own lock. Taking it always revokes the bias, also
+// the calling thread's own, because those calls are made by other threads (the reactor's pool
+// work). Dispose ends waiting operations (OnClosing), which gives the owner word back and lets the
+// close proceed; the close takes the descriptor out of the reactor first (OnClose).
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
@@ -56,6 +63,9 @@ internal sealed class SocketHandle : SafeHandle
 
     // _owner of the thread that closes the socket; kept for good, so nothing enters afterwards.
     private const int Closer = -1;
+
+    // _owner while async operations wait for the socket (AsyncSocketState).
+    private const int AsyncOwner = -2;
 
     private readonly ContextHandle _context;
 
@@ -79,6 +89,9 @@ internal sealed class SocketHandle : SafeHandle
 
     // The last endpoint bound or connected, named in the refusal of an overlapping call.
     private string? _endpoint;
+
+    // The socket's async side, created by the first async call.
+    private AsyncSocketState? _async;
 
     // This thread's managed id, or 0 until read once. Reading it is a call to the runtime's
     // thread-static helper, which measured cheaper than Environment.CurrentManagedThreadId (not
@@ -133,6 +146,22 @@ internal sealed class SocketHandle : SafeHandle
         }
     }
 
+    /// <summary>The socket's async side (its two reusable operations and their lock), created once.</summary>
+    internal AsyncSocketState Async
+    {
+        get
+        {
+            AsyncSocketState? state = Volatile.Read(ref _async);
+            if (state is null)
+            {
+                _ = Interlocked.CompareExchange(ref _async, new AsyncSocketState(this), null);
+                state = _async;
+            }
+
+            return state!;
+        }
+    }
+
     /// <summary>The thread the socket is biased to (0 for none), for tests.</summary>
     internal int BiasedThread => Volatile.Read(ref _bias)?.ThreadId ?? 0;
 
@@ -184,6 +213,22 @@ internal sealed class SocketHandle : SafeHandle
         }
     }
 
+    /// <summary>
+    /// Takes the owner word for waiting async operations (AsyncSocketState, under its lock); given
+    /// back with <c>ExitCall(null)</c>. Refuses like any call when another thread is inside, and
+    /// throws ObjectDisposedException once Dispose began. Always revokes the bias (see the top).
+    /// </summary>
+    internal void EnterAsync(string operation)
+    {
+        int owner = Interlocked.CompareExchange(ref _owner, AsyncOwner, 0);
+        if (owner != 0)
+        {
+            RefuseOverlap(operation, owner);
+        }
+
+        RevokeBias(operation, Environment.CurrentManagedThreadId, revokeOwn: true);
+    }
+
     protected override void Dispose(bool disposing)
     {
         if (!disposing)
@@ -200,11 +245,13 @@ internal sealed class SocketHandle : SafeHandle
 
         Interlocked.MemoryBarrierProcessWide();
         Volatile.Write(ref _barrierDone, 1);
+        Volatile.Read(ref _async)?.OnClosing();
         CloseIfIdle();
     }
 
     protected override bool ReleaseHandle()
     {
+        Volatile.Read(ref _async)?.OnClose();
         _ = NativeMethods.zlink_close(handle);
         HandleTracker.Closed(NativeHandleKind.Socket);
         _context.DangerousRelease();
@@ -233,8 +280,24 @@ internal sealed class SocketHandle : SafeHandle
             RefuseOverlap(operation, owner);
         }
 
+        RevokeBias(operation, me, revokeOwn: false);
+        if (Volatile.Read(ref _bias) is null && _revocationsLeft > 0)
+        {
+            Volatile.Write(ref _bias, new BiasToken(me));
+        }
+
+        return handle;
+    }
+
+    /// <summary>
+    /// Holding the owner word: revokes another thread's bias (and this thread's own when
+    /// <paramref name="revokeOwn"/>), then refuses (giving the owner word back) when the biased
+    /// thread is inside or Dispose began.
+    /// </summary>
+    private void RevokeBias(string operation, int me, bool revokeOwn)
+    {
         BiasToken? bias = Volatile.Read(ref _bias);
-        if (bias is not null && bias.ThreadId != me)
+        if (bias is not null && (revokeOwn || bias.ThreadId != me))
         {
             Volatile.Write(ref _bias, null);
             _revocationsLeft--;
@@ -255,13 +318,6 @@ internal sealed class SocketHandle : SafeHandle
             ExitCall(null);
             HandleLease.ThrowDisposed(nameof(ZlinkSocket));
         }
-
-        if (Volatile.Read(ref _bias) is null && _revocationsLeft > 0)
-        {
-            Volatile.Write(ref _bias, new BiasToken(me));
-        }
-
-        return handle;
     }
 
     /// <summary>
@@ -314,6 +370,13 @@ internal sealed class SocketHandle : SafeHandle
         }
 
         string name = Endpoint is string endpoint ? $"{Type.ToString().ToUpperInvariant()} {Utf8Z.Printable(endpoint)}" : Type.ToString().ToUpperInvariant();
+        if (owner == AsyncOwner)
+        {
+            throw new InvalidOperationException(
+                $"Socket({name}) has an async operation pending ({operation} refused). While a ReceiveAsync or SendAsync waits, "
+                + "the socket takes no other call but the other direction's async operation and Dispose; await the pending operation (or cancel it) first.");
+        }
+
         string who = owner == Environment.CurrentManagedThreadId
             ? "is in use by a call in progress on this same thread (refused " + operation + ": a socket call made from inside another one, e.g. from a message release callback)"
             : $"is in use by another thread ({operation} refused: managed thread {owner} is inside a call on it)";

@@ -19,15 +19,16 @@
  *
  * The COUNTS line, on stdout after the run: "COUNTS" then space-separated name=value
  * pairs, values never containing spaces, in this order:
- *   version=1
- *   scenario ccu size inflight warmup_s measure_s drain_timeout_s latency_sample_rate
- *       what was run (s0: ccu=1 inflight=1 latency_sample_rate=1)
+ *   version=2
+ *   scenario ccu size inflight warmup_s measure_s drain_timeout_s latency_sample_rate rate
+ *       what was run (s0: ccu=1 inflight=1 latency_sample_rate=1; rate 0: closed loop)
  *   connected connect_failed connect_timed_out disconnected sent_total received_total
  *   sent_measured received_measured in_flight gating_violations bad_echoes peer_closed
- *   protocol_errors lost
+ *   protocol_errors lost late
  *       the counters NetZlink.Stress's stacks keep (its LoadTotals), at the end of the run
- *   drain_timeout=0|1 drain_wait=none|settle|drain|echo outstanding=N
- *       whether a wait for outstanding packets ran out, which, and how many were out then
+ *   drain_timeout=0|1 drain_wait=none|settle|drain|echo outstanding=N unsent=N
+ *       whether a wait for outstanding packets ran out, which, how many were out then, and
+ *       (open model) how many measured packets were due but still not sent
  *   interrupted=0|1 throughput_ns=N cpu_us=N peak_rss_kb=N
  *       SIGINT/SIGTERM; the nanoseconds throughput divides by (the measured phase, the
  *       part of it that ran, or s0's wait for its echo; 0: none); user+system CPU; VmHWM
@@ -37,11 +38,20 @@
  *       bits (the lowest value of its HdrHistogram bucket at 3 significant digits, so the
  *       .NET side's histogram is the one it would have recorded from the raw samples)
  *
+ * --rate N (s2 only) is the open model of NetZlink.Stress (Scenarios/OpenSchedule.cs): N
+ * packets a second over all connections, packet n of a sending phase due at its start +
+ * n/N and owned by connection n mod ccu; a packet carries its due time, not its send time,
+ * so its round trip counts from when it should have left. --inflight stays a cap: a due
+ * packet the cap or a full socket holds back is sent as soon as it can be (late counts the
+ * measured ones); measured packets still held when the measured phase ends go out during
+ * the drain; warm-up packets still held when the warm-up ends are dropped with it.
+ *
  * The server prints "READY port=N" once listening and stops on SIGINT/SIGTERM or, when
  * stdin is a pipe, when the pipe reaches end-of-file (the parent went); with
  * NETZLINK_STRESS_SERVER_CHILD=1 it ignores SIGINT, as the .NET server child does.
  */
 #include <errno.h>
+#include <math.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdint.h>
@@ -52,6 +62,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "epoll_common.h"
@@ -72,6 +83,9 @@ typedef struct conn {
     uint64_t since_ns; /* attempt start, or when a retry is due */
     int inflight;
     int64_t sent;
+    int64_t owed; /* open model: packets due and not sent yet */
+    int64_t held; /* of those, the ones already passed over once (late when sent) */
+    int64_t next; /* open model: this connection's next packet of the phase (its j) */
     ec_outq_t out;
     unsigned char *rx; /* a packet being reassembled */
     size_t rxlen;
@@ -81,7 +95,7 @@ typedef struct opts {
     const char *scenario, *host, *bind_host, *timeseries_csv;
     int port, ccu, size, inflight, connect_concurrency, connect_retries, connect_retry_delay_ms;
     int backlog, sndbuf, rcvbuf, send_batch, latency_sample_rate, quiet;
-    double warmup, measure, drain_timeout, connect_timeout;
+    double warmup, measure, drain_timeout, connect_timeout, rate;
 } opts_t;
 
 static volatile sig_atomic_t g_stop;
@@ -114,6 +128,20 @@ static int parse_int(const char *flag, const char *v, int lo, int *out)
         return 1;
     }
     *out = (int)x;
+    return 0;
+}
+
+static int parse_rate(const char *flag, const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || *end || end == v || !(x == 0 || (x >= 0.001 && x <= 1e9))) {
+        fprintf(stderr, "error: %s must be 0 (closed loop) or 0.001..1000000000 packets per second (got '%s')\n", flag,
+                v);
+        return 1;
+    }
+    *out = x;
     return 0;
 }
 
@@ -171,11 +199,18 @@ static int parse(int argc, char **argv, opts_t *o, int server)
             SEC_FLAG("--measure", measure)
             SEC_FLAG("--drain-timeout", drain_timeout)
             SEC_FLAG("--connect-timeout", connect_timeout)
+            if (!strcmp(f, "--rate")) {
+                if (parse_rate(f, v, &o->rate))
+                    return 1;
+                continue;
+            }
         }
         return usage_error("unknown flag %s for limit_echo %s", f, server ? "server" : "client");
     }
     if (!server && strcmp(o->scenario, "s0") && strcmp(o->scenario, "s1") && strcmp(o->scenario, "s2"))
         return usage_error("--scenario must be s0, s1 or s2 (got '%s')%s", o->scenario, "");
+    if (!server && o->rate > 0 && strcmp(o->scenario, "s2") != 0)
+        return usage_error("--rate paces the s2 load only; %s has none to pace%s", o->scenario, "");
     return 0;
 }
 
@@ -226,6 +261,15 @@ typedef struct client {
     const char *drain_wait; /* the wait that ran out: settle, drain or echo */
     int64_t outstanding;    /* packets out when it ran out */
     uint64_t throughput_ns; /* what throughput divides by */
+    /* open model (--rate): the current phase's schedule */
+    int open;
+    uint64_t sched_start;     /* when packet 0 of the phase is due */
+    double sched_interval;    /* ns between packets, all connections together */
+    int64_t sched_total;      /* packets in the phase */
+    int64_t sched_pos;        /* packets of the phase that fell due so far */
+    int sched_measured;       /* the phase's packets are measured ones */
+    int64_t owed_total, late, unsent;
+    uint64_t last_measured_echo_ns;
 } client_t;
 
 static int sending(enum phase p) { return p == P_WARMUP || p == P_MEASURE; }
@@ -247,6 +291,9 @@ static void disconnect(client_t *c, conn_t *k, int err, int by_peer)
     close(k->fd);
     k->state = C_CLOSED;
     k->out.len = 0;
+    /* its open-model packets still owed are never sent: they are not in sent= either */
+    c->owed_total -= k->owed;
+    k->owed = k->held = 0;
     c->disconnected++;
     if (by_peer)
         c->server_closed++;
@@ -344,6 +391,106 @@ static void top_up(client_t *c, int idx)
     }
 }
 
+/* ---- the open model (--rate) ------------------------------------------- */
+
+/* when packet n of the current phase is due */
+static uint64_t due_at(const client_t *c, int64_t n) { return c->sched_start + (uint64_t)((double)n * c->sched_interval); }
+
+/* starts a sending phase's schedule: its packets fall due from now for `seconds` */
+static void sched_begin(client_t *c, double seconds, int measured)
+{
+    c->sched_start = ec_now_ns();
+    c->sched_interval = NS / c->o->rate;
+    c->sched_total = (int64_t)ceil(seconds * c->o->rate);
+    c->sched_pos = 0;
+    c->sched_measured = measured;
+    for (int i = 0; i < c->ccu; i++)
+        c->conns[i].next = 0;
+}
+
+/* the warm-up ended: what it still owes is dropped with it, and nothing more falls due */
+static void drop_owed(client_t *c)
+{
+    for (int i = 0; i < c->ccu; i++)
+        c->conns[i].owed = c->conns[i].held = 0;
+    c->owed_total = 0;
+    c->sched_pos = c->sched_total;
+}
+
+/* sends connection idx's owed packets, oldest first, while --inflight and its socket allow,
+ * each stamped with the time it was due */
+static void send_owed(client_t *c, int idx)
+{
+    conn_t *k = &c->conns[idx];
+    while (k->state == C_CONNECTED && k->owed > 0 && k->inflight < c->inflight && k->out.len == 0) {
+        int64_t n = k->owed;
+        if (n > c->inflight - k->inflight)
+            n = c->inflight - k->inflight;
+        if (n > c->batch)
+            n = c->batch;
+        for (int64_t p = 0; p < n; p++) {
+            unsigned char *body = c->scratch + (size_t)p * c->plen + 4;
+            uint64_t due = due_at(c, (k->next + p) * c->ccu + idx);
+            body[0] = (unsigned char)c->sched_measured;
+            memcpy(body + 1, &due, 8); /* little-endian host */
+        }
+        int err = ec_write(c->ep, k->fd, (uint64_t)idx, &k->out, c->scratch, (size_t)n * c->plen);
+        if (err) {
+            disconnect(c, k, err, 1);
+            return;
+        }
+        int64_t late = n < k->held ? n : k->held;
+        k->held -= late;
+        k->inflight += (int)n;
+        k->sent += n;
+        k->next += n;
+        k->owed -= n;
+        c->owed_total -= n;
+        c->inflight_now += n;
+        c->sent_total += n;
+        if (c->sched_measured) {
+            c->sent_measured += n;
+            c->late += late;
+        }
+    }
+}
+
+/* hands every packet that fell due since the last look to its connection and sends what the
+ * cap allows; what stays owed is held back, and late when it goes */
+static void pace(client_t *c, uint64_t now)
+{
+    if (c->sched_pos >= c->sched_total || now < c->sched_start)
+        return;
+    int64_t due = (int64_t)floor((double)(now - c->sched_start) / c->sched_interval) + 1;
+    if (due > c->sched_total)
+        due = c->sched_total;
+    for (int64_t n = c->sched_pos; n < due; n++) {
+        conn_t *k = &c->conns[n % c->ccu];
+        if (k->state == C_CONNECTED) {
+            k->owed++;
+            c->owed_total++;
+        } else {
+            k->next++; /* a closed connection's packets are never sent */
+        }
+    }
+    int64_t touched = due - c->sched_pos < c->ccu ? due - c->sched_pos : c->ccu;
+    for (int64_t n = c->sched_pos; n < c->sched_pos + touched; n++) {
+        int idx = (int)(n % c->ccu);
+        send_owed(c, idx);
+        c->conns[idx].held = c->conns[idx].owed;
+    }
+    c->sched_pos = due;
+}
+
+/* the echo path: closed loop tops up, the open model sends what it owes */
+static void refill(client_t *c, int idx)
+{
+    if (c->open)
+        send_owed(c, idx);
+    else
+        top_up(c, idx);
+}
+
 static void record_sample(client_t *c, uint64_t ns)
 {
     if (c->nsamples == c->samples_cap) {
@@ -381,6 +528,8 @@ static int on_packet(client_t *c, conn_t *k, const unsigned char *p)
     c->recv_total++;
     if (p[4] == 1) {
         int64_t m = ++c->recv_measured;
+        if (c->open)
+            c->last_measured_echo_ns = ec_now_ns();
         if (c->sample_rate > 0 && m % c->sample_rate == 0) {
             uint64_t at;
             memcpy(&at, p + 5, 8);
@@ -420,7 +569,7 @@ static void on_readable(client_t *c, int idx)
             return;
         }
     }
-    top_up(c, idx);
+    refill(c, idx);
 }
 
 static void on_event(client_t *c, int idx, uint32_t events, uint64_t now)
@@ -440,7 +589,7 @@ static void on_event(client_t *c, int idx, uint32_t events, uint64_t now)
         c->resolved++;
         c->connected++;
         ec_ctl(c->ep, EPOLL_CTL_MOD, k->fd, EPOLLIN, (uint64_t)idx);
-        top_up(c, idx);
+        refill(c, idx);
         return;
     }
     if (k->state != C_CONNECTED)
@@ -451,6 +600,8 @@ static void on_event(client_t *c, int idx, uint32_t events, uint64_t now)
             disconnect(c, k, err, 1);
             return;
         }
+        if (c->open && k->out.len == 0)
+            send_owed(c, idx); /* the full socket was what held them */
     }
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
         on_readable(c, idx);
@@ -458,7 +609,15 @@ static void on_event(client_t *c, int idx, uint32_t events, uint64_t now)
 
 static void set_phase(client_t *c, enum phase p)
 {
+    enum phase was = c->phase;
     c->phase = p;
+    if (c->open) {
+        if (was == P_WARMUP)
+            drop_owed(c);
+        if (sending(p))
+            sched_begin(c, p == P_WARMUP ? c->o->warmup : c->o->measure, p == P_MEASURE);
+        return;
+    }
     if (sending(p))
         for (int i = 0; i < c->ccu; i++)
             top_up(c, i);
@@ -533,6 +692,8 @@ static int run_until(client_t *c, ticker_t *t, int (*done)(client_t *), uint64_t
         uint64_t now = ec_now_ns();
         if (c->phase == P_CONNECT)
             drive_connects(c, now);
+        if (c->open)
+            pace(c, now);
         tick(c, t, now);
         if (done && done(c))
             return 1;
@@ -542,8 +703,16 @@ static int run_until(client_t *c, ticker_t *t, int (*done)(client_t *), uint64_t
         }
         if (deadline && now >= deadline)
             return 0;
-        int wait_ms = c->phase == P_CONNECT ? 5 : 50;
-        int n = epoll_wait(c->ep, evs, EVENTS, wait_ms);
+        uint64_t wait_ns = c->phase == P_CONNECT ? 5000000ull : 50000000ull;
+        if (c->open && c->sched_pos < c->sched_total) {
+            /* sleep until the next packet falls due, no longer */
+            uint64_t next = due_at(c, c->sched_pos);
+            uint64_t until = next > now ? next - now : 0;
+            if (until < wait_ns)
+                wait_ns = until;
+        }
+        struct timespec ts = {.tv_sec = (time_t)(wait_ns / 1000000000ull), .tv_nsec = (long)(wait_ns % 1000000000ull)};
+        int n = epoll_pwait2(c->ep, evs, EVENTS, &ts, NULL);
         now = ec_now_ns();
         for (int i = 0; i < n; i++)
             on_event(c, (int)evs[i].data.u64, evs[i].events, now);
@@ -551,7 +720,7 @@ static int run_until(client_t *c, ticker_t *t, int (*done)(client_t *), uint64_t
 }
 
 static int all_resolved(client_t *c) { return c->resolved == c->ccu; }
-static int nothing_outstanding(client_t *c) { return c->inflight_now == 0; }
+static int nothing_outstanding(client_t *c) { return c->inflight_now == 0 && c->owed_total == 0; }
 static int echo_back(client_t *c) { return c->recv_measured >= 1 || c->bad_echoes > 0; }
 
 static uint64_t secs(double s) { return (uint64_t)(s * NS); }
@@ -562,6 +731,7 @@ static void timed_out(client_t *c, const char *wait)
     c->drain_timeout = 1;
     c->drain_wait = wait;
     c->outstanding = c->inflight_now;
+    c->unsent = c->owed_total;
 }
 
 static void run_phases(client_t *c, ticker_t *t)
@@ -600,6 +770,10 @@ static void run_phases(client_t *c, ticker_t *t)
     if (!run_until(c, t, nothing_outstanding, ec_now_ns() + secs(o->drain_timeout)) && !c->interrupted)
         timed_out(c, "drain");
     c->throughput_ns = secs(o->measure);
+    /* open model: the drain sends what the measured phase held back, so a run that fell behind its
+     * rate divides by the time to its last measured echo and reports what it sustained */
+    if (c->open && c->last_measured_echo_ns > measuring && c->last_measured_echo_ns - measuring > c->throughput_ns)
+        c->throughput_ns = c->last_measured_echo_ns - measuring;
 }
 
 /* ---- the COUNTS line --------------------------------------------------- */
@@ -633,20 +807,22 @@ static long long cpu_us(void)
 static void print_counts(client_t *c)
 {
     const opts_t *o = c->o;
-    printf("COUNTS version=1 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
-           "latency_sample_rate=%d",
-           o->scenario, c->ccu, o->size, c->inflight, o->warmup, o->measure, o->drain_timeout, c->sample_rate);
+    printf("COUNTS version=2 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
+           "latency_sample_rate=%d rate=%.17g",
+           o->scenario, c->ccu, o->size, c->inflight, o->warmup, o->measure, o->drain_timeout, c->sample_rate,
+           c->open ? o->rate : 0.0);
     printf(" connected=%lld connect_failed=%lld connect_timed_out=%lld disconnected=%lld sent_total=%lld "
            "received_total=%lld sent_measured=%lld received_measured=%lld in_flight=%lld gating_violations=%lld "
-           "bad_echoes=%lld peer_closed=%lld protocol_errors=%lld lost=%lld",
+           "bad_echoes=%lld peer_closed=%lld protocol_errors=%lld lost=%lld late=%lld",
            (long long)c->connected, (long long)c->connect_fail, (long long)c->connect_timeout,
            (long long)c->disconnected, (long long)c->sent_total, (long long)c->recv_total,
            (long long)c->sent_measured, (long long)c->recv_measured, (long long)c->inflight_now,
            (long long)c->gating, (long long)c->bad_echoes, (long long)c->server_closed,
-           (long long)c->protocol_errors, (long long)c->lost);
-    printf(" drain_timeout=%d drain_wait=%s outstanding=%lld interrupted=%d throughput_ns=%llu cpu_us=%lld "
+           (long long)c->protocol_errors, (long long)c->lost, (long long)c->late);
+    printf(" drain_timeout=%d drain_wait=%s outstanding=%lld unsent=%lld interrupted=%d throughput_ns=%llu cpu_us=%lld "
            "peak_rss_kb=%ld",
-           c->drain_timeout, c->drain_wait ? c->drain_wait : "none", (long long)c->outstanding, c->interrupted,
+           c->drain_timeout, c->drain_wait ? c->drain_wait : "none", (long long)c->outstanding, (long long)c->unsent,
+           c->interrupted,
            (unsigned long long)c->throughput_ns, cpu_us(), peak_resident_kb());
     fputs(" errors_by_errno=", stdout);
     int first = 1;
@@ -684,6 +860,7 @@ static int run_client(const opts_t *o)
     c.verify = c.s0;
     c.plen = (size_t)o->size + 4;
     c.batch = o->send_batch;
+    c.open = o->rate > 0;
 
     long limit = ec_raise_nofile();
     if (limit >= 0 && (long)c.ccu + 32 > limit) {
@@ -775,7 +952,7 @@ int main(int argc, char **argv)
                 "                         [--inflight N] [--warmup S] [--measure S] [--drain-timeout S]\n"
                 "                         [--connect-concurrency N] [--connect-timeout S] [--connect-retries N]\n"
                 "                         [--connect-retry-delay-ms N] [--sndbuf N] [--rcvbuf N] [--send-batch N]\n"
-                "                         [--latency-sample-rate N] [--timeseries-csv PATH] [--quiet]\n"
+                "                         [--latency-sample-rate N] [--rate N] [--timeseries-csv PATH] [--quiet]\n"
                 "the client prints one COUNTS line of raw counts (see the top of limit_echo.c); NetZlink.Stress\n"
                 "judges it: NetZlink.Stress counts [--metrics-csv F] [--summary-json F] [FILE]\n"
                 "exit codes: 0 counted, 1 bad usage, 2 could not run\n");

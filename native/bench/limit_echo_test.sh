@@ -34,12 +34,12 @@ for s in s0 s1 s2; do
   [ "$(echo "$out" | grep -c '^COUNTS ')" -eq 1 ] || fail "$s: not exactly one COUNTS line"
   ! echo "$out" | grep -q '^RESULT ' || fail "$s: limit_echo judges nothing, so prints no RESULT line"
   line=$(echo "$out" | grep '^COUNTS ')
-  [ "$(value version "$line")" = 1 ] || fail "$s: version"
+  [ "$(value version "$line")" = 2 ] || fail "$s: version"
   [ "$(value scenario "$line")" = $s ] || fail "$s: scenario"
   want=20; [ $s = s0 ] && want=1
   [ "$(value connected "$line")" = $want ] || fail "$s: connected is not $want"
   for zero in connect_failed connect_timed_out disconnected in_flight gating_violations bad_echoes peer_closed \
-              protocol_errors lost drain_timeout interrupted; do
+              protocol_errors lost late drain_timeout unsent interrupted rate; do
     [ "$(value $zero "$line")" = 0 ] || fail "$s: $zero is not 0"
   done
   [ "$(value drain_wait "$line")" = none ] || fail "$s: drain_wait"
@@ -61,6 +61,27 @@ for s in s0 s1 s2; do
   head -1 "$dir/$s.ts.csv" | grep -q '^elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb$' || fail "$s: time series header"
 done
 [ "$(value measure_s "$line")" = 0.5 ] && [ "$(value throughput_ns "$line")" = 500000000 ] || fail "s2: measured seconds"
+
+# --rate: the open model. 2000 packets/s over 20 connections for 0.5 s measured is exactly 1000
+# measured packets, all echoed, nothing lost; a packet's latency counts from its due time.
+out=$("$bin" client --scenario s2 --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --rate 2000 --quiet \
+      --latency-sample-rate 1)
+rc=$?
+line=$(echo "$out" | grep '^COUNTS ')
+echo "$line" | cut -c1-400
+[ $rc -eq 0 ] || fail "--rate: exit code $rc"
+[ "$(value rate "$line")" = 2000 ] || fail "--rate: rate= is not 2000"
+[ "$(value sent_measured "$line")" = 1000 ] || fail "--rate: sent_measured is not rate x measure (1000)"
+[ "$(value received_measured "$line")" = 1000 ] || fail "--rate: received_measured is not 1000"
+for zero in lost in_flight unsent drain_timeout; do
+  [ "$(value $zero "$line")" = 0 ] || fail "--rate: $zero is not 0"
+done
+for bad in "--scenario s1 --rate 100" "--rate -1" "--rate fast" "--rate 0.0001"; do
+  # shellcheck disable=SC2086
+  "$bin" client $bad >/dev/null 2>"$dir/err"
+  [ $? -eq 1 ] || fail "client $bad should exit 1"
+  grep -q -- '--rate' "$dir/err" || fail "client $bad message: $(cat "$dir/err")"
+done
 
 "$bin" client --ccu 0 >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--ccu 0 should exit 1"
