@@ -3,20 +3,21 @@
 // to the waiting requests first in, first out. The engine calls the handler on its shard thread;
 // everything the service awaits is completed from there with continuations run elsewhere.
 using System.Buffers.Binary;
-using System.Collections.Concurrent;
 using NetZlink.Engine;
 
 namespace NetZlink.Samples.Gateway;
 
 /// <summary>A request/reply link to the STREAM backend over one engine connection.</summary>
-internal sealed class BackendLink : IAsyncDisposable
+internal sealed partial class BackendLink : IAsyncDisposable
 {
     private readonly ClientEngine _engine;
     private readonly ILogger _logger;
     private readonly TaskCompletionSource<Connection> _connected = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly ConcurrentQueue<TaskCompletionSource<byte[]>> _waiting = new();
-    private readonly Lock _sendLock = new();
-    private volatile bool _down;
+    // Requests waiting for their reply, oldest first. A request joins before its frame is posted:
+    // the reply can come back (on the shard thread) before TryPost has even returned.
+    private readonly LinkedList<TaskCompletionSource<byte[]>> _waiting = new();
+    private readonly Lock _lock = new();
+    private bool _down;
 
     public BackendLink(string endpoint, ILogger logger)
     {
@@ -37,7 +38,7 @@ internal sealed class BackendLink : IAsyncDisposable
         body.Span.CopyTo(frame.AsSpan(4));
 
         var reply = new TaskCompletionSource<byte[]>(TaskCreationOptions.RunContinuationsAsynchronously);
-        lock (_sendLock)
+        lock (_lock)
         {
             // Queue order must be post order: the backend answers in the order it received.
             if (_down)
@@ -45,12 +46,13 @@ internal sealed class BackendLink : IAsyncDisposable
                 throw new IOException("the backend connection is closed");
             }
 
+            LinkedListNode<TaskCompletionSource<byte[]>> node = _waiting.AddLast(reply);
             if (!_engine.TryPost(connection, frame))
             {
+                // Nothing was posted, so no reply will come for it; it is still the last one queued.
+                _waiting.Remove(node);
                 throw new IOException("the backend is not keeping up (posting capacity full) or the engine stopped");
             }
-
-            _waiting.Enqueue(reply);
         }
 
         return await reply.Task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
@@ -66,11 +68,32 @@ internal sealed class BackendLink : IAsyncDisposable
 
     private void FailAll(Exception reason)
     {
-        _down = true;
+        TaskCompletionSource<byte[]>[] waiting;
+        lock (_lock)
+        {
+            _down = true;
+            waiting = [.. _waiting];
+            _waiting.Clear();
+        }
+
         _connected.TrySetException(reason);
-        while (_waiting.TryDequeue(out TaskCompletionSource<byte[]>? waiter))
+        foreach (TaskCompletionSource<byte[]> waiter in waiting)
         {
             waiter.TrySetException(reason);
+        }
+    }
+
+    private TaskCompletionSource<byte[]>? NextWaiting()
+    {
+        lock (_lock)
+        {
+            TaskCompletionSource<byte[]>? first = _waiting.First?.Value;
+            if (first is not null)
+            {
+                _waiting.RemoveFirst();
+            }
+
+            return first;
         }
     }
 
@@ -78,31 +101,31 @@ internal sealed class BackendLink : IAsyncDisposable
     {
         public void OnConnected(EngineShard shard, Connection connection)
         {
-            link._logger.LogInformation("backend connected");
+            LogConnected(link._logger);
             link._connected.TrySetResult(connection);
         }
 
         public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
         {
-            link._logger.LogError("backend connect failed: {Failure}", failure);
+            LogConnectFailed(link._logger, failure);
             link.FailAll(new IOException($"could not connect to the backend: {failure}"));
         }
 
         public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
         {
-            if (link._waiting.TryDequeue(out TaskCompletionSource<byte[]>? waiter))
+            if (link.NextWaiting() is { } waiter)
             {
                 waiter.TrySetResult(packet[4..].ToArray());
             }
             else
             {
-                link._logger.LogWarning("backend sent {Bytes} bytes nobody asked for", packet.Length);
+                LogUnasked(link._logger, packet.Length);
             }
         }
 
         public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
         {
-            link._logger.LogWarning("backend connection ended: {Reason}", reason);
+            LogEnded(link._logger, reason);
             link.FailAll(new IOException($"the backend connection ended: {reason}"));
         }
 
@@ -110,4 +133,16 @@ internal sealed class BackendLink : IAsyncDisposable
         {
         }
     }
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "backend connected")]
+    private static partial void LogConnected(ILogger logger);
+
+    [LoggerMessage(Level = LogLevel.Error, Message = "backend connect failed: {Failure}")]
+    private static partial void LogConnectFailed(ILogger logger, ConnectFailure failure);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "backend sent {Bytes} bytes nobody asked for")]
+    private static partial void LogUnasked(ILogger logger, int bytes);
+
+    [LoggerMessage(Level = LogLevel.Warning, Message = "backend connection ended: {Reason}")]
+    private static partial void LogEnded(ILogger logger, ConnectionEndReason reason);
 }

@@ -1,4 +1,6 @@
-// The gateway's settings (section "Gateway").
+// The gateway's settings (section "Gateway") and their check at start.
+using Microsoft.Extensions.Options;
+
 namespace NetZlink.Samples.Gateway;
 
 /// <summary>Where the gateway listens and where it forwards.</summary>
@@ -34,4 +36,11 @@ public sealed class GatewayOptions
 
         return MaxRequestBytes is < 1 or > 16 * 1024 * 1024 ? $"Gateway:MaxRequestBytes must be 1..16777216 (is {MaxRequestBytes})" : null;
     }
+}
+
+/// <summary>Refuses unusable settings at start (ValidateOnStart), naming the setting.</summary>
+internal sealed class GatewayOptionsValidator : IValidateOptions<GatewayOptions>
+{
+    public ValidateOptionsResult Validate(string? name, GatewayOptions options) =>
+        options.Validate() is { } problem ? ValidateOptionsResult.Fail(problem) : ValidateOptionsResult.Success;
 }

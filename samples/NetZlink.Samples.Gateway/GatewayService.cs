@@ -1,5 +1,5 @@
 // The service: a ROUTER socket takes requests ([client identity][empty delimiter, when the client
-// is a REQ socket][body]) with the async binding; each request is forwarded to the backend over
+// sends one][body]) with the async binding; each request is forwarded to the backend over
 // the client engine and the client gets [identity][delimiter][reply body] back, or an error reply
 // ("error: ...") when the backend fails or is too slow. One loop receives, one loop sends the
 // replies (a socket allows one receive and one send in flight at once), and the requests waiting
@@ -23,7 +23,8 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
         using ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
         router.Linger = 0;
         router.Bind(_options.FrontendEndpoint);
-        LogListening(router.LastEndpoint, _options.BackendEndpoint);
+        string listening = router.LastEndpoint;
+        LogListening(listening, _options.BackendEndpoint);
 
         await using var backend = new BackendLink(_options.BackendEndpoint, logger);
         var replies = Channel.CreateUnbounded<List<byte[]>>(new UnboundedChannelOptions { SingleReader = true });
@@ -53,7 +54,8 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
         {
         }
 
-        LogStopping(Volatile.Read(ref inFlight));
+        int waiting = Volatile.Read(ref inFlight);
+        LogStopping(waiting);
         if (Volatile.Read(ref inFlight) > 0)
         {
             await drained.Task.WaitAsync(_options.BackendTimeout, CancellationToken.None).ConfigureAwait(false);
@@ -61,7 +63,9 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
 
         replies.Writer.TryComplete();
         await sender.ConfigureAwait(false);
-        LogStopped(Interlocked.Read(ref _served), Interlocked.Read(ref _failed));
+        long served = Interlocked.Read(ref _served);
+        long failed = Interlocked.Read(ref _failed);
+        LogStopped(served, failed);
     }
 
     private async Task ForwardAsync(List<byte[]> request, BackendLink backend, ChannelWriter<List<byte[]>> replies)

@@ -2,6 +2,7 @@
 // environment (Gateway__FrontendEndpoint=...) or the command line (--Gateway:FrontendEndpoint=...).
 // Ctrl+C or SIGTERM stops it: the host cancels the service, which stops taking requests, answers
 // or fails the ones in flight, stops its client engine and closes its sockets.
+using Microsoft.Extensions.Options;
 using NetZlink.Samples.Gateway;
 
 HostApplicationBuilder builder = Host.CreateApplicationBuilder(args);
@@ -12,10 +13,21 @@ builder.Logging.AddSimpleConsole(o =>
 });
 builder.Services.AddOptions<GatewayOptions>()
     .Bind(builder.Configuration.GetSection(GatewayOptions.Section))
-    .Validate(o => o.Validate() is null, "invalid Gateway settings (see the log line before this one)")
     .ValidateOnStart();
+builder.Services.AddSingleton<IValidateOptions<GatewayOptions>, GatewayOptionsValidator>();
 builder.Services.AddHostedService<GatewayService>();
 builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
 using IHost host = builder.Build();
-await host.RunAsync();
+try
+{
+    await host.RunAsync();
+}
+catch (OptionsValidationException e)
+{
+    // Bad settings: one line saying which, and exit code 2, rather than a stack trace.
+    await Console.Error.WriteLineAsync($"gateway: {string.Join("; ", e.Failures)}");
+    return 2;
+}
+
+return 0;

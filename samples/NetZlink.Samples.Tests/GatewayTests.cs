@@ -1,6 +1,6 @@
-// The gateway sample end to end: started as its own process, fed requests by DEALER and REQ
-// clients, stopped with SIGTERM. The backend is a local STREAM echo (a ServerEngine returning raw
-// bytes), so every reply must be exactly its request.
+// The gateway sample end to end: started as its own process, fed requests by DEALER clients (one
+// with a REQ-style empty delimiter), stopped with SIGTERM. The backend is a local STREAM echo (a
+// ServerEngine returning raw bytes), so every reply must be exactly its request.
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -43,18 +43,23 @@ public sealed partial class GatewayTests
         var reply = new List<byte[]>();
         for (int i = 0; i < Requests; i++)
         {
+            reply.Clear(); // TryReceiveMultipart appends
             Assert.That(dealer.TryReceiveMultipart(reply, ReplyPatience), Is.True, $"reply {i} of {Requests} did not come (seed {seed}); {outstanding.Count} outstanding\n{gateway.Output}");
             Assert.That(reply, Has.Count.EqualTo(1), "a DEALER reply is one frame: the body");
             string text = Encoding.UTF8.GetString(reply[0]);
-            Assert.That(outstanding.Remove(text), Is.True, $"reply '{Clip(text)}' matches no outstanding request (seed {seed})");
+            Assert.That(outstanding.Remove(text), Is.True, $"reply '{Clip(text)}' matches no outstanding request (seed {seed})\n{gateway.Output}");
         }
 
-        using ZlinkSocket req = context.CreateSocket(ZlinkSocketType.Req);
-        req.Linger = 0;
-        req.Connect(frontend);
-        req.Send("through REQ"u8);
-        Assert.That(req.TryReceiveMultipart(reply, ReplyPatience), Is.True, "the REQ client got no reply");
-        Assert.That(Encoding.UTF8.GetString(reply[^1]), Is.EqualTo("through REQ"));
+        // A client that puts an empty delimiter before its body (REQ-style) gets it back before the reply.
+        using ZlinkSocket delimited = context.CreateSocket(ZlinkSocketType.Dealer);
+        delimited.Linger = 0;
+        delimited.Connect(frontend);
+        delimited.SendMultipart(new[] { Array.Empty<byte>(), "with a delimiter"u8.ToArray() });
+        reply.Clear();
+        Assert.That(delimited.TryReceiveMultipart(reply, ReplyPatience), Is.True, "the delimited request got no reply");
+        Assert.That(reply, Has.Count.EqualTo(2));
+        Assert.That(reply[0], Is.Empty);
+        Assert.That(Encoding.UTF8.GetString(reply[1]), Is.EqualTo("with a delimiter"));
 
         gateway.Signal("TERM");
         await gateway.WaitForExitAsync(cancellationToken);
@@ -107,6 +112,7 @@ public sealed partial class GatewayTests
         });
         for (int i = 0; i < 2; i++)
         {
+            reply.Clear();
             Assert.That(dealer.TryReceiveMultipart(reply, ReplyPatience), Is.True, $"error reply {i} for the requests in flight at SIGTERM did not come\n{gateway.Output}");
             Assert.That(Encoding.UTF8.GetString(reply[0]), Does.StartWith("error: "));
         }
@@ -128,8 +134,8 @@ public sealed partial class GatewayTests
         await gateway.WaitForExitAsync(cancellationToken);
         Assert.Multiple(() =>
         {
-            Assert.That(gateway.ExitCode, Is.Not.Zero);
-            Assert.That(gateway.Output, Does.Contain("Gateway:BackendTimeout must be positive"));
+            Assert.That(gateway.ExitCode, Is.EqualTo(2));
+            Assert.That(gateway.Output, Does.Contain("gateway: Gateway:BackendTimeout must be positive"));
         });
     }
 
