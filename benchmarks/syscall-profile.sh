@@ -37,7 +37,7 @@ case $stack in netzlink|dotnet|c-epoll) ;; *) echo "syscall-profile: --stack mus
 [ "$idle" = 0 ] || extra=(--rate 0.001 "${extra[@]}")
 
 events=task-clock,context-switches,raw_syscalls:sys_enter
-for call in sendto recvfrom epoll_wait poll read write epoll_ctl futex; do
+for call in sendto recvfrom epoll_wait poll read write epoll_ctl futex io_uring_enter; do
   events+=",syscalls:sys_enter_$call"
 done
 if ! command -v perf >/dev/null; then
