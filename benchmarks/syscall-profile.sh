@@ -6,16 +6,19 @@
 # kernel tracepoints, so they are exact; perf's own overhead in counting mode is small.
 #
 #   bash benchmarks/syscall-profile.sh [--stack netzlink|dotnet|c-epoll] [--ccu N] [--window S]
-#                                      [--port P] [-- extra client flags, e.g. --shards 1]
+#                                      [--port P] [--idle] [-- extra client flags, e.g. --shards 1]
 #
 # Prints one line per side, e.g.
 #   netzlink client: packets/s=1583970 cpu_us/packet=0.704 cores=1.11 syscalls/packet=0.174 sendto=0.022 ...
+# --idle: the same connections nearly idle instead (an open-model s2 at --rate 0.001, one packet
+# per 1,000 s over all of them); prints per second instead of per packet, e.g.
+#   netzlink client idle: cores=0.002 syscalls/s=12 poll=6.0 epoll_wait=6.0 ...
 # Needs perf (Debian: linux-perf) and permission to count tracepoints (root, or
 # kernel.perf_event_paranoid <= 1); says so and exits 2 when it has neither.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-stack=netzlink ccu=10000 window=6 port=29500
+stack=netzlink ccu=10000 window=6 port=29500 idle=0
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -23,15 +26,18 @@ while [ $# -gt 0 ]; do
     --ccu) ccu=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
+    --idle) idle=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "syscall-profile: unknown argument '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
 case $stack in netzlink|dotnet|c-epoll) ;; *) echo "syscall-profile: --stack must be netzlink, dotnet or c-epoll, not '$stack'" >&2; exit 1 ;; esac
+[ "$idle" = 0 ] || [ "$stack" != c-epoll ] || { echo "syscall-profile: --idle needs a NetZlink.Stress stack (netzlink or dotnet)" >&2; exit 1; }
+[ "$idle" = 0 ] || extra=(--rate 0.001 "${extra[@]}")
 
 events=task-clock,context-switches,raw_syscalls:sys_enter
-for call in sendto recvfrom epoll_wait poll read write epoll_ctl futex; do
+for call in sendto recvfrom epoll_wait poll read write epoll_ctl futex io_uring_enter; do
   events+=",syscalls:sys_enter_$call"
 done
 if ! command -v perf >/dev/null; then
@@ -52,6 +58,7 @@ cleanup() { echo_server_stop; rm -rf "$work"; }
 trap cleanup EXIT
 
 warmup=3
+[ "$idle" = 0 ] || warmup=0
 measure=$((window + 6))
 if [ "$stack" = c-epoll ]; then
   echo_server_start "$work/server.log" "$limit" server --port "$port" --quiet || exit 2
@@ -94,7 +101,7 @@ echo "$result" | cut -c1-200
 rate=$(echo "$result" | sed -E 's/.*throughput=([0-9.]+).*/\1/')
 
 for side in client server; do
-  awk -v side="$side" -v stack="$stack" -v rate="$rate" '
+  awk -v side="$side" -v stack="$stack" -v rate="$rate" -v idle="$idle" '
     /seconds time elapsed/ { elapsed = $1 }
     $2 == "msec" && $3 == "task-clock" { gsub(",", "", $1); cpu_ms = $1 }
     $2 ~ /^(raw_)?syscalls:sys_enter/ || $2 == "context-switches" {
@@ -102,6 +109,12 @@ for side in client server; do
       count[name] = $1; order[++n] = name
     }
     END {
+      if (idle) {
+        line = sprintf("%s %s idle: cores=%.3f syscalls/s=%.0f", stack, side, cpu_ms / 1000 / elapsed, count["all"] / elapsed)
+        for (i = 1; i <= n; i++) if (order[i] != "all" && count[order[i]] > 0) line = line sprintf(" %s=%.1f", order[i], count[order[i]] / elapsed)
+        print line
+        exit
+      }
       packets = rate * elapsed
       if (packets <= 0) { print stack " " side ": no packets in the window"; exit }
       line = sprintf("%s %s: packets/s=%.0f cpu_us/packet=%.3f cores=%.2f syscalls/packet=%.3f", stack, side, rate,

@@ -159,7 +159,9 @@ public sealed unsafe partial class EngineShard
     /// <summary>Milliseconds until the next connect deadline or retry, capped so stop requests are seen.</summary>
     private int NextTimerDelayMs()
     {
-        if (_accepting || (_waiting.Count == 0 && _nextToConnect >= _slots.Length))
+        // Once every slot is resolved AdvanceConnects no longer prunes _waiting, so the slots left
+        // in it are established or failed: their old deadlines must not make the sleep a spin.
+        if (_accepting || _unresolved == 0 || (_waiting.Count == 0 && _nextToConnect >= _slots.Length))
         {
             return IdleSleepMs;
         }
@@ -168,7 +170,11 @@ public sealed unsafe partial class EngineShard
         long next = long.MaxValue;
         foreach (int slot in _waiting)
         {
-            next = Math.Min(next, _slots[slot].DeadlineTicks);
+            ref ConnectionSlot s = ref _slots[slot];
+            if (s.State is ConnectionState.Connecting or ConnectionState.RetryWait)
+            {
+                next = Math.Min(next, s.DeadlineTicks);
+            }
         }
 
         long ms = next == long.MaxValue ? IdleSleepMs : (next - now) * 1000 / Stopwatch.Frequency;

@@ -134,6 +134,14 @@ ZLINK_EXPORT int zlink_has(const char *capability);
 #define ZLINK_THREAD_AFFINITY_CPU_ADD 7
 #define ZLINK_THREAD_AFFINITY_CPU_REMOVE 8
 #define ZLINK_THREAD_NAME_PREFIX 9
+/* NetZlink: the I/O backend of STREAM sockets made after it is set (the
+ * environment variable ZLINK_IO_BACKEND=epoll|io_uring applies when it is
+ * not); zlink_ctx_get gives the backend a new socket runs on, after the
+ * fallback to epoll where io_uring is refused */
+#define ZLINK_IO_BACKEND 10
+#define ZLINK_IO_BACKEND_DEFAULT 0
+#define ZLINK_IO_BACKEND_EPOLL 1
+#define ZLINK_IO_BACKEND_IO_URING 2
 
 #define ZLINK_IO_THREADS_DFLT 2
 #define ZLINK_MAX_SOCKETS_DFLT 1023

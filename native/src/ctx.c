@@ -8,6 +8,7 @@
  * closed).
  */
 #include "zl_internal.h"
+#include "stream_loop.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -131,6 +132,13 @@ ZL_API int zlink_ctx_set(void *context, int option, int optval)
     zl_ctx_t *c = get_ctx(context);
     if (!c)
         return zl_fail(EFAULT);
+    if (option == ZLINK_IO_BACKEND) {
+        /* for STREAM sockets made from now on */
+        if (optval < ZLINK_IO_BACKEND_DEFAULT || optval > ZLINK_IO_BACKEND_IO_URING)
+            return zl_fail(EINVAL);
+        c->io_backend = optval;
+        return 0;
+    }
     if (zmq_ctx_set(c->zctx, option, optval) != 0)
         return zl_zfail();
     return 0;
@@ -141,6 +149,8 @@ ZL_API int zlink_ctx_get(void *context, int option)
     zl_ctx_t *c = get_ctx(context);
     if (!c)
         return zl_fail(EFAULT);
+    if (option == ZLINK_IO_BACKEND)
+        return zl_io_backend(c->io_backend); /* what a new socket runs on */
     int rc = zmq_ctx_get(c->zctx, option);
     if (rc < 0)
         return zl_zfail();

@@ -5,6 +5,7 @@
  * plus version and capability queries.
  */
 #include "zl_internal.h"
+#include "stream_loop.h"
 
 #include <errno.h>
 #include <string.h>
@@ -52,6 +53,8 @@ ZL_API int zlink_has(const char *capability)
     static const char *const yes[] = {"tcp", "ipc", "inproc"};
     if (!capability)
         return 0;
+    if (strcmp(capability, "io_uring") == 0)
+        return zl_uring_available(); /* built with it and allowed here */
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         if (strcmp(capability, yes[i]) == 0)
             return 1;

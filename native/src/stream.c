@@ -27,7 +27,8 @@ static int stream_open(zl_handle_t *h)
     if (zl_ctx_register(ctx) != 0)
         return -1;
     zl_stream_t *s = calloc(1, sizeof *s);
-    if (!s || zl_loop_init(&s->loop, ctx->shutdown_fd) != 0) {
+    if (!s || zl_loop_init(&s->loop, ctx->shutdown_fd,
+                            zl_io_backend(ctx->io_backend)) != 0) {
         int e = s ? errno : ENOMEM;
         free(s);
         zl_ctx_unregister(ctx);

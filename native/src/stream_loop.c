@@ -35,6 +35,8 @@ uint64_t zl_wall_ms(void)
 
 int zl_loop_ctl(zl_loop_t *l, int op, int fd, uint32_t events, uint64_t tag)
 {
+    if (l->uring)
+        return zl_uring_ctl(l, op, fd, events, tag);
     struct epoll_event ev;
     ev.events = events;
     ev.data.u64 = tag;
@@ -43,21 +45,31 @@ int zl_loop_ctl(zl_loop_t *l, int op, int fd, uint32_t events, uint64_t tag)
 
 void zl_loop_del(zl_loop_t *l, int fd)
 {
+    if (l->uring && zl_uring_del(l, fd))
+        return;
     epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-int zl_loop_init(zl_loop_t *l, int shutdown_fd)
+/* the loop's own descriptors are in the epoll set with either backend */
+static int epoll_add(zl_loop_t *l, int fd, uint64_t tag)
+{
+    struct epoll_event ev;
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int zl_loop_init(zl_loop_t *l, int shutdown_fd, int backend)
 {
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     l->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    l->uring = NULL;
     if (l->epfd < 0 || l->evfd < 0 || l->tfd < 0 ||
-        zl_loop_ctl(l, EPOLL_CTL_ADD, l->evfd, EPOLLIN,
-                    ZL_TAG(ZT_EVFD, 0, 0)) != 0 ||
-        zl_loop_ctl(l, EPOLL_CTL_ADD, l->tfd, EPOLLIN,
-                    ZL_TAG(ZT_TIMERFD, 0, 0)) != 0 ||
-        zl_loop_ctl(l, EPOLL_CTL_ADD, shutdown_fd, EPOLLIN,
-                    ZL_TAG(ZT_SHUTDOWN, 0, 0)) != 0) {
+        epoll_add(l, l->evfd, ZL_TAG(ZT_EVFD, 0, 0)) != 0 ||
+        epoll_add(l, l->tfd, ZL_TAG(ZT_TIMERFD, 0, 0)) != 0 ||
+        epoll_add(l, shutdown_fd, ZL_TAG(ZT_SHUTDOWN, 0, 0)) != 0 ||
+        (backend == ZL_BACKEND_URING && zl_uring_open(l) != 0)) {
         int e = errno;
         if (l->epfd >= 0)
             close(l->epfd);
@@ -73,6 +85,7 @@ int zl_loop_init(zl_loop_t *l, int shutdown_fd)
 
 void zl_loop_close(zl_loop_t *l)
 {
+    zl_uring_close(l);
     close(l->epfd);
     close(l->evfd);
     close(l->tfd);
@@ -197,46 +210,89 @@ void zl_timers_run(zl_stream_t *s)
 
 /* ---- pump -------------------------------------------------------------- */
 
+/* Routes one event (an epoll event, or a completed io_uring poll in the same
+ * form) by its tag to the state machine. */
+static void dispatch(zl_stream_t *s, const struct epoll_event *ev)
+{
+    zl_loop_t *l = &s->loop;
+    uint64_t d = ev->data.u64;
+    uint32_t idx = (uint32_t)d;
+    uint32_t serial = (uint32_t)((d >> 32) & 0xffffffu);
+    switch ((unsigned)(d >> 56)) {
+    case ZT_CONN: {
+        zl_conn_t *c = zl_conn_of_event(s, idx, serial);
+        if (c)
+            zl_conn_on_event(s, c, ev->events);
+        break;
+    }
+    case ZT_LISTENER:
+        if (zl_listener_of_event(s, idx, serial))
+            zl_listener_on_event(s, idx);
+        break;
+    case ZT_EVFD:
+        /* stays readable while notifications wait to be received */
+        if (!s->evq_count)
+            wake_clear(l);
+        break;
+    case ZT_TIMERFD: {
+        uint64_t v;
+        if (read(l->tfd, &v, sizeof v) == sizeof v)
+            l->tfd_armed = 0; /* one-shot: it is disarmed now */
+        zl_timers_run(s);
+        break;
+    }
+    default: /* ZT_SHUTDOWN: callers look at the context flag; ZT_RING:
+                its completions are read below */
+        break;
+    }
+}
+
 /*
- * One epoll_wait and the processing of its batch. Returns 0; an interrupted
- * wait counts as an empty batch.
+ * io_uring: the completions already posted are read without a system call,
+ * so a pump that finds nothing costs nothing; only a pump that may wait and
+ * finds nothing sleeps, in epoll_wait on the set holding the ring. The
+ * timerfd and the eventfd are only for callers sleeping on ZLINK_FD here:
+ * the pump runs due timers itself and clears both once they are served.
+ */
+static int pump_uring(zl_stream_t *s, int timeout_ms)
+{
+    zl_loop_t *l = &s->loop;
+    if (l->tfd_armed && l->tfd_armed <= zl_now_ms()) {
+        uint64_t v;
+        if (read(l->tfd, &v, sizeof v) == sizeof v || errno == EAGAIN)
+            l->tfd_armed = 0;
+    }
+    if (l->heap_n || l->tfd_armed)
+        zl_timers_run(s);
+    int n = zl_uring_reap(l, l->evs, ZL_EV_BATCH);
+    if (n == 0 && timeout_ms != 0) {
+        int m = epoll_wait(l->epfd, l->evs, ZL_EV_BATCH, timeout_ms);
+        for (int i = 0; i < m; i++)
+            if ((unsigned)(l->evs[i].data.u64 >> 56) != ZT_RING)
+                dispatch(s, &l->evs[i]);
+        n = zl_uring_reap(l, l->evs, ZL_EV_BATCH);
+    }
+    for (int i = 0; i < n; i++)
+        dispatch(s, &l->evs[i]);
+    if (l->evfd_signalled && !s->evq_count)
+        wake_clear(l);
+    return 0;
+}
+
+/*
+ * One wait (epoll_wait, or a look at the ring's completions) and the
+ * processing of its batch. Returns 0; an interrupted wait counts as an
+ * empty batch.
  */
 int zl_pump(zl_stream_t *s, int timeout_ms)
 {
     zl_loop_t *l = &s->loop;
+    if (l->uring)
+        return pump_uring(s, timeout_ms);
     if (l->heap_n)
         zl_timers_run(s);
     int n = epoll_wait(l->epfd, l->evs, ZL_EV_BATCH, timeout_ms);
-    for (int i = 0; i < n; i++) {
-        uint64_t d = l->evs[i].data.u64;
-        uint32_t idx = (uint32_t)d;
-        uint32_t serial = (uint32_t)((d >> 32) & 0xffffffu);
-        switch ((unsigned)(d >> 56)) {
-        case ZT_CONN: {
-            zl_conn_t *c = zl_conn_of_event(s, idx, serial);
-            if (c)
-                zl_conn_on_event(s, c, l->evs[i].events);
-            break;
-        }
-        case ZT_LISTENER:
-            if (zl_listener_of_event(s, idx, serial))
-                zl_listener_on_event(s, idx);
-            break;
-        case ZT_EVFD:
-            /* stays readable while notifications wait to be received */
-            if (!s->evq_count)
-                wake_clear(l);
-            break;
-        case ZT_TIMERFD: {
-            uint64_t v;
-            if (read(l->tfd, &v, sizeof v) == sizeof v)
-                l->tfd_armed = 0; /* one-shot: it is disarmed now */
-            zl_timers_run(s);
-            break;
-        }
-        default: /* ZT_SHUTDOWN: callers look at the context flag */
-            break;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        dispatch(s, &l->evs[i]);
     return 0;
 }

@@ -73,6 +73,7 @@ typedef struct zl_ctx {
     int shutdown_fd; /* eventfd, readable for ever once shut down */
     atomic_uint seq; /* for unique inproc endpoint names */
     struct zl_relay *relays; /* monitor relays (monitor_relay.c), under lock */
+    int io_backend; /* ZLINK_IO_BACKEND for new STREAM sockets, 0 = not set */
 } zl_ctx_t;
 
 /* count an object term must wait for; fails with ETERM after shutdown */
