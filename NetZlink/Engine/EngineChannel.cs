@@ -46,6 +46,8 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
     private readonly EventReader _reader;
     private readonly int _capacity;
     private readonly int _resumeAt;
+    private readonly int _pipeCapacity;
+    private readonly bool _pipes;
     private readonly int[] _queued;
     private readonly EngineShard?[] _shards;
     private long _pauses;
@@ -59,6 +61,8 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         _engine = engine;
         _capacity = options.ReceiveCapacityPerShard;
         _resumeAt = _capacity / 2;
+        _pipes = options.ConnectionPipes;
+        _pipeCapacity = options.PipeCapacity;
         _queued = new int[engine.ShardCount * CounterStride];
         _shards = new EngineShard?[engine.ShardCount];
         _events = Channel.CreateUnbounded<EngineEvent>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
@@ -85,7 +89,7 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
     /// <summary>Packet events written to the reader whose buffer has not been given back yet (read or not).</summary>
     internal long BuffersOut => Interlocked.Read(ref _buffersOut);
 
-    /// <summary>Packets that arrived after <see cref="Dispose"/>, given back to the pool unread.</summary>
+    /// <summary>Packets that arrived after <see cref="Dispose"/>, never written to the reader.</summary>
     public long DiscardedAfterDispose => Interlocked.Read(ref _discarded);
 
     /// <summary>
@@ -102,15 +106,17 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         => _engine.PostAsync(connection, frame, cancellationToken);
 
     /// <summary>
-    /// Stops the engine (waiting up to <see cref="StreamEngine.DisposeTimeout"/>) and gives back
-    /// the buffers of packets still unread. The reader completes as for any stop. Idempotent.
+    /// Says the application wants no more packets and stops the engine (waiting up to
+    /// <see cref="StreamEngine.DisposeTimeout"/>). Packets that arrive from now on are given back
+    /// to the pool unread (<see cref="DiscardedAfterDispose"/>); events already in the reader, and
+    /// every connection event (each connection's <see cref="EngineEventKind.Disconnected"/>
+    /// included), stay readable, and the reader completes as for any stop. Idempotent.
     /// </summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
             _ = _engine.Stop(StreamEngine.DisposeTimeout);
-            DiscardUnread();
         }
     }
 
@@ -126,8 +132,6 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
             catch (TimeoutException)
             {
             }
-
-            DiscardUnread();
         }
     }
 
@@ -135,8 +139,9 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
     {
         _shards[shard.Index] = shard;
         int counter = shard.Index * CounterStride;
-        shard.SetResumeTest(() => Volatile.Read(ref _queued[counter]) <= _resumeAt || Volatile.Read(ref _disposed) != 0);
-        return new ShardHandler(this, counter);
+        var handler = new ShardHandler(this, counter, shard.SlotCount);
+        shard.SetResumeTest(() => handler.PipesCaughtUp() && (Volatile.Read(ref _queued[counter]) <= _resumeAt || Volatile.Read(ref _disposed) != 0));
+        return handler;
     }
 
     /// <summary>After the engine started: the reader completes when it stops.</summary>
@@ -145,27 +150,7 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
 
     internal void BufferReturned() => Interlocked.Decrement(ref _buffersOut);
 
-    private void Complete()
-    {
-        _ = _events.Writer.TryComplete(_engine.Fault);
-        if (Volatile.Read(ref _disposed) != 0)
-        {
-            DiscardUnread();
-        }
-    }
-
-    private void DiscardUnread()
-    {
-        while (_reader.TryRead(out EngineEvent e))
-        {
-            if (e.Kind == EngineEventKind.Packet)
-            {
-                Interlocked.Increment(ref _discarded);
-            }
-
-            e.Dispose();
-        }
-    }
+    private void Complete() => _events.Writer.TryComplete(_engine.Fault);
 
     private void Write(EngineEvent e)
     {
@@ -189,18 +174,57 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         }
     }
 
-    private sealed class ShardHandler(EngineChannel owner, int counter) : IConnectionHandler
+    private sealed class ShardHandler(EngineChannel owner, int counter, int slots) : IConnectionHandler
     {
-        public void OnConnected(EngineShard shard, Connection connection) => owner.Write(EngineEvent.Connected(connection));
+        private readonly ConnectionPipe?[]? _pipes = owner._pipes ? new ConnectionPipe?[slots] : null;
+        private readonly List<ConnectionPipe> _blocked = new();
+
+        public void OnConnected(EngineShard shard, Connection connection)
+        {
+            ConnectionPipe? pipe = null;
+            if (_pipes is not null)
+            {
+                pipe = new ConnectionPipe(owner._engine, shard, connection, owner._pipeCapacity);
+                _pipes[connection.Slot] = pipe;
+            }
+
+            owner.Write(EngineEvent.Connected(connection, pipe));
+            pipe?.StartOutput();
+        }
 
         public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure) => owner.Write(EngineEvent.ConnectFailed(connection, failure));
 
         public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
         {
+            if (_pipes is not null)
+            {
+                ConnectionPipe pipe = _pipes[connection.Slot]!;
+                if (!pipe.Deliver(packet) && Volatile.Read(ref owner._disposed) == 0)
+                {
+                    if (!_blocked.Contains(pipe))
+                    {
+                        _blocked.Add(pipe);
+                    }
+
+                    if (shard.PauseReceiving())
+                    {
+                        Interlocked.Increment(ref owner._pauses);
+                    }
+                }
+
+                return;
+            }
+
+            if (Volatile.Read(ref owner._disposed) != 0)
+            {
+                Interlocked.Increment(ref owner._discarded);
+                return;
+            }
+
             byte[] buffer = ArrayPool<byte>.Shared.Rent(packet.Length);
             packet.CopyTo(buffer);
             Interlocked.Increment(ref owner._buffersOut);
-            if (Interlocked.Increment(ref owner._queued[counter]) >= owner._capacity && Volatile.Read(ref owner._disposed) == 0 && shard.PauseReceiving())
+            if (Interlocked.Increment(ref owner._queued[counter]) >= owner._capacity && shard.PauseReceiving())
             {
                 Interlocked.Increment(ref owner._pauses);
             }
@@ -209,10 +233,40 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         }
 
         public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
-            => owner.Write(EngineEvent.Disconnected(connection, reason, lostBytes));
+        {
+            if (_pipes is not null)
+            {
+                ConnectionPipe pipe = _pipes[connection.Slot]!;
+                _pipes[connection.Slot] = null;
+                _ = _blocked.Remove(pipe);
+                pipe.End();
+            }
+
+            owner.Write(EngineEvent.Disconnected(connection, reason, lostBytes));
+        }
 
         public void OnPass(EngineShard shard)
         {
+        }
+
+        /// <summary>Shard thread (the resume test): flushes what waited behind completed flushes; true when no pipe holds the shard back.</summary>
+        public bool PipesCaughtUp()
+        {
+            for (int i = _blocked.Count - 1; i >= 0; i--)
+            {
+                ConnectionPipe pipe = _blocked[i];
+                if (!pipe.Blocked)
+                {
+                    pipe.FlushLeftover();
+                }
+
+                if (!pipe.Blocked)
+                {
+                    _blocked.RemoveAt(i);
+                }
+            }
+
+            return _blocked.Count == 0 || Volatile.Read(ref owner._disposed) != 0;
         }
     }
 

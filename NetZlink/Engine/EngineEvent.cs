@@ -1,5 +1,6 @@
 // One item of an EngineChannel's reader: a connection event or a packet in a pooled buffer.
 using System.Buffers;
+using System.IO.Pipelines;
 
 namespace NetZlink.Engine;
 
@@ -16,9 +17,11 @@ public readonly struct EngineEvent : IDisposable
     private readonly int _value;
     private readonly ConnectionEndReason _reason;
     private readonly ConnectFailure _failure;
+    private readonly IDuplexPipe? _pipe;
 
-    private EngineEvent(EngineEventKind kind, Connection connection, EngineChannel? owner, byte[]? buffer, int value, ConnectionEndReason reason, ConnectFailure failure)
+    private EngineEvent(EngineEventKind kind, Connection connection, EngineChannel? owner, byte[]? buffer, int value, ConnectionEndReason reason, ConnectFailure failure, IDuplexPipe? pipe = null)
     {
+        _pipe = pipe;
         Kind = kind;
         Connection = connection;
         _owner = owner;
@@ -49,6 +52,13 @@ public readonly struct EngineEvent : IDisposable
     /// <summary>How the connection's attempts ended (<see cref="EngineEventKind.ConnectFailed"/> only).</summary>
     public ConnectFailure Failure => _failure;
 
+    /// <summary>
+    /// The connection as a pipe pair (<see cref="EngineEventKind.Connected"/> events of a channel
+    /// with <see cref="EngineChannelOptions.ConnectionPipes"/>; null otherwise). Its input completes
+    /// when the connection ends, after the bytes that arrived before.
+    /// </summary>
+    public IDuplexPipe? Pipe => _pipe;
+
     /// <summary>Gives a packet's buffer back to the pool; do it once per packet event.</summary>
     public void Dispose()
     {
@@ -68,7 +78,7 @@ public readonly struct EngineEvent : IDisposable
         _ => $"{Kind} {Connection}",
     };
 
-    internal static EngineEvent Connected(Connection connection) => new(EngineEventKind.Connected, connection, null, null, 0, default, default);
+    internal static EngineEvent Connected(Connection connection, IDuplexPipe? pipe) => new(EngineEventKind.Connected, connection, null, null, 0, default, default, pipe);
 
     internal static EngineEvent ForPacket(Connection connection, EngineChannel owner, byte[] buffer, int length)
         => new(EngineEventKind.Packet, connection, owner, buffer, length, default, default);

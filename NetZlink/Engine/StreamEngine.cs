@@ -103,6 +103,9 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
 
     private protected EngineOptions Options => _options;
 
+    /// <summary>The largest frame one post can carry.</summary>
+    internal int MaxPostLength => _options.PostCapacityPerConnection;
+
     private protected EngineShard[] Shards => _shards;
 
     /// <summary>True once a handler exception or a shard failure stopped the engine.</summary>
