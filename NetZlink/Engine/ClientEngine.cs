@@ -9,8 +9,8 @@ namespace NetZlink.Engine;
 /// <summary>
 /// Opens many connections to one or more endpoints and drives them from a fixed number of shard
 /// threads. Applications plug in an <see cref="IConnectionHandler"/> per shard (callbacks on the
-/// shard thread, no locks) or use <see cref="ChannelConnectionHandler"/> to read packets through a
-/// <c>ChannelReader</c>; any thread may send with <see cref="StreamEngine.TryPost"/> or
+/// shard thread, no locks) or start it with <see cref="StreamEngine.StartChannel"/> to read
+/// connection events and packets through a <c>ChannelReader</c>; any thread may send with <see cref="StreamEngine.TryPost"/> or
 /// <see cref="StreamEngine.PostAsync"/>.
 /// </summary>
 public sealed class ClientEngine : StreamEngine
@@ -63,6 +63,8 @@ public sealed class ClientEngine : StreamEngine
         _shardsUnresolved = Shards.Length;
         StartShards("ClientEngine.Start", handlerFactory, StreamConnectProbe.Check, CreateShardSocket, ConnectErrnoMonitor.TryOpen);
     }
+
+    private protected override void StartWithHandlers(Func<EngineShard, IConnectionHandler> handlerFactory) => Start(handlerFactory);
 
     internal byte[] EndpointUtf8(int connectionIndex) => _endpoints[connectionIndex % _endpoints.Length];
 

@@ -156,6 +156,15 @@ public sealed unsafe partial class EngineShard
         }
     }
 
+    /// <summary>Receiving resumed after a pause of <paramref name="ticks"/>: attempts in flight and retries wait that much longer.</summary>
+    private void ShiftConnectDeadlines(long ticks)
+    {
+        foreach (int slot in _waiting)
+        {
+            _slots[slot].DeadlineTicks += ticks;
+        }
+    }
+
     /// <summary>Milliseconds until the next connect deadline or retry, capped so stop requests are seen.</summary>
     private int NextTimerDelayMs()
     {

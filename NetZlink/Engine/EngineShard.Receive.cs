@@ -13,7 +13,7 @@ public sealed unsafe partial class EngineShard
         int messages = 0;
         fixed (byte* buffer = _receiveBuffer)
         {
-            while (messages < MaxMessagesPerPass)
+            while (messages < MaxMessagesPerPass && !_receivePaused)
             {
                 int idLength = NativeMethods.zlink_recv(_socket, id, 4, ZlinkConstants.ZLINK_DONTWAIT);
                 if (idLength < 0)

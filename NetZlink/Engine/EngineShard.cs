@@ -207,8 +207,12 @@ public sealed unsafe partial class EngineShard
                 long sentBefore = Counters.FramesSent + Counters.FramesQueued;
                 Volatile.Write(ref _passRequested, 0);
                 bool busy = DrainPosted();
-                busy |= AdvanceConnects(Stopwatch.GetTimestamp());
-                busy |= ReceiveBatch();
+                if (ReceivingAllowed())
+                {
+                    busy |= AdvanceConnects(Stopwatch.GetTimestamp());
+                    busy |= ReceiveBatch();
+                }
+
                 _handler.OnPass(this);
                 busy |= RetryPendingSends();
                 busy |= Counters.FramesSent + Counters.FramesQueued != sentBefore;
@@ -262,7 +266,7 @@ public sealed unsafe partial class EngineShard
 
     private void Sleep()
     {
-        int timeoutMs = _pendingSends.Count > 0 ? 1 : NextTimerDelayMs();
+        int timeoutMs = _pendingSends.Count > 0 ? 1 : _receivePaused ? PausedSleepMs : NextTimerDelayMs();
         bool timed = false;
         if (_wakeByTicks != long.MaxValue)
         {
@@ -288,7 +292,7 @@ public sealed unsafe partial class EngineShard
         }
 
         ZlinkPollItem* items = stackalloc ZlinkPollItem[3];
-        items[0] = new ZlinkPollItem { Socket = _socket, Events = ZlinkConstants.POLLIN };
+        items[0] = new ZlinkPollItem { Socket = _socket, Events = SocketPollEvents };
         items[1] = new ZlinkPollItem { Socket = 0, Fd = _wakeFd, Events = ZlinkConstants.POLLIN };
         items[2] = new ZlinkPollItem { Socket = 0, Fd = _timerFd, Events = ZlinkConstants.POLLIN };
         int rc = NativeMethods.zlink_poll(items, timed ? 3 : 2, timeoutMs);

@@ -53,6 +53,8 @@ public sealed class ServerEngine : StreamEngine
     public void Start(Func<EngineShard, IConnectionHandler> handlerFactory)
         => StartShards("ServerEngine.Start", handlerFactory, _ => { }, CreateShardSocket, _ => null);
 
+    private protected override void StartWithHandlers(Func<EngineShard, IConnectionHandler> handlerFactory) => Start(handlerFactory);
+
     internal int NextConnectionIndex() => Interlocked.Increment(ref _nextConnectionIndex) & int.MaxValue;
 
     private protected override bool IsConnectionOfThisEngine(Connection connection) => connection.Index >= 0;

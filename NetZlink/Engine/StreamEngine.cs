@@ -17,7 +17,7 @@ namespace NetZlink.Engine;
 /// posting from any thread (<see cref="TryPost"/>, <see cref="PostAsync"/>), counters, stop and
 /// dispose. The contracts (threading, backpressure, posting, faults) are in docs/engine.md.
 /// </summary>
-public abstract class StreamEngine : IDisposable
+public abstract class StreamEngine : IDisposable, IAsyncDisposable
 {
     private readonly EngineOptions _options;
     private readonly Context _context;
@@ -102,6 +102,9 @@ public abstract class StreamEngine : IDisposable
     public bool IsRunning => Volatile.Read(ref _started) != 0 && Volatile.Read(ref _disposed) == 0 && !_stopped.Task.IsCompleted && !_anyShardStopping;
 
     private protected EngineOptions Options => _options;
+
+    /// <summary>The largest frame one post can carry.</summary>
+    internal int MaxPostLength => _options.PostCapacityPerConnection;
 
     private protected EngineShard[] Shards => _shards;
 
@@ -279,10 +282,7 @@ public abstract class StreamEngine : IDisposable
     /// </summary>
     public bool Stop(TimeSpan timeout)
     {
-        foreach (EngineShard shard in _shards)
-        {
-            shard.RequestStop();
-        }
+        RequestStop();
 
         bool all = true;
         var deadline = DateTime.UtcNow + timeout;
@@ -309,6 +309,81 @@ public abstract class StreamEngine : IDisposable
         }
 
         _ = Stop(DisposeTimeout);
+        FinishDispose();
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>
+    /// Stops every shard like <see cref="Stop"/> and completes when <see cref="Stopped"/> does,
+    /// without blocking a thread. Cancelling <paramref name="cancellationToken"/> ends only the
+    /// wait (an <see cref="OperationCanceledException"/>): the shards still stop. Completes at once
+    /// for an engine that was never started.
+    /// </summary>
+    public Task StopAsync(CancellationToken cancellationToken = default)
+    {
+        RequestStop();
+        return Volatile.Read(ref _started) == 0 ? Task.CompletedTask : _stopped.Task.WaitAsync(cancellationToken);
+    }
+
+    /// <summary>
+    /// Like <see cref="Dispose"/>, but waits for the shards (up to <see cref="DisposeTimeout"/>)
+    /// asynchronously, so no thread is blocked. Idempotent, and either of the two may follow the other.
+    /// </summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        RequestStop();
+        if (Volatile.Read(ref _started) != 0)
+        {
+            // The last shard completes Stopped just before its thread returns; a shard stuck in a
+            // handler callback past the timeout finishes on its own, as with Dispose.
+            try
+            {
+                await _stopped.Task.WaitAsync(DisposeTimeout).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
+            {
+            }
+        }
+
+        FinishDispose();
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>
+    /// Starts the engine with an <see cref="EngineChannel"/> as the handler of every shard: the
+    /// application reads connection events and packets from <see cref="EngineChannel.Reader"/>
+    /// and writes with <see cref="EngineChannel.TryWrite"/> or <see cref="EngineChannel.WriteAsync"/>.
+    /// The reader completes once the engine has stopped (see docs/engine.md, "The channel API").
+    /// </summary>
+    /// <param name="options">Receive capacity and pipes; null for the defaults.</param>
+    /// <exception cref="InvalidOperationException">The engine was already started.</exception>
+    /// <exception cref="ObjectDisposedException">The engine was disposed.</exception>
+    public EngineChannel StartChannel(EngineChannelOptions? options = null)
+    {
+        var channel = new EngineChannel(this, options ?? new EngineChannelOptions());
+        StartWithHandlers(channel.CreateShardHandler);
+        channel.OnEngineStarted();
+        return channel;
+    }
+
+    /// <summary>The kind's Start: binds or begins connecting, with one handler per shard from <paramref name="handlerFactory"/>.</summary>
+    private protected abstract void StartWithHandlers(Func<EngineShard, IConnectionHandler> handlerFactory);
+
+    private void RequestStop()
+    {
+        foreach (EngineShard shard in _shards)
+        {
+            shard.RequestStop();
+        }
+    }
+
+    private void FinishDispose()
+    {
         foreach (EngineShard shard in _shards)
         {
             shard.ReleaseUnstarted();
@@ -326,8 +401,6 @@ public abstract class StreamEngine : IDisposable
         {
             _stopped.TrySetResult();
         }
-
-        GC.SuppressFinalize(this);
     }
 
     /// <summary>How long <see cref="Dispose"/> waits for the shard threads (10 s).</summary>

@@ -1,0 +1,162 @@
+// A connection as an IDuplexPipe, for protocol code that parses with PipeReader and writes with
+// PipeWriter (EngineChannelOptions.ConnectionPipes).
+//
+// Input: the shard thread writes each packet into the input pipe and flushes. A flush that does
+// not complete at once means the application has PipeCapacity bytes unread: the shard then stops
+// reading (EngineShard.Pause.cs) until that flush completes, so a slow parser holds its peers back
+// through TCP. Packets of the same read that arrive meanwhile are written without a flush and
+// flushed from OnPass once the pending flush has completed.
+//
+// Output: a pump task moves what the application flushes into the output pipe to the engine with
+// PostAsync (bounded, counted), and ends when the connection ends.
+using System.Buffers;
+using System.IO.Pipelines;
+
+namespace NetZlink.Engine;
+
+internal sealed class ConnectionPipe : IDuplexPipe
+{
+    private readonly Pipe _input;
+    private readonly Pipe _output;
+    private readonly StreamEngine _engine;
+    private readonly EngineShard _shard;
+    private readonly Connection _connection;
+    private int _flushPending;
+    private int _ended;
+    private int _inputCompleted;
+    private bool _unflushed;
+
+    public ConnectionPipe(StreamEngine engine, EngineShard shard, Connection connection, int capacity)
+    {
+        _engine = engine;
+        _shard = shard;
+        _connection = connection;
+        _input = new Pipe(new PipeOptions(pauseWriterThreshold: capacity, resumeWriterThreshold: capacity / 2, useSynchronizationContext: false));
+        _output = new Pipe(new PipeOptions(pauseWriterThreshold: capacity, resumeWriterThreshold: capacity / 2, useSynchronizationContext: false));
+    }
+
+    public PipeReader Input => _input.Reader;
+
+    public PipeWriter Output => _output.Writer;
+
+    /// <summary>True while a flush waits for the application to read: the shard must not read on.</summary>
+    public bool Blocked => Volatile.Read(ref _flushPending) != 0;
+
+    /// <summary>Starts the output pump (after the Connected event was written).</summary>
+    public void StartOutput() => _ = Task.Run(PumpOutput);
+
+    /// <summary>Shard thread: one packet in; false when the shard must stop reading until the reader catches up.</summary>
+    public bool Deliver(ReadOnlySpan<byte> packet)
+    {
+        _input.Writer.Write(packet);
+        if (Blocked)
+        {
+            _unflushed = true;
+            return false;
+        }
+
+        return Flush();
+    }
+
+    /// <summary>Shard thread, before it reads again: flushes what arrived while a flush was pending.</summary>
+    public void FlushLeftover()
+    {
+        if (_unflushed && !Blocked)
+        {
+            _unflushed = false;
+            _ = Flush();
+        }
+    }
+
+    /// <summary>Shard thread: the connection ended; the reader sees the end after the bytes it has not read yet.</summary>
+    public void End()
+    {
+        // Pairs with AwaitFlush: whichever of the two sees the other done completes the input (once).
+        Interlocked.Exchange(ref _ended, 1);
+        if (!Blocked)
+        {
+            CompleteInput();
+        }
+
+        _output.Reader.CancelPendingRead();
+    }
+
+    private void CompleteInput()
+    {
+        if (Interlocked.Exchange(ref _inputCompleted, 1) == 0)
+        {
+            // Commits bytes written without a flush, then the end.
+            _input.Writer.Complete();
+        }
+    }
+
+    private bool Flush()
+    {
+        ValueTask<FlushResult> flush = _input.Writer.FlushAsync(CancellationToken.None);
+        if (flush.IsCompleted)
+        {
+            return true;
+        }
+
+        Volatile.Write(ref _flushPending, 1);
+        _ = AwaitFlush(flush);
+        return false;
+    }
+
+    private async Task AwaitFlush(ValueTask<FlushResult> flush)
+    {
+        try
+        {
+            _ = await flush.ConfigureAwait(false);
+        }
+        catch (InvalidOperationException)
+        {
+            // The reader completed the pipe: nothing more to wait for.
+        }
+
+        Interlocked.Exchange(ref _flushPending, 0);
+        if (Volatile.Read(ref _ended) != 0)
+        {
+            CompleteInput();
+        }
+
+        _shard.RequestPass();
+    }
+
+    private async Task PumpOutput()
+    {
+        PipeReader reader = _output.Reader;
+        try
+        {
+            while (true)
+            {
+                ReadResult result = await reader.ReadAsync().ConfigureAwait(false);
+                ReadOnlySequence<byte> buffer = result.Buffer;
+                bool open = !result.IsCanceled;
+                foreach (ReadOnlyMemory<byte> segment in buffer)
+                {
+                    if (!open)
+                    {
+                        break;
+                    }
+
+                    for (int at = 0; at < segment.Length && open; at += _engine.MaxPostLength)
+                    {
+                        open = await _engine.PostAsync(_connection, segment.Slice(at, Math.Min(_engine.MaxPostLength, segment.Length - at))).ConfigureAwait(false);
+                    }
+                }
+
+                reader.AdvanceTo(buffer.End);
+                if (!open || result.IsCompleted || result.IsCanceled)
+                {
+                    break;
+                }
+            }
+        }
+        finally
+        {
+            // The application's next flush sees IsCompleted.
+            await reader.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+}

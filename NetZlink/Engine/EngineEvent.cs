@@ -1,0 +1,91 @@
+// One item of an EngineChannel's reader: a connection event or a packet in a pooled buffer.
+using System.Buffers;
+using System.IO.Pipelines;
+
+namespace NetZlink.Engine;
+
+/// <summary>
+/// A connection event or a received packet, read from <see cref="EngineChannel.Reader"/>. A
+/// <see cref="EngineEventKind.Packet"/> holds a buffer rented from <see cref="ArrayPool{T}.Shared"/>:
+/// dispose the event once (and only once) when done with <see cref="Packet"/>; disposing an event
+/// of another kind does nothing.
+/// </summary>
+public readonly struct EngineEvent : IDisposable
+{
+    private readonly EngineChannel? _owner;
+    private readonly byte[]? _buffer;
+    private readonly int _value;
+    private readonly ConnectionEndReason _reason;
+    private readonly ConnectFailure _failure;
+    private readonly IDuplexPipe? _pipe;
+
+    private EngineEvent(EngineEventKind kind, Connection connection, EngineChannel? owner, byte[]? buffer, int value, ConnectionEndReason reason, ConnectFailure failure, IDuplexPipe? pipe = null)
+    {
+        _pipe = pipe;
+        Kind = kind;
+        Connection = connection;
+        _owner = owner;
+        _buffer = buffer;
+        _value = value;
+        _reason = reason;
+        _failure = failure;
+    }
+
+    /// <summary>What happened.</summary>
+    public EngineEventKind Kind { get; }
+
+    /// <summary>The connection it happened to: write to it with <see cref="EngineChannel.TryWrite"/> or <see cref="EngineChannel.WriteAsync"/>.</summary>
+    public Connection Connection { get; }
+
+    /// <summary>The packet's bytes (header included) for <see cref="EngineEventKind.Packet"/>, empty otherwise; valid until <see cref="Dispose"/>.</summary>
+    public ReadOnlySpan<byte> Packet => Kind == EngineEventKind.Packet ? _buffer.AsSpan(0, _value) : default;
+
+    /// <summary>The packet's bytes as memory (for async code); valid until <see cref="Dispose"/>.</summary>
+    public ReadOnlyMemory<byte> PacketMemory => Kind == EngineEventKind.Packet ? _buffer.AsMemory(0, _value) : default;
+
+    /// <summary>Why the connection ended (<see cref="EngineEventKind.Disconnected"/> only).</summary>
+    public ConnectionEndReason Reason => _reason;
+
+    /// <summary>Bytes of a partial packet lost with the connection (<see cref="EngineEventKind.Disconnected"/> only).</summary>
+    public int LostBytes => Kind == EngineEventKind.Disconnected ? _value : 0;
+
+    /// <summary>How the connection's attempts ended (<see cref="EngineEventKind.ConnectFailed"/> only).</summary>
+    public ConnectFailure Failure => _failure;
+
+    /// <summary>
+    /// The connection as a pipe pair (<see cref="EngineEventKind.Connected"/> events of a channel
+    /// with <see cref="EngineChannelOptions.ConnectionPipes"/>; null otherwise). Its input completes
+    /// when the connection ends, after the bytes that arrived before.
+    /// </summary>
+    public IDuplexPipe? Pipe => _pipe;
+
+    /// <summary>Gives a packet's buffer back to the pool; do it once per packet event.</summary>
+    public void Dispose()
+    {
+        if (_buffer is not null)
+        {
+            ArrayPool<byte>.Shared.Return(_buffer);
+            _owner?.BufferReturned();
+        }
+    }
+
+    /// <inheritdoc/>
+    public override string ToString() => Kind switch
+    {
+        EngineEventKind.Packet => $"Packet {Connection} ({_value} bytes)",
+        EngineEventKind.Disconnected => $"Disconnected {Connection} ({_reason}, {_value} bytes lost)",
+        EngineEventKind.ConnectFailed => $"ConnectFailed {Connection} ({_failure})",
+        _ => $"{Kind} {Connection}",
+    };
+
+    internal static EngineEvent Connected(Connection connection, IDuplexPipe? pipe) => new(EngineEventKind.Connected, connection, null, null, 0, default, default, pipe);
+
+    internal static EngineEvent ForPacket(Connection connection, EngineChannel owner, byte[] buffer, int length)
+        => new(EngineEventKind.Packet, connection, owner, buffer, length, default, default);
+
+    internal static EngineEvent Disconnected(Connection connection, ConnectionEndReason reason, int lostBytes)
+        => new(EngineEventKind.Disconnected, connection, null, null, lostBytes, reason, default);
+
+    internal static EngineEvent ConnectFailed(Connection connection, ConnectFailure failure)
+        => new(EngineEventKind.ConnectFailed, connection, null, null, 0, default, failure);
+}
