@@ -14,7 +14,7 @@ public sealed class ServerLaunchTests
         var settings = new ScenarioSettings
         {
             BindHost = "0.0.0.0", Port = 27999, Backlog = 8192, Hwm = 300000, SendBuffer = 65536, ReceiveBuffer = 131072, IoThreads = 4,
-            Ccu = 77, Scenario = "s1",
+            Ccu = 77, Scenario = "s1", LatencySampleRate = 5,
         };
 
         Assert.Multiple(() =>
@@ -22,7 +22,8 @@ public sealed class ServerLaunchTests
             Assert.That(ServerLaunch.Arguments(settings, quiet: true), Is.EqualTo(new[]
             {
                 "--role", "server", "--exit-on-stdin-eof", "--transport", "tcp", "--bind-host", "0.0.0.0", "--port", "27999", "--backlog", "8192",
-                "--hwm", "300000", "--sndbuf", "65536", "--rcvbuf", "131072", "--io-threads", "4", "--server-stack", "netzlink", "--quiet",
+                "--hwm", "300000", "--sndbuf", "65536", "--rcvbuf", "131072", "--io-threads", "4", "--server-stack", "netzlink",
+                "--latency-sample-rate", "5", "--quiet",
             }));
             Assert.That(ServerLaunch.Arguments(settings, quiet: false), Does.Not.Contain("--quiet"));
         });

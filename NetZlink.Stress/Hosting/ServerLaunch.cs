@@ -29,6 +29,8 @@ internal static class ServerLaunch
             "--rcvbuf", Invariant(settings.ReceiveBuffer),
             "--io-threads", Invariant(settings.IoThreads),
             "--server-stack", settings.ServerStack,
+            // The server times every n-th read of a connection (its SERVER_TIME line), as the client times echoes.
+            "--latency-sample-rate", Invariant(settings.LatencySampleRate),
         };
         if (settings.Fault != FaultMode.None)
         {
