@@ -1,6 +1,7 @@
 // The server child's command line: this program again, --role server, the server's flags only.
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Hosting;
 
@@ -74,5 +75,25 @@ public sealed class ServerLaunchTests
     public void EndpointsBracketIpv6(string host, int port, string endpoint)
     {
         Assert.That(ServerHost.Endpoint(host, port), Is.EqualTo(endpoint));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void AnOtherBuildNamedByTheVariableIsStartedItself()
+    {
+        using var temp = new TempDirectory();
+        string binary = temp.File("NetZlink.Stress");
+        File.WriteAllText(binary, "stand-in");
+
+        (string fileName, IReadOnlyList<string> prefix) = ServerLaunch.Program(binary);
+        var missing = Assert.Throws<StressHostException>(() => ServerLaunch.Program(temp.File("nothing-here")))!;
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(fileName, Is.EqualTo(binary));
+            Assert.That(prefix, Is.Empty, "an executable, not dotnet with a dll");
+            Assert.That(missing.Message, Does.StartWith($"{ServerLaunch.BinaryVariable}={temp.File("nothing-here")} names no file"));
+            Assert.That(ServerLaunch.Program(null).FileName, Is.EqualTo(ServerLaunch.Program(string.Empty).FileName), "unset or empty: this program");
+        });
     }
 }

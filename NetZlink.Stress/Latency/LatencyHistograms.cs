@@ -5,6 +5,7 @@
 // histogram here has the same layout. For `merge` a histogram travels as HdrHistogram's own log
 // text (HistogramLogWriter: base64 of the compressed histogram), which HistogramLogReader rebuilds
 // count for count; a run's summary also gets HdrHistogram's .hgrm percentile distribution.
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Runtime.CompilerServices;
 using System.Text;
@@ -103,6 +104,11 @@ internal static class LatencyHistograms
 
     /// <summary>Rebuilds the one histogram of a <see cref="ToLog"/> text.</summary>
     /// <exception cref="InvalidDataException">The text is not such a log, holds another number of histograms, or another layout (which could not be merged exactly).</exception>
+    // HistogramLogReader builds the histogram it decodes through a constructor it finds by
+    // reflection: a trimmed or native AOT build must keep those constructors.
+    [DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors | DynamicallyAccessedMemberTypes.NonPublicConstructors, typeof(LongHistogram))]
+    [DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors | DynamicallyAccessedMemberTypes.NonPublicConstructors, typeof(IntHistogram))]
+    [DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors | DynamicallyAccessedMemberTypes.NonPublicConstructors, typeof(ShortHistogram))]
     public static LongHistogram FromLog(string log)
     {
         List<HistogramBase> read;
