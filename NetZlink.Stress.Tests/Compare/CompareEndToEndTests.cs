@@ -41,8 +41,18 @@ public sealed class CompareEndToEndTests
                 Assert.That(summary.RootElement.GetProperty("stack").GetString(), Is.EqualTo(stack));
                 string[] lines = File.ReadAllLines(paths.Stdout);
                 Assert.That(lines, Has.One.StartsWith("RESULT scenario=" + scenario + " "));
-                Assert.That(lines.Count(l => l.StartsWith("COUNTS version=2 scenario=" + scenario + " ", StringComparison.Ordinal)),
+                Assert.That(lines.Count(l => l.StartsWith("COUNTS version=3 scenario=" + scenario + " ", StringComparison.Ordinal)),
                     Is.EqualTo(stack == CompareStacks.CEpoll ? 1 : 0), "only limit_echo prints a COUNTS line");
+
+                // Every stack's server timed its own reads, and compare put them beside the client's round trip;
+                // every client counted its start from compare's launch stamp.
+                JsonElement r = summary.RootElement;
+                Assert.That(lines, Has.One.StartsWith("SERVER_TIME version=1 "), $"{stack} {scenario}");
+                Assert.That(r.GetProperty("server_samples").GetInt64(), Is.Positive, $"{stack} {scenario}");
+                Assert.That(r.GetProperty("server_p50_us").GetDouble(), Is.Positive.And.LessThanOrEqualTo(r.GetProperty("p50_us").GetDouble()), $"{stack} {scenario}");
+                Assert.That(r.GetProperty("startup_to_first_echo_ms").GetDouble(),
+                    Is.Positive.And.GreaterThanOrEqualTo(r.GetProperty("startup_to_connected_ms").GetDouble()), $"{stack} {scenario}");
+                Assert.That(r.GetProperty("first_n").GetInt64(), Is.EqualTo(scenario == "s0" ? 1 : 100), $"{stack} {scenario}");
             }
 
             Assert.That(TimeseriesPoint.ReadAll(RunPaths.For(outDir, stack, "s2").TimeseriesCsv), Is.Not.Empty,
@@ -61,6 +71,9 @@ public sealed class CompareEndToEndTests
         {
             Assert.That(md, Does.Contain("| c-epoll | s2 | 20 | 30 | 1024 | 20 |"));
             Assert.That(md, Does.Contain("None: every run PASSed."));
+            Assert.That(md, Does.Contain("## Cold start\n\n| stack | scenario | startup_to_connected_ms | startup_to_first_echo_ms |"));
+            Assert.That(md, Does.Contain("## Server time beside round trip\n\n| stack | scenario | p50_us | server_p50_us |"));
+            Assert.That(html, Does.Contain("<h2>Cold start</h2>").And.Contain("<h2>Server time beside round trip</h2>"));
             Assert.That(html, Does.Contain("<svg ").And.Not.Contain("http"));
             Assert.That(log, Does.Contain("compare: run 6/6: c-epoll s2"));
             Assert.That(stdout.ToString(), Does.Contain("RATIOS scenario=s2 netzlink/dotnet_throughput="));

@@ -1,6 +1,7 @@
 // The server child's command line: this program again, --role server, the server's flags only.
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Hosting;
 
@@ -14,7 +15,7 @@ public sealed class ServerLaunchTests
         var settings = new ScenarioSettings
         {
             BindHost = "0.0.0.0", Port = 27999, Backlog = 8192, Hwm = 300000, SendBuffer = 65536, ReceiveBuffer = 131072, IoThreads = 4,
-            Ccu = 77, Scenario = "s1",
+            Ccu = 77, Scenario = "s1", LatencySampleRate = 5,
         };
 
         Assert.Multiple(() =>
@@ -22,7 +23,8 @@ public sealed class ServerLaunchTests
             Assert.That(ServerLaunch.Arguments(settings, quiet: true), Is.EqualTo(new[]
             {
                 "--role", "server", "--exit-on-stdin-eof", "--transport", "tcp", "--bind-host", "0.0.0.0", "--port", "27999", "--backlog", "8192",
-                "--hwm", "300000", "--sndbuf", "65536", "--rcvbuf", "131072", "--io-threads", "4", "--server-stack", "netzlink", "--quiet",
+                "--hwm", "300000", "--sndbuf", "65536", "--rcvbuf", "131072", "--io-threads", "4", "--server-stack", "netzlink",
+                "--latency-sample-rate", "5", "--quiet",
             }));
             Assert.That(ServerLaunch.Arguments(settings, quiet: false), Does.Not.Contain("--quiet"));
         });
@@ -73,5 +75,25 @@ public sealed class ServerLaunchTests
     public void EndpointsBracketIpv6(string host, int port, string endpoint)
     {
         Assert.That(ServerHost.Endpoint(host, port), Is.EqualTo(endpoint));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void AnOtherBuildNamedByTheVariableIsStartedItself()
+    {
+        using var temp = new TempDirectory();
+        string binary = temp.File("NetZlink.Stress");
+        File.WriteAllText(binary, "stand-in");
+
+        (string fileName, IReadOnlyList<string> prefix) = ServerLaunch.Program(binary);
+        var missing = Assert.Throws<StressHostException>(() => ServerLaunch.Program(temp.File("nothing-here")))!;
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(fileName, Is.EqualTo(binary));
+            Assert.That(prefix, Is.Empty, "an executable, not dotnet with a dll");
+            Assert.That(missing.Message, Does.StartWith($"{ServerLaunch.BinaryVariable}={temp.File("nothing-here")} names no file"));
+            Assert.That(ServerLaunch.Program(null).FileName, Is.EqualTo(ServerLaunch.Program(string.Empty).FileName), "unset or empty: this program");
+        });
     }
 }

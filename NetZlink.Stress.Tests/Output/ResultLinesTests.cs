@@ -22,7 +22,9 @@ public sealed class ResultLinesTests
         "throughput=299999.70 p50_us=812.35 p95_us=1500.50 p99_us=2001.10 errors_by_errno=104:3;110:2 pass_fail=PASS " +
         "drain_timeout=0 gating_violation=0 p999_us=3333.33 max_us=12000.50 stdev_us=99.99 stack=netzlink " +
         "shards=2 hosts=1 cpu_s=3.46 peak_rss_mb=150.3 alloc_bytes_per_packet=0.250000 interrupted=0 " +
-        "protocol_errors=0 disconnects=0 lost=0 fail_reason=none rate=0.00 late=0";
+        "protocol_errors=0 disconnects=0 lost=0 fail_reason=none rate=0.00 late=0 startup_to_connected_ms=91.23 " +
+        "startup_to_first_echo_ms=104.50 first_n=100 first_n_p50_us=2345.68 first_n_max_us=9876.50 server_samples=187500 " +
+        "server_p50_us=6.13 server_p99_us=30.50 server_max_us=5230.59";
 
     [Test]
     [CancelAfter(10_000)]

@@ -31,6 +31,15 @@ internal static class SampleResults
             // 0.25 bytes per packet to 6 decimals over sent + recv = 5,999,997.
             AllocatedBytes = 1_500_000,
             ShardCount = 2,
+            StartupToConnectedMs = 91.23456,
+            StartupToFirstEchoMs = 104.5,
+            FirstN = 100,
+            FirstNP50Us = 2345.678,
+            FirstNMaxUs = 9876.5,
+            ServerTimeSamples = 187_500,
+            ServerP50Us = 6.1251,
+            ServerP99Us = 30.5,
+            ServerMaxUs = 5230.59,
         };
         result.ErrorsByErrno[110] = 2;
         result.ErrorsByErrno[104] = 3;

@@ -1,5 +1,6 @@
 // Reads the command line with CommandLineParser and maps the flags onto ScenarioSettings.
 // CommandLineParser prints nothing itself: every message is ours, one line each.
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Reflection;
 using CommandLine;
@@ -19,6 +20,11 @@ internal static class CommandLineParsing
         .ToDictionary(x => x.Option!.LongName, x => x.Property.PropertyType, StringComparer.Ordinal);
 
     /// <summary>Parses and validates <paramref name="args"/>.</summary>
+    /// <remarks>
+    /// CommandLineParser finds the flags by reflection over <see cref="StressOptions"/> (its properties,
+    /// their attributes, its constructor): a trimmed or native AOT build must keep all of them.
+    /// </remarks>
+    [DynamicDependency(DynamicallyAccessedMemberTypes.All, typeof(StressOptions))]
     public static ParseOutcome Parse(IReadOnlyList<string> args)
     {
         // CommandLineParser takes a flag with its value missing for one with its default

@@ -3,6 +3,7 @@
 using System.ComponentModel;
 using System.Diagnostics;
 using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Platform;
 
 namespace NetZlink.Stress.Compare;
 
@@ -50,6 +51,8 @@ internal static class ClientChildProcess
 
         try
         {
+            // The client's cold-start fields count from here (Platform/ProcessStart).
+            info.Environment[ProcessStart.LaunchedAtVariable] = ProcessStart.LaunchedAtNow();
             process.Start();
         }
         catch (Exception e) when (e is Win32Exception or InvalidOperationException)

@@ -5,6 +5,7 @@
 // The .NET stacks' clients write their own files; the c-epoll client (limit_echo) only prints its
 // COUNTS line, which is judged and written here by the same rules and writers (LimitEchoCounts).
 using System.Globalization;
+using System.Text.Json;
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
@@ -65,6 +66,8 @@ internal sealed class CompareRunner
         }
 
         ClientChildProcess.Outcome outcome;
+        ServerTimeLine? serverTimes;
+        string? serverTimeLine;
         try
         {
             ServerChildProcess server = await ServerChildProcess
@@ -77,6 +80,10 @@ internal sealed class CompareRunner
                     StackLaunch.Client(stack, clientScenario, clientSettings, server.Port, paths, _options.Quiet, _limitEcho),
                     $"  [{stack} {scenario}]", _stderr, deadline).ConfigureAwait(false);
             }
+
+            // Stopped: its SERVER_TIME line is in.
+            serverTimes = server.ServerTimes(_stderr);
+            serverTimeLine = server.ServerTimeLine;
         }
         catch (StressHostException e)
         {
@@ -94,12 +101,25 @@ internal sealed class CompareRunner
             try
             {
                 string? id = scenario == CompareCommandLine.OpenScenario ? $"{stack}-{CompareCommandLine.OpenScenario}" : null;
-                stdout = [.. stdout, .. WriteLimitRow(LimitEchoCounts.Parse(counts, id), paths)];
+                ScenarioResult limitRow = LimitEchoCounts.Parse(counts, id);
+                serverTimes?.ApplyTo(limitRow);
+                stdout = [.. stdout, .. WriteLimitRow(limitRow, paths)];
             }
             catch (InvalidDataException e)
             {
                 countsError = e.Message;
             }
+        }
+
+        else if (serverTimes is not null && File.Exists(paths.SummaryJson))
+        {
+            // A .NET client wrote its files before its server stopped: add the server's figures.
+            AddServerTimes(paths, serverTimes);
+        }
+
+        if (serverTimeLine is not null)
+        {
+            stdout = [.. stdout, serverTimeLine];
         }
 
         await File.WriteAllLinesAsync(paths.Stdout, stdout, CancellationToken.None).ConfigureAwait(false);
@@ -114,6 +134,21 @@ internal sealed class CompareRunner
             _ => null,
         };
         return new CompareRun(stack, scenario, summary, TimeseriesPoint.ReadAll(paths.TimeseriesCsv), error);
+    }
+
+    /// <summary>Sets the server_* fields of a .NET client's summary.json (the report's source) from its server's times.</summary>
+    private static void AddServerTimes(RunPaths paths, ServerTimeLine serverTimes)
+    {
+        var figures = new ScenarioResult { Settings = new ScenarioSettings() };
+        serverTimes.ApplyTo(figures);
+        try
+        {
+            SummaryJsonFile.Update(paths.SummaryJson, figures, ResultSchema.ServerFields);
+        }
+        catch (Exception e) when (e is JsonException or InvalidDataException)
+        {
+            // Left as the client wrote it; the report then says what is wrong with the file.
+        }
     }
 
     /// <summary>Writes the limit row's judged result as a .NET client writes its own; returns its RESULT and METRIC lines.</summary>

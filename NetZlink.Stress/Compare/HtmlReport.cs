@@ -53,6 +53,12 @@ internal static class HtmlReport
         {
             html.Append("<p class=\"note\">").Append(E(open)).Append("</p>\n");
         }
+        html.Append("<h2>Cold start</h2>\n");
+        Table(html, ReportTables.ColdStart(report));
+        html.Append("<p class=\"note\">").Append(E(ReportTables.ColdStartNote)).Append("</p>\n");
+        html.Append("<h2>Server time beside round trip</h2>\n");
+        Table(html, ReportTables.ServerTime(report));
+        html.Append("<p class=\"note\">").Append(E(ReportTables.ServerTimeNote)).Append("</p>\n");
         html.Append("<h2>Ratios</h2>\n");
         Table(html, ReportTables.RatioTable(report));
 

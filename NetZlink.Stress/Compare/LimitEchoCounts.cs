@@ -17,11 +17,11 @@ internal static class LimitEchoCounts
     public const string Tag = "COUNTS";
 
     /// <summary>The version of the line this build reads.</summary>
-    public const int Version = 2;
+    public const int Version = 3;
 
     /// <summary>The COUNTS line among <paramref name="lines"/> (a client's stdout), or null.</summary>
     public static string? Find(IEnumerable<string> lines) =>
-        lines.LastOrDefault(l => l.StartsWith(Tag + " ", StringComparison.Ordinal));
+        NameValueLine.Find(lines, Tag);
 
     /// <summary>
     /// The judged result of a COUNTS line, stack c-epoll, with <paramref name="scenarioId"/> as its
@@ -70,13 +70,16 @@ internal static class LimitEchoCounts
         IReadOnlyDictionary<int, long> errors = FieldValue.ParseCounts(Text(values, "errors_by_errno"))
             ?? throw Invalid($"errors_by_errno must be errno:count pairs joined by ';' (got \"{values["errors_by_errno"]}\")");
         // limit_echo has no managed heap: nothing is allocated that alloc_bytes_per_packet counts.
-        ScenarioRunner.Collect(totals, errors, Latency(Text(values, "latency_ns")), allocatedBytes: 0, result);
+        ScenarioRunner.Collect(totals, errors, Latency("latency_ns", Text(values, "latency_ns")), allocatedBytes: 0, result);
 
         result.Interrupted = Flag(values, "interrupted");
         long throughputNs = Integer(values, "throughput_ns");
         result.Throughput = throughputNs > 0 ? totals.ReceivedMeasured / (throughputNs / 1e9) : 0;
         result.CpuSeconds = Integer(values, "cpu_us") / 1e6;
         result.PeakRssBytes = Integer(values, "peak_rss_kb") * 1024;
+        result.StartupToConnectedMs = Integer(values, "startup_to_connected_ns") / 1e6;
+        result.StartupToFirstEchoMs = Integer(values, "startup_to_first_echo_ns") / 1e6;
+        ColdStartProbe.SetFirstEchoes(result, Latency("first_n_ns", Text(values, "first_n_ns")));
         if (Flag(values, "drain_timeout"))
         {
             result.DrainTimeout = 1;
@@ -96,45 +99,19 @@ internal static class LimitEchoCounts
     }
 
     /// <summary>"value:count,…" (values in ns, lowest first) as a histogram of the tools' layout.</summary>
-    private static LongHistogram Latency(string pairs)
+    private static LongHistogram Latency(string name, string pairs)
     {
-        LongHistogram histogram = LatencyHistograms.Create();
-        foreach (string pair in pairs.Split(',', StringSplitOptions.RemoveEmptyEntries))
+        try
         {
-            string[] parts = pair.Split(':');
-            if (parts.Length != 2
-                || !long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out long value)
-                || !long.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out long count) || count < 1)
-            {
-                throw Invalid($"latency_ns must be value:count pairs joined by ',' (got \"{pair}\")");
-            }
-
-            histogram.RecordValueWithCount(Math.Min(value, LatencyHistograms.HighestTrackableNs), count);
+            return LatencyHistograms.FromCounts(pairs);
         }
-
-        return histogram;
+        catch (FormatException e)
+        {
+            throw Invalid($"{name} must be value:count pairs joined by ',' ({e.Message})");
+        }
     }
 
-    private static Dictionary<string, string> Pairs(string line)
-    {
-        string[] words = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
-        if (words.Length == 0 || words[0] != Tag)
-        {
-            throw Invalid($"not a {Tag} line: \"{Shorten(line)}\"");
-        }
-
-        var values = new Dictionary<string, string>(StringComparer.Ordinal);
-        foreach (string word in words.Skip(1))
-        {
-            int equals = word.IndexOf('=', StringComparison.Ordinal);
-            if (equals <= 0 || !values.TryAdd(word[..equals], word[(equals + 1)..]))
-            {
-                throw Invalid($"\"{Shorten(word)}\" is not a name=value pair of its own");
-            }
-        }
-
-        return values;
-    }
+    private static Dictionary<string, string> Pairs(string line) => NameValueLine.Pairs(line, Tag, Invalid);
 
     private static string Text(Dictionary<string, string> values, string name) =>
         values.TryGetValue(name, out string? value) ? value : throw Invalid($"{name}= is missing");
@@ -158,8 +135,6 @@ internal static class LimitEchoCounts
         1 => true,
         _ => throw Invalid($"{name} must be 0 or 1 (got {values[name]})"),
     };
-
-    private static string Shorten(string text) => text.Length <= 80 ? text : text[..80] + "…";
 
     private static InvalidDataException Invalid(string problem) => new($"limit_echo's {Tag} line: {problem}");
 }

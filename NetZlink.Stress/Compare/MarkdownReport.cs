@@ -28,6 +28,13 @@ internal static class MarkdownReport
             md.Append(open).Append("\n\n");
         }
 
+        md.Append("## Cold start\n\n");
+        Table(md, ReportTables.ColdStart(report));
+        md.Append('\n').Append(ReportTables.ColdStartNote).Append("\n\n");
+        md.Append("## Server time beside round trip\n\n");
+        Table(md, ReportTables.ServerTime(report));
+        md.Append('\n').Append(ReportTables.ServerTimeNote).Append("\n\n");
+
         md.Append("## Ratios\n\n");
         Table(md, ReportTables.RatioTable(report));
 

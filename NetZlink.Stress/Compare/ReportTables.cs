@@ -49,6 +49,45 @@ internal static class ReportTables
         return new ReportTable(header, rows);
     }
 
+    /// <summary>The cold-start table's columns: the client's start and first echoes beside the steady state's median.</summary>
+    private static readonly string[] ColdStartColumns =
+        ["startup_to_connected_ms", "startup_to_first_echo_ms", "first_n", "first_n_p50_us", "first_n_max_us", "p50_us"];
+
+    /// <summary>The server-time table's columns: each server percentile beside the client's round trip.</summary>
+    private static readonly string[] ServerTimeColumns =
+        ["p50_us", "server_p50_us", "p99_us", "server_p99_us", "max_us", "server_max_us", "server_samples"];
+
+    /// <summary>What the cold-start table shows.</summary>
+    public const string ColdStartNote =
+        "Times from the client process's start (compare stamps each client as it launches it) to its first connection and to its first echo; first_n_p50_us and first_n_max_us are the round trips of the run's first first_n echoes (at most 100, warm-up included, every one timed), p50_us the measured phase's median (s0: its one echo, so the same as the first).";
+
+    /// <summary>What the server-time table shows.</summary>
+    public const string ServerTimeNote =
+        "server_*: the echo server's own time per read, from the read to its echo handed to the socket or engine (every latency-sample-rate-th read of a connection, its first included), beside the client's round trip; the rest of the round trip is the network stack, scheduling and the client.";
+
+    /// <summary>Per stack and scenario: how the run started (see <see cref="ColdStartNote"/>).</summary>
+    public static ReportTable ColdStart(CompareReport report) => FieldTable(report, ColdStartColumns);
+
+    /// <summary>Per stack and scenario: server time beside round trip (see <see cref="ServerTimeNote"/>).</summary>
+    public static ReportTable ServerTime(CompareReport report) => FieldTable(report, ServerTimeColumns);
+
+    private static ReportTable FieldTable(CompareReport report, IReadOnlyList<string> fields)
+    {
+        var rows = new List<IReadOnlyList<string>>();
+        foreach (string scenario in report.Scenarios.Where(s => s != "s1"))
+        {
+            foreach (string stack in report.Stacks)
+            {
+                if (report.Find(stack, scenario) is { } run)
+                {
+                    rows.Add([stack, scenario, .. fields.Select(f => run.Summary is { } s ? NonEmpty(s.Text(f)) ?? "-" : "-")]);
+                }
+            }
+        }
+
+        return new ReportTable(["stack", "scenario", .. fields], rows);
+    }
+
     /// <summary>Per scenario: netzlink over dotnet and netzlink over c-epoll, throughput and p99.</summary>
     public static ReportTable RatioTable(CompareReport report)
     {

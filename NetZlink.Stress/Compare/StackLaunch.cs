@@ -24,7 +24,8 @@ internal static class StackLaunch
 
         ProcessStartInfo info = Redirected(LimitEcho(limitEcho), stdin: true);
         Add(info, "server", "--bind-host", Loopback, "--port", "0", "--backlog", I(settings.Backlog),
-            "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer), "--quiet");
+            "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer),
+            "--latency-sample-rate", I(settings.LatencySampleRate), "--quiet");
         info.Environment[ShutdownSignals.ChildVariable] = "1";
         return info;
     }

@@ -172,6 +172,7 @@ internal sealed partial class DotnetClientShard
         if (error == SocketError.Success && Transition(ref c, DotnetConnectionState.Connecting, DotnetConnectionState.Connected))
         {
             Interlocked.Increment(ref _connected);
+            _plan.ColdStart.Connected();
             Resolved();
             Socket socket = c.Socket!;
             socket.Blocking = false;

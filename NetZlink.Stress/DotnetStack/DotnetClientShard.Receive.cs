@@ -205,6 +205,11 @@ internal sealed partial class DotnetClientShard
         }
 
         c.ReceivedTotal++;
+        if (_plan.ColdStart.WantsEchoes)
+        {
+            _plan.ColdStart.Echo(BinaryPrimitives.ReadInt64LittleEndian(packet[5..]));
+        }
+
         if (packet[4] == 1)
         {
             c.ReceivedMeasured++;

@@ -12,6 +12,7 @@
 using System.Net;
 using System.Net.Sockets;
 using NetZlink.Engine;
+using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
@@ -36,6 +37,7 @@ internal sealed class DotnetEchoServer : IEchoServer
     public DotnetEchoServer(ScenarioSettings settings)
     {
         Settings = settings ?? throw new ArgumentNullException(nameof(settings));
+        Times = new ServerTimes(settings.LatencySampleRate);
         _accept.Completed += (_, e) => OnAcceptCompleted(e);
     }
 
@@ -61,6 +63,11 @@ internal sealed class DotnetEchoServer : IEchoServer
     }
 
     public Exception? Fault => Volatile.Read(ref _fault);
+
+    /// <summary>Receive-to-send times: every --latency-sample-rate-th read of a connection (EchoServerConnection), per socket thread.</summary>
+    public ServerTimes Times { get; }
+
+    ServerTimes? IEchoServer.Times => Times;
 
     /// <summary>Binds BindHost:Port and starts accepting; a SocketException names the failure (e.g. the port is in use).</summary>
     public void Start()

@@ -6,10 +6,12 @@
 //   Sending:   the kernel took only part of a chunk; the rest (in a pooled buffer) is sent
 //              asynchronously and nothing more is read until it is gone, so a client that does not
 //              read its echoes is slowed by TCP, not buffered without bound here.
-// Bytes go back exactly as received, in order. No task, buffer or allocation per chunk.
+// Bytes go back exactly as received, in order. No task, buffer or allocation per chunk. Every n-th
+// read is timed from Socket.Receive's return to Socket.Send's (the server's ServerTimes).
 using System.Buffers;
 using System.Diagnostics;
 using System.Net.Sockets;
+using NetZlink.Stress.Latency;
 
 namespace NetZlink.Stress.DotnetStack;
 
@@ -29,6 +31,7 @@ internal sealed class EchoServerConnection : SocketAsyncEventArgs
     private byte[]? _pending;
     private bool _sending;
     private int _closed;
+    private long _reads;
 
     public EchoServerConnection(DotnetEchoServer server, Socket socket)
         : base(unsafeSuppressExecutionContextFlow: true)
@@ -134,6 +137,8 @@ internal sealed class EchoServerConnection : SocketAsyncEventArgs
         while (true)
         {
             int read = _socket.Receive(buffer, SocketFlags.None, out SocketError error);
+            bool timed = _server.Times.Samples(_reads);
+            long readAt = timed ? ServerTimes.Now() : 0;
             if (error == SocketError.WouldBlock)
             {
                 return true;
@@ -145,7 +150,14 @@ internal sealed class EchoServerConnection : SocketAsyncEventArgs
                 return false;
             }
 
+            _reads++;
             int sent = _socket.Send(buffer, 0, read, SocketFlags.None, out error);
+            if (timed)
+            {
+                // Handed to the socket: what it did not take now is queued for it below.
+                _server.Times.RecordSince(readAt);
+            }
+
             if (error is not (SocketError.Success or SocketError.WouldBlock))
             {
                 Close();

@@ -55,6 +55,9 @@ internal sealed class FaultServer : IEchoServer
 
     public Exception? Fault => Volatile.Read(ref _fault);
 
+    /// <summary>None: a fault server's times would say nothing about an echo server.</summary>
+    public Latency.ServerTimes? Times => null;
+
     /// <summary>Whether the <paramref name="index"/>-th accepted connection (0-based) gets the fault.</summary>
     public static bool IsFaulty(long index, int every) => index % every == 0;
 

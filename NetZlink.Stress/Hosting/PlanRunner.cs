@@ -104,11 +104,16 @@ internal sealed class PlanRunner
         _serverStarting?.Invoke(run.Settings);
         ServerChildProcess server = await ServerChildProcess
             .StartAsync(run.Settings, _invocation.Quiet, _stderr, cancellationToken).ConfigureAwait(false);
+        ScenarioResult result;
         await using (server.ConfigureAwait(false))
         {
             ScenarioSettings client = run.Settings with { Host = ClientHostFor(run.Settings.BindHost), Port = server.Port };
-            return await _runClient(client, progress, cancellationToken).ConfigureAwait(false);
+            result = await _runClient(client, progress, cancellationToken).ConfigureAwait(false);
         }
+
+        // The child has stopped and printed its own receive-to-send times.
+        server.ServerTimes(_stderr)?.ApplyTo(result);
+        return result;
     }
 
     private void Report(ScenarioResult result, bool asArray)

@@ -30,6 +30,7 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     private readonly TaskCompletionSource<int> _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Queue<string> _stderrTail = new();
     private readonly EventHandler _onProcessExit;
+    private volatile string? _serverTimeLine;
     private volatile bool _forwardStderr;
     private volatile bool _started;
     private int _stopped;
@@ -46,6 +47,35 @@ internal sealed class ServerChildProcess : IAsyncDisposable
 
     /// <summary>The port the child bound, from its READY line.</summary>
     public int Port { get; private set; }
+
+    /// <summary>
+    /// The SERVER_TIME line the child printed as it stopped (Output/ServerTimeLine), complete once
+    /// <see cref="DisposeAsync"/> has returned (it waits for the child's stdout to end); null when it printed none.
+    /// </summary>
+    public string? ServerTimeLine => _serverTimeLine;
+
+    /// <summary>
+    /// The child's times read from <see cref="ServerTimeLine"/>; null when it printed none or an unreadable one
+    /// (said on <paramref name="warnings"/>).
+    /// </summary>
+    public Output.ServerTimeLine? ServerTimes(TextWriter warnings)
+    {
+        ArgumentNullException.ThrowIfNull(warnings);
+        if (_serverTimeLine is not { } line)
+        {
+            return null;
+        }
+
+        try
+        {
+            return Output.ServerTimeLine.Parse(line);
+        }
+        catch (InvalidDataException e)
+        {
+            warnings.WriteLine($"warning: {e.Message}; the run's server_* fields stay 0");
+            return null;
+        }
+    }
 
     /// <summary>
     /// Starts the child with <paramref name="settings"/>' server flags and waits for its READY line.
@@ -152,6 +182,12 @@ internal sealed class ServerChildProcess : IAsyncDisposable
 
     private void OnStdout(object sender, DataReceivedEventArgs e)
     {
+        if (e.Data is { } timesLine && timesLine.StartsWith(Output.ServerTimeLine.Tag + " ", StringComparison.Ordinal))
+        {
+            _serverTimeLine = timesLine;
+            return;
+        }
+
         if (e.Data is { } line
             && line.StartsWith(ReadyPrefix, StringComparison.Ordinal)
             && int.TryParse(line.AsSpan(ReadyPrefix.Length), NumberStyles.None, CultureInfo.InvariantCulture, out int port))

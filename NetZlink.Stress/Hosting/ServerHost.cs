@@ -3,10 +3,12 @@
 // (how a parent stops its server child: ServerChildProcess, scripts/echo-server-lib.sh). Without
 // that flag stdin is never read, so a server under nohup, systemd or a container without -i,
 // whose stdin is at end of file from the start, keeps running.
-// "READY port=<port>" on stdout is the contract with a parent (ServerChildProcess) or a script.
+// "READY port=<port>" on stdout is the contract with a parent (ServerChildProcess) or a script; when
+// it stops, an echo server prints its receive-to-send times as one SERVER_TIME line (Output/ServerTimeLine).
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.DotnetStack;
 using NetZlink.Stress.Faults;
+using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Hosting;
@@ -19,7 +21,6 @@ internal static class ServerHost
     public static async Task<int> RunAsync(
         ScenarioSettings settings, bool quiet, bool stopAtStdinEnd, TextWriter stdout, TextWriter stderr, CancellationToken stop)
     {
-        string endpoint = Endpoint(settings.BindHost, settings.Port);
         if (TransportCatalog.UnavailableReason(settings.Transport, settings.ServerStack) is { } missing)
         {
             throw new StressHostException($"cannot serve {settings.Transport}: {missing}");
@@ -30,8 +31,32 @@ internal static class ServerHost
             throw new StressHostException($"cannot serve {settings.Transport} with --fault {FaultModeNames.Name(settings.Fault)}: the fault server speaks tcp only");
         }
 
-        using IEchoServer server = settings.Fault != FaultMode.None ? new FaultServer(settings)
+        IEchoServer server = settings.Fault != FaultMode.None ? new FaultServer(settings)
             : settings.ServerStack == StackNames.Dotnet ? new DotnetEchoServer(settings) : new EchoServer(settings);
+        try
+        {
+            await ServeAsync(server, settings, quiet, stopAtStdinEnd, stdout, stderr, stop).ConfigureAwait(false);
+        }
+        finally
+        {
+            server.Dispose();
+        }
+
+        // Every connection is closed and nothing records any more: the server's own times, for the
+        // parent that started it (ServerChildProcess) or whoever reads this output.
+        if (server.Times is { } times)
+        {
+            stdout.WriteLine(ServerTimeLine.Format(times.Merged()));
+            stdout.Flush();
+        }
+
+        return ExitCodes.Pass;
+    }
+
+    private static async Task ServeAsync(
+        IEchoServer server, ScenarioSettings settings, bool quiet, bool stopAtStdinEnd, TextWriter stdout, TextWriter stderr, CancellationToken stop)
+    {
+        string endpoint = Endpoint(settings.BindHost, settings.Port);
         try
         {
             server.Start();
@@ -65,8 +90,6 @@ internal static class ServerHost
         {
             stderr.WriteLine(stdinEnded.IsCancellationRequested ? "echo server stopping: stdin closed" : "echo server stopping");
         }
-
-        return ExitCodes.Pass;
     }
 
     /// <summary>"tcp://host:port", with brackets around an IPv6 host.</summary>

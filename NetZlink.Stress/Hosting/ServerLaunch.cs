@@ -1,7 +1,8 @@
 // How the parent starts its server child: this same program with --role server, the flags that
 // matter to a server, and --exit-on-stdin-eof, so that the child stops when the parent closes its
 // stdin or dies. Under `dotnet NetZlink.Stress.dll` (and in a test host) that means
-// `dotnet <this dll>`; from the apphost or a single-file build, the executable itself.
+// `dotnet <this dll>`; from the apphost, a single-file or a native AOT build, the executable itself;
+// with NETZLINK_STRESS_BINARY set, that executable (how `compare` runs an AOT or ReadyToRun build).
 using System.Diagnostics;
 using System.Globalization;
 using System.Reflection;
@@ -13,6 +14,14 @@ namespace NetZlink.Stress.Hosting;
 /// <summary>Builds the server child's command line.</summary>
 internal static class ServerLaunch
 {
+    /// <summary>
+    /// A NetZlink.Stress executable (a native AOT or ReadyToRun build) to start instead of this
+    /// program: the server child, and `compare`'s .NET server and client processes.
+    /// </summary>
+    public const string BinaryVariable = "NETZLINK_STRESS_BINARY";
+
+    private const string AssemblyFileName = "NetZlink.Stress.dll";
+
     /// <summary>The arguments after the program: --role server, --exit-on-stdin-eof and the server-relevant flags.</summary>
     public static IReadOnlyList<string> Arguments(ScenarioSettings settings, bool quiet)
     {
@@ -29,6 +38,8 @@ internal static class ServerLaunch
             "--rcvbuf", Invariant(settings.ReceiveBuffer),
             "--io-threads", Invariant(settings.IoThreads),
             "--server-stack", settings.ServerStack,
+            // The server times every n-th read of a connection (its SERVER_TIME line), as the client times echoes.
+            "--latency-sample-rate", Invariant(settings.LatencySampleRate),
         };
         if (settings.Fault != FaultMode.None)
         {
@@ -46,8 +57,21 @@ internal static class ServerLaunch
     }
 
     /// <summary>The program to run and the arguments that come before <see cref="Arguments"/>.</summary>
-    public static (string FileName, IReadOnlyList<string> Prefix) Program()
+    public static (string FileName, IReadOnlyList<string> Prefix) Program() =>
+        Program(Environment.GetEnvironmentVariable(BinaryVariable));
+
+    /// <summary><see cref="Program()"/> with <see cref="BinaryVariable"/>'s value given (null: unset).</summary>
+    /// <exception cref="StressHostException">The variable names no file.</exception>
+    public static (string FileName, IReadOnlyList<string> Prefix) Program(string? binary)
     {
+        if (!string.IsNullOrEmpty(binary))
+        {
+            return File.Exists(binary)
+                ? (Path.GetFullPath(binary), [])
+                : throw new StressHostException(
+                    $"{BinaryVariable}={binary} names no file; publish one (docs/stress-tool.md, Native AOT and ReadyToRun builds) or unset {BinaryVariable}");
+        }
+
         Assembly self = typeof(ServerLaunch).Assembly;
         string? processPath = Environment.ProcessPath;
         bool underDotnet = processPath is not null
@@ -58,8 +82,10 @@ internal static class ServerLaunch
             return (processPath, []);
         }
 
-        string dll = self.Location;
-        if (string.IsNullOrEmpty(dll))
+        // Beside this program (or the test host that loaded it); Assembly.Location is empty in a
+        // single-file or native AOT build, which takes the branch above anyway.
+        string dll = Path.Combine(AppContext.BaseDirectory, AssemblyFileName);
+        if (!File.Exists(dll))
         {
             throw new StressHostException("cannot tell where NetZlink.Stress.dll is, so the server process cannot be started; run the server with --role server and the client with --role client");
         }

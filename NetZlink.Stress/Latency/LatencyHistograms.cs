@@ -5,10 +5,12 @@
 // histogram here has the same layout. For `merge` a histogram travels as HdrHistogram's own log
 // text (HistogramLogWriter: base64 of the compressed histogram), which HistogramLogReader rebuilds
 // count for count; a run's summary also gets HdrHistogram's .hgrm percentile distribution.
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.Runtime.CompilerServices;
 using System.Text;
 using HdrHistogram;
+using HdrHistogram.Iteration;
 
 namespace NetZlink.Stress.Latency;
 
@@ -102,6 +104,11 @@ internal static class LatencyHistograms
 
     /// <summary>Rebuilds the one histogram of a <see cref="ToLog"/> text.</summary>
     /// <exception cref="InvalidDataException">The text is not such a log, holds another number of histograms, or another layout (which could not be merged exactly).</exception>
+    // HistogramLogReader builds the histogram it decodes through a constructor it finds by
+    // reflection: a trimmed or native AOT build must keep those constructors.
+    [DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors | DynamicallyAccessedMemberTypes.NonPublicConstructors, typeof(LongHistogram))]
+    [DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors | DynamicallyAccessedMemberTypes.NonPublicConstructors, typeof(IntHistogram))]
+    [DynamicDependency(DynamicallyAccessedMemberTypes.PublicConstructors | DynamicallyAccessedMemberTypes.NonPublicConstructors, typeof(ShortHistogram))]
     public static LongHistogram FromLog(string log)
     {
         List<HistogramBase> read;
@@ -137,6 +144,47 @@ internal static class LatencyHistograms
         {
             throw Invalid($"it holds values above {HighestTrackableNs} ns", e);
         }
+    }
+
+    /// <summary>
+    /// The histogram as "value:count,…" (ns, lowest first; each value the lowest of its bucket, so
+    /// <see cref="FromCounts"/> puts every count back in its bucket): the encoding of limit_echo's
+    /// latency lists and of the servers' SERVER_TIME line. Empty when nothing was recorded.
+    /// </summary>
+    public static string ToCounts(HistogramBase histogram)
+    {
+        var text = new StringBuilder();
+        foreach (HistogramIterationValue bucket in histogram.RecordedValues())
+        {
+            text.Append(text.Length == 0 ? string.Empty : ",")
+                .Append(histogram.LowestEquivalentValue(bucket.ValueIteratedTo).ToString(CultureInfo.InvariantCulture))
+                .Append(':')
+                .Append(bucket.CountAtValueIteratedTo.ToString(CultureInfo.InvariantCulture));
+        }
+
+        return text.ToString();
+    }
+
+    /// <summary>A histogram of the tools' layout from "value:count,…" (ns; values above the highest trackable are clamped).</summary>
+    /// <exception cref="FormatException">A pair is not value:count with whole numbers and a count of at least 1; the message is `got "PAIR"`.</exception>
+    public static LongHistogram FromCounts(string pairs)
+    {
+        ArgumentNullException.ThrowIfNull(pairs);
+        LongHistogram histogram = Create();
+        foreach (string pair in pairs.Split(',', StringSplitOptions.RemoveEmptyEntries))
+        {
+            string[] parts = pair.Split(':');
+            if (parts.Length != 2
+                || !long.TryParse(parts[0], NumberStyles.None, CultureInfo.InvariantCulture, out long value)
+                || !long.TryParse(parts[1], NumberStyles.None, CultureInfo.InvariantCulture, out long count) || count < 1)
+            {
+                throw new FormatException($"got \"{pair}\"");
+            }
+
+            histogram.RecordValueWithCount(Math.Min(value, HighestTrackableNs), count);
+        }
+
+        return histogram;
     }
 
     /// <summary>Writes HdrHistogram's percentile distribution (.hgrm) of <paramref name="histogram"/>, in µs, to <paramref name="path"/>.</summary>

@@ -35,6 +35,9 @@ internal static class ResultSchema
     public static readonly ResultField Reason = new("reason", FieldType.Note, "", 0, Judged, All,
         r => FieldValue.Of(r.PassFail == "PASS" ? null : r.Reason), null);
 
+    /// <summary>The echo server's own figures (its SERVER_TIME line), which a parent adds to the client's result.</summary>
+    public static IReadOnlyList<ResultField> ServerFields => Fields.Where(f => f.Name.StartsWith("server_", StringComparison.Ordinal)).ToArray();
+
     /// <summary>The table.</summary>
     public static readonly IReadOnlyList<ResultField> Fields =
     [
@@ -74,6 +77,15 @@ internal static class ResultSchema
         Text("fail_reason", "", Judged, All, r => r.FailReason, null),
         Number("rate", "packets/s", 2, Sum, All | Report, r => r.Settings.Rate, (r, v) => r.Settings = r.Settings with { Rate = v }),
         Count("late", "packets", Sum, All | Report, r => r.Late, (r, v) => r.Late = v),
+        Number("startup_to_connected_ms", "ms", 2, Max, MetricAndFiles, r => r.StartupToConnectedMs, (r, v) => r.StartupToConnectedMs = v),
+        Number("startup_to_first_echo_ms", "ms", 2, Max, MetricAndFiles, r => r.StartupToFirstEchoMs, (r, v) => r.StartupToFirstEchoMs = v),
+        Count("first_n", "echoes", Sum, MetricAndFiles, r => r.FirstN, (r, v) => r.FirstN = v),
+        Number("first_n_p50_us", "µs", 2, Max, MetricAndFiles, r => r.FirstNP50Us, (r, v) => r.FirstNP50Us = v),
+        Number("first_n_max_us", "µs", 2, Max, MetricAndFiles, r => r.FirstNMaxUs, (r, v) => r.FirstNMaxUs = v),
+        Count("server_samples", "reads", Max, MetricAndFiles, r => r.ServerTimeSamples, (r, v) => r.ServerTimeSamples = v),
+        Number("server_p50_us", "µs", 2, Max, MetricAndFiles, r => r.ServerP50Us, (r, v) => r.ServerP50Us = v),
+        Number("server_p99_us", "µs", 2, Max, MetricAndFiles, r => r.ServerP99Us, (r, v) => r.ServerP99Us = v),
+        Number("server_max_us", "µs", 2, Max, MetricAndFiles, r => r.ServerMaxUs, (r, v) => r.ServerMaxUs = v),
         Reason,
         Number("warmup_s", "s", -1, Max, MergeInput, r => r.Settings.WarmupSeconds, (r, v) => r.Settings = r.Settings with { WarmupSeconds = v }),
         Number("measure_s", "s", -1, Same, MergeInput, r => r.Settings.MeasureSeconds, (r, v) => r.Settings = r.Settings with { MeasureSeconds = v }),

@@ -2,6 +2,7 @@
 // ResultSchema's JSON fields (the CSV's columns; with --json-histogram, MergeInputJson's after them).
 // Beside it, each run with latency samples gets HdrHistogram's percentile distribution (.hgrm).
 using System.Text.Json;
+using System.Text.Json.Nodes;
 using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
@@ -42,6 +43,45 @@ internal static class SummaryJsonFile
                 LatencyHistograms.WriteHgrm(HgrmPath(path, result, asArray), latency);
             }
         }
+    }
+
+    /// <summary>
+    /// Sets <paramref name="fields"/> of the single-run summary at <paramref name="path"/> to their values in
+    /// <paramref name="result"/>, leaving every other property as it was: how `compare` adds what only the
+    /// server child knows (its SERVER_TIME figures) to the file the client child wrote.
+    /// </summary>
+    /// <exception cref="InvalidDataException">The file does not hold one JSON object.</exception>
+    public static void Update(string path, ScenarioResult result, IEnumerable<ResultField> fields)
+    {
+        ArgumentNullException.ThrowIfNull(result);
+        ArgumentNullException.ThrowIfNull(fields);
+        JsonObject summary = JsonNode.Parse(File.ReadAllBytes(path)) as JsonObject
+            ?? throw new InvalidDataException($"{path} does not hold the JSON object of one run");
+        foreach (ResultField field in fields)
+        {
+            using var value = new MemoryStream();
+            using (var writer = new Utf8JsonWriter(value))
+            {
+                writer.WriteStartObject();
+                field.Read(result).WriteJson(writer, field.Name);
+                writer.WriteEndObject();
+            }
+
+            summary[field.Name] = JsonNode.Parse(value.ToArray())![field.Name]!.DeepClone();
+        }
+
+        string temporary = path + ".tmp";
+        using (var stream = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            using (var writer = new Utf8JsonWriter(stream, Options))
+            {
+                summary.WriteTo(writer);
+            }
+
+            stream.WriteByte((byte)'\n');
+        }
+
+        File.Move(temporary, path, overwrite: true);
     }
 
     /// <summary>

@@ -36,5 +36,8 @@ internal static unsafe partial class Libc
     public static partial int setrlimit(int resource, RLimit* limit);
 
     [LibraryImport(Library)]
+    public static partial int clock_gettime(int clock, TimeSpec* time);
+
+    [LibraryImport(Library)]
     public static partial int clock_nanosleep(int clock, int flags, TimeSpec* request, TimeSpec* remain);
 }

@@ -103,6 +103,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
     public void OnConnected(EngineShard shard, Connection connection)
     {
         Connected++;
+        _plan.ColdStart.Connected();
         if (_pacer is null && LoadPlan.IsSending(_plan.Phase))
         {
             RequestTopUp(connection.Slot);
@@ -142,6 +143,11 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
         }
 
         ReceivedTotal++;
+        if (_plan.ColdStart.WantsEchoes)
+        {
+            _plan.ColdStart.Echo(BinaryPrimitives.ReadInt64LittleEndian(packet[5..]));
+        }
+
         if (packet[4] == 1)
         {
             long measured = ++ReceivedMeasured;

@@ -3,8 +3,10 @@
 // (RawStreamFramer: no reassembly). A payload the socket refuses at its high-water mark waits in
 // the engine's retry buffer for that connection and goes out first, so order holds; a connection
 // whose unsent echo passes MaxBacklogBytes is closed as a slow consumer (counted) rather than
-// letting server memory grow without bound.
+// letting server memory grow without bound. Every n-th read of a connection is timed from the
+// handler's call (just after the engine's read) to the echo handed back to the engine (ServerTimes).
 using NetZlink.Engine;
+using NetZlink.Stress.Latency;
 
 namespace NetZlink.Stress.Scenarios;
 
@@ -19,7 +21,11 @@ public sealed class EchoServer : IDisposable, IEchoServer
     private long _slowConsumersClosed;
 
     /// <summary>Creates the server; nothing is bound until <see cref="Start"/>.</summary>
-    public EchoServer(ScenarioSettings settings) => Settings = settings ?? throw new ArgumentNullException(nameof(settings));
+    public EchoServer(ScenarioSettings settings)
+    {
+        Settings = settings ?? throw new ArgumentNullException(nameof(settings));
+        Times = new ServerTimes(settings.LatencySampleRate);
+    }
 
     /// <summary>The settings it was created with (BindHost, Port, Backlog, Hwm, buffers).</summary>
     public ScenarioSettings Settings { get; }
@@ -35,6 +41,11 @@ public sealed class EchoServer : IDisposable, IEchoServer
 
     /// <summary>Connections closed because their unsent echo passed the backlog limit.</summary>
     public long SlowConsumersClosed => Interlocked.Read(ref _slowConsumersClosed);
+
+    /// <summary>Its receive-to-send times: every --latency-sample-rate-th read of a connection, its first included.</summary>
+    internal ServerTimes Times { get; }
+
+    ServerTimes? IEchoServer.Times => Times;
 
     /// <summary>The exception the serving thread died of, if any.</summary>
     public Exception? Fault => _engine?.Fault;
@@ -64,7 +75,7 @@ public sealed class EchoServer : IDisposable, IEchoServer
         });
         try
         {
-            engine.Start(_ => new EchoHandler(this));
+            engine.Start(shard => new EchoHandler(this, shard.SlotCount));
             string endpoint = engine.BoundEndpoints[0];
             Port = int.Parse(endpoint[(endpoint.LastIndexOf(':') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
         }
@@ -81,9 +92,16 @@ public sealed class EchoServer : IDisposable, IEchoServer
     public void Dispose() => _engine?.Dispose();
 
     /// <summary>Echoes every read back to its connection; closes a slow consumer.</summary>
-    private sealed class EchoHandler(EchoServer server) : IConnectionHandler
+    private sealed class EchoHandler(EchoServer server, int slots) : IConnectionHandler
     {
-        public void OnConnected(EngineShard shard, Connection connection) => Interlocked.Increment(ref server._connections);
+        /// <summary>Reads per connection slot, for picking the ones to time.</summary>
+        private readonly long[] _reads = new long[slots];
+
+        public void OnConnected(EngineShard shard, Connection connection)
+        {
+            _reads[connection.Slot] = 0;
+            Interlocked.Increment(ref server._connections);
+        }
 
         public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
         {
@@ -91,10 +109,17 @@ public sealed class EchoServer : IDisposable, IEchoServer
 
         public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
         {
+            bool timed = server.Times.Samples(_reads[connection.Slot]++);
+            long readAt = timed ? ServerTimes.Now() : 0;
             switch (shard.Send(connection, packet))
             {
                 case SendResult.Sent or SendResult.Queued:
                     Interlocked.Add(ref server._bytesEchoed, packet.Length);
+                    if (timed)
+                    {
+                        server.Times.RecordSince(readAt);
+                    }
+
                     break;
                 case SendResult.Full:
                     Interlocked.Increment(ref server._slowConsumersClosed);

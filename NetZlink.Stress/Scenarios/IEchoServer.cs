@@ -1,4 +1,6 @@
 // What the server role needs from an echo server, whichever stack it runs on.
+using NetZlink.Stress.Latency;
+
 namespace NetZlink.Stress.Scenarios;
 
 /// <summary>An echo server: netzlink's <see cref="EchoServer"/> or the plain .NET one.</summary>
@@ -9,6 +11,9 @@ internal interface IEchoServer : IDisposable
 
     /// <summary>Connections currently open.</summary>
     long Connections { get; }
+
+    /// <summary>Its receive-to-send times (Latency/ServerTimes); null for a server that keeps none (the fault server).</summary>
+    ServerTimes? Times { get; }
 
     /// <summary>The exception the server died of, if any.</summary>
     Exception? Fault { get; }

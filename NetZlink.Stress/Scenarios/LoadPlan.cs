@@ -56,6 +56,9 @@ internal sealed class LoadPlan
     /// <summary>Set by the client stack: wakes its shards after the runner changes the phase.</summary>
     public Action? PhaseChanged { get; set; }
 
+    /// <summary>The run's first connection, first echo and first echoes' round trips (the cold-start fields).</summary>
+    public ColdStartProbe ColdStart { get; } = new();
+
     /// <summary>Target packets per second over all connections (--rate); 0 = closed loop (keep `inflight` outstanding).</summary>
     public double Rate { get; }
 

@@ -72,6 +72,24 @@ public sealed class ScenarioResult
     public long Late { get; set; }
     /// <summary>fail_reason=: the first cause of a FAIL, one of <see cref="FailReasons"/>.</summary>
     public string FailReason { get; set; } = FailReasons.None;
+    /// <summary>startup_to_connected_ms=: from this process's start (<see cref="Platform.ProcessStart"/>) to its first connection up; 0 when none came up.</summary>
+    public double StartupToConnectedMs { get; set; }
+    /// <summary>startup_to_first_echo_ms=: from this process's start to its first echo (warm-up or measured); 0 when none came back.</summary>
+    public double StartupToFirstEchoMs { get; set; }
+    /// <summary>first_n=: echoes timed among the first <see cref="ColdStartProbe.FirstEchoCount"/> of the run (warm-up or measured).</summary>
+    public long FirstN { get; set; }
+    /// <summary>first_n_p50_us=: the median round trip of those first echoes; 0 when none.</summary>
+    public double FirstNP50Us { get; set; }
+    /// <summary>first_n_max_us=: the longest round trip among those first echoes; 0 when none.</summary>
+    public double FirstNMaxUs { get; set; }
+    /// <summary>server_samples=: reads the echo server timed (its SERVER_TIME line); 0 when no server reported (--role client, a fault server).</summary>
+    public long ServerTimeSamples { get; set; }
+    /// <summary>server_p50_us=: the echo server's median receive-to-send time per read.</summary>
+    public double ServerP50Us { get; set; }
+    /// <summary>server_p99_us=: its 99th percentile.</summary>
+    public double ServerP99Us { get; set; }
+    /// <summary>server_max_us=: its longest.</summary>
+    public double ServerMaxUs { get; set; }
     /// <summary>The merged latency histogram (ns) of the sampled measured packets.</summary>
     public HistogramBase? Latency { get; set; }
 

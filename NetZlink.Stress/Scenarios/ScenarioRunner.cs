@@ -96,6 +96,7 @@ public static class ScenarioRunner
         plan.Phase = LoadPhase.Done;
         await run.WaitForShardsToSeeAsync(LoadPhase.Done).ConfigureAwait(false);
         Collect(driver, result);
+        plan.ColdStart.ApplyTo(result);
         driver.Stop(TimeSpan.FromSeconds(10));
         result.CpuSeconds = (Process.GetCurrentProcess().TotalProcessorTime - cpuAtStart).TotalSeconds;
         result.PeakRssBytes = ProcessStats.PeakResidentBytes();

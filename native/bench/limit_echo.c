@@ -19,7 +19,7 @@
  *
  * The COUNTS line, on stdout after the run: "COUNTS" then space-separated name=value
  * pairs, values never containing spaces, in this order:
- *   version=2
+ *   version=3
  *   scenario ccu size inflight warmup_s measure_s drain_timeout_s latency_sample_rate rate
  *       what was run (s0: ccu=1 inflight=1 latency_sample_rate=1; rate 0: closed loop)
  *   connected connect_failed connect_timed_out disconnected sent_total received_total
@@ -32,11 +32,20 @@
  *   interrupted=0|1 throughput_ns=N cpu_us=N peak_rss_kb=N
  *       SIGINT/SIGTERM; the nanoseconds throughput divides by (the measured phase, the
  *       part of it that ran, or s0's wait for its echo; 0: none); user+system CPU; VmHWM
+ *   startup_to_connected_ns=N startup_to_first_echo_ns=N
+ *       from this process's start to its first connection up and to its first echo (warm-up
+ *       or measured); 0: none. The start is NETZLINK_STRESS_LAUNCHED_AT (Unix seconds with
+ *       decimals, set by the launcher just before it started this process) when set, else
+ *       the kernel's start time of the process (/proc/self/stat, 10 ms steps)
  *   errors_by_errno=errno:count;...   (empty when none)
+ *   first_n_ns=value:count,...
+ *       the round trips of the run's first 100 echoes (warm-up or measured, all timed)
  *   latency_ns=value:count,...        (empty when no sample)
- *       the sampled round trips, lowest first, each value cut to its 11 most significant
- *       bits (the lowest value of its HdrHistogram bucket at 3 significant digits, so the
- *       .NET side's histogram is the one it would have recorded from the raw samples)
+ *       the sampled round trips of measured echoes
+ *   Both lists are lowest first, each value cut to its 11 most significant bits (the lowest
+ *   value of its HdrHistogram bucket at 3 significant digits, so the .NET side's histogram is
+ *   the one it would have recorded from the raw values). Version 3 added the startup and
+ *   first_n fields.
  *
  * --rate N (s2 only) is the open model of NetZlink.Stress (Scenarios/OpenSchedule.cs): N
  * packets a second over all connections, packet n of a sending phase due at its start +
@@ -48,7 +57,11 @@
  *
  * The server prints "READY port=N" once listening and stops on SIGINT/SIGTERM or, when
  * stdin is a pipe, when the pipe reaches end-of-file (the parent went); with
- * NETZLINK_STRESS_SERVER_CHILD=1 it ignores SIGINT, as the .NET server child does.
+ * NETZLINK_STRESS_SERVER_CHILD=1 it ignores SIGINT, as the .NET server child does. It times
+ * its own work as NetZlink.Stress's servers do (Latency/ServerTimes.cs): every
+ * --latency-sample-rate-th read of a connection (its first included), from recv() returning
+ * to the echo handed to send() (or queued for it), and prints them when it stops as one line:
+ *   SERVER_TIME version=1 samples=N time_ns=value:count,...   (the list as latency_ns)
  */
 #include <errno.h>
 #include <math.h>
@@ -70,6 +83,7 @@
 #define EVENTS 256
 #define MAX_ERRNO 200
 #define NS 1000000000.0
+#define FIRST_N 100 /* the first echoes timed for first_n_ns (ColdStartProbe.FirstEchoCount) */
 
 enum phase { P_CONNECT, P_WARMUP, P_SETTLE, P_MEASURE, P_DRAIN, P_DONE };
 static const char *const phase_names[] = {"connect", "warmup", "settle", "measure", "drain", "done"};
@@ -183,6 +197,7 @@ static int parse(int argc, char **argv, opts_t *o, int server)
         INT_FLAG("--backlog", backlog, 1)
         INT_FLAG("--sndbuf", sndbuf, 0)
         INT_FLAG("--rcvbuf", rcvbuf, 0)
+        INT_FLAG("--latency-sample-rate", latency_sample_rate, 0)
         if (!server) {
             STR_FLAG("--scenario", scenario)
             STR_FLAG("--host", host)
@@ -194,7 +209,6 @@ static int parse(int argc, char **argv, opts_t *o, int server)
             INT_FLAG("--connect-retries", connect_retries, 0)
             INT_FLAG("--connect-retry-delay-ms", connect_retry_delay_ms, 0)
             INT_FLAG("--send-batch", send_batch, 1)
-            INT_FLAG("--latency-sample-rate", latency_sample_rate, 0)
             SEC_FLAG("--warmup", warmup)
             SEC_FLAG("--measure", measure)
             SEC_FLAG("--drain-timeout", drain_timeout)
@@ -214,7 +228,183 @@ static int parse(int argc, char **argv, opts_t *o, int server)
     return 0;
 }
 
+/* ---- times: an HdrHistogram-shaped count array, and the process's start -- */
+
+/* values up to 2^40 - 1 ns, 2048 sub-buckets (3 significant digits): values below 2048 each
+ * have their own count; above, a value keeps its 11 most significant bits */
+#define H_MAX ((1ull << 40) - 1)
+#define H_BUCKETS (2048 + 29 * 1024)
+
+typedef struct hist {
+    uint64_t *counts; /* H_BUCKETS, allocated once */
+    uint64_t total;
+} hist_t;
+
+static int hist_init(hist_t *h)
+{
+    h->total = 0;
+    h->counts = calloc(H_BUCKETS, sizeof *h->counts);
+    return h->counts != NULL;
+}
+
+static void hist_record(hist_t *h, uint64_t v)
+{
+    if (v > H_MAX)
+        v = H_MAX;
+    int bits = 0;
+    for (uint64_t x = v; x; x >>= 1)
+        bits++;
+    size_t idx = bits <= 11 ? (size_t)v : 2048 + (size_t)(bits - 12) * 1024 + (size_t)((v >> (bits - 11)) - 1024);
+    h->counts[idx]++;
+    h->total++;
+}
+
+/* the lowest value of bucket idx */
+static uint64_t hist_value(size_t idx)
+{
+    if (idx < 2048)
+        return idx;
+    size_t shift = (idx - 2048) / 1024 + 1;
+    return (uint64_t)((idx - 2048) % 1024 + 1024) << shift;
+}
+
+/* " name=value:count,..." lowest first (empty list when nothing was recorded) */
+static void hist_print(const hist_t *h, const char *name)
+{
+    printf(" %s=", name);
+    int first = 1;
+    for (size_t i = 0; h->counts && i < H_BUCKETS; i++) {
+        if (h->counts[i]) {
+            printf("%s%llu:%llu", first ? "" : ",", (unsigned long long)hist_value(i), (unsigned long long)h->counts[i]);
+            first = 0;
+        }
+    }
+}
+
+/* this process's start on ec_now_ns()'s clock: NETZLINK_STRESS_LAUNCHED_AT (Unix seconds from the
+ * launcher) when set, else /proc/self/stat's start time against CLOCK_BOOTTIME; 0 when unknown */
+static uint64_t process_start_ns(void)
+{
+    uint64_t now = ec_now_ns();
+    const char *at = getenv("NETZLINK_STRESS_LAUNCHED_AT");
+    if (at && *at) {
+        char *end;
+        double launched = strtod(at, &end);
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        double age = (double)rt.tv_sec + (double)rt.tv_nsec / NS - launched;
+        if (!*end && launched > 0 && age >= -1) {
+            uint64_t age_ns = age > 0 ? (uint64_t)(age * NS) : 0;
+            return age_ns < now ? now - age_ns : 0;
+        }
+    }
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    unsigned long long ticks = 0;
+    /* after ')': field 3 (state) ... field 22 (starttime) */
+    p += 2;
+    for (int field = 3; field < 22 && p; field++) {
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+    if (!p || sscanf(p, "%llu", &ticks) != 1)
+        return 0;
+    struct timespec bt;
+    clock_gettime(CLOCK_BOOTTIME, &bt);
+    uint64_t boot = (uint64_t)bt.tv_sec * 1000000000ull + (uint64_t)bt.tv_nsec;
+    uint64_t started = ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+    uint64_t age_ns = boot > started ? boot - started : 0;
+    return age_ns < now ? now - age_ns : 0;
+}
+
 /* ---- server ------------------------------------------------------------ */
+
+/* the echo loop of ec_echo_serve (epoll_common.c) with the server's own times: every
+ * sample_rate-th read of a connection (its first included) from recv() returning to the echo
+ * handed to the kernel or queued for it. Returns when stop_fd ends or *stop is set. */
+static int serve_timed(int l, int stop_fd, const opts_t *o, hist_t *times)
+{
+    int ep = epoll_create1(0);
+    size_t cap = (size_t)ec_raise_nofile(); /* indexed by descriptor */
+    if (cap < 1024)
+        cap = 1024;
+    ec_outq_t *out = calloc(cap, sizeof *out);
+    uint64_t *reads = calloc(cap, sizeof *reads);
+    if (!out || !reads) {
+        fprintf(stderr, "out of memory for %zu connections\n", cap);
+        return 2;
+    }
+    static char buf[EC_RECV_BUF];
+    struct epoll_event evs[EVENTS];
+    ec_ctl(ep, EPOLL_CTL_ADD, l, EPOLLIN, UINT64_MAX);
+    if (stop_fd >= 0)
+        ec_ctl(ep, EPOLL_CTL_ADD, stop_fd, EPOLLIN, UINT64_MAX - 1);
+    int status = 0;
+    while (!g_stop && status == 0) {
+        int n = epoll_wait(ep, evs, EVENTS, 200);
+        if (n < 0 && errno != EINTR) {
+            perror("epoll_wait");
+            status = 2;
+        }
+        for (int i = 0; i < n; i++) {
+            uint64_t tag = evs[i].data.u64;
+            if (tag == UINT64_MAX - 1) {
+                if (read(stop_fd, buf, sizeof buf) <= 0)
+                    status = -1;
+                continue;
+            }
+            if (tag == UINT64_MAX) {
+                int fd;
+                while ((fd = accept4(l, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
+                    if ((size_t)fd >= cap) {
+                        close(fd);
+                        continue;
+                    }
+                    ec_tune(fd, o->sndbuf, o->rcvbuf);
+                    out[fd].len = 0;
+                    reads[fd] = 0;
+                    ec_ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN, (uint64_t)fd);
+                }
+                continue;
+            }
+            int fd = (int)tag, err = 0;
+            if ((evs[i].events & EPOLLOUT) && out[fd].len)
+                err = ec_flush(ep, fd, tag, &out[fd]);
+            if (!err && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+                ssize_t r = recv(fd, buf, sizeof buf, 0);
+                int timed = r > 0 && o->latency_sample_rate > 0 && reads[fd] % (uint64_t)o->latency_sample_rate == 0;
+                uint64_t read_at = timed ? ec_now_ns() : 0;
+                if (r == 0 || (r < 0 && errno != EAGAIN))
+                    err = r == 0 ? -1 : errno;
+                else if (r > 0) {
+                    reads[fd]++;
+                    err = ec_write(ep, fd, tag, &out[fd], buf, (size_t)r);
+                    if (timed)
+                        hist_record(times, ec_now_ns() - read_at);
+                }
+            }
+            if (err) {
+                close(fd);
+                out[fd].len = 0;
+            }
+        }
+    }
+    close(ep);
+    for (size_t i = 0; i < cap; i++)
+        free(out[i].q);
+    free(out);
+    free(reads);
+    return status > 0 ? status : 0;
+}
 
 static int run_server(const opts_t *o)
 {
@@ -222,6 +412,11 @@ static int run_server(const opts_t *o)
     const char *child = getenv("NETZLINK_STRESS_SERVER_CHILD");
     if (child && !strcmp(child, "1"))
         signal(SIGINT, SIG_IGN);
+    hist_t times;
+    if (!hist_init(&times)) {
+        fprintf(stderr, "error: out of memory for the server's times\n");
+        return 2;
+    }
     int port;
     int l = ec_listen(o->bind_host, o->port, o->backlog, &port);
     if (l < 0)
@@ -232,8 +427,13 @@ static int run_server(const opts_t *o)
         fprintf(stderr, "limit_echo server listening on %s:%d\n", o->bind_host, port);
     struct stat st;
     int watch_stdin = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode);
-    int rc = ec_echo_serve(l, watch_stdin ? 0 : -1, o->sndbuf, o->rcvbuf, &g_stop);
+    int rc = serve_timed(l, watch_stdin ? 0 : -1, o, &times);
     close(l);
+    printf("SERVER_TIME version=1 samples=%llu", (unsigned long long)times.total);
+    hist_print(&times, "time_ns");
+    fputc('\n', stdout);
+    fflush(stdout);
+    free(times.counts);
     return rc;
 }
 
@@ -255,8 +455,11 @@ typedef struct client {
     int64_t sent_total, recv_total, sent_measured, recv_measured, inflight_now;
     int64_t gating, bad_echoes;
     int64_t errors[MAX_ERRNO + 1];
-    uint64_t *samples;
-    size_t nsamples, samples_cap;
+    hist_t latency;              /* sampled round trips of measured echoes */
+    hist_t first;                /* round trips of the run's first FIRST_N echoes */
+    uint64_t start_ns;           /* this process's start (process_start_ns), 0 unknown */
+    uint64_t first_connected_ns; /* when the first connection came up, 0 none */
+    uint64_t first_echo_ns;      /* when the first echo came back, 0 none */
     int drain_timeout, interrupted;
     const char *drain_wait; /* the wait that ran out: settle, drain or echo */
     int64_t outstanding;    /* packets out when it ran out */
@@ -491,19 +694,6 @@ static void refill(client_t *c, int idx)
         top_up(c, idx);
 }
 
-static void record_sample(client_t *c, uint64_t ns)
-{
-    if (c->nsamples == c->samples_cap) {
-        c->samples_cap = c->samples_cap ? c->samples_cap * 2 : 65536;
-        c->samples = realloc(c->samples, c->samples_cap * sizeof *c->samples);
-        if (!c->samples) {
-            fprintf(stderr, "error: out of memory for %zu latency samples\n", c->samples_cap);
-            exit(2);
-        }
-    }
-    c->samples[c->nsamples++] = ns;
-}
-
 /* one whole echoed packet; returns 0 if the connection must close */
 static int on_packet(client_t *c, conn_t *k, const unsigned char *p)
 {
@@ -526,6 +716,13 @@ static int on_packet(client_t *c, conn_t *k, const unsigned char *p)
         c->inflight_now--;
     }
     c->recv_total++;
+    if (c->first.total < FIRST_N) {
+        uint64_t now = ec_now_ns(), at;
+        memcpy(&at, p + 5, 8);
+        if (!c->first_echo_ns)
+            c->first_echo_ns = now;
+        hist_record(&c->first, now > at ? now - at : 0);
+    }
     if (p[4] == 1) {
         int64_t m = ++c->recv_measured;
         if (c->open)
@@ -533,7 +730,8 @@ static int on_packet(client_t *c, conn_t *k, const unsigned char *p)
         if (c->sample_rate > 0 && m % c->sample_rate == 0) {
             uint64_t at;
             memcpy(&at, p + 5, 8);
-            record_sample(c, ec_now_ns() - at);
+            uint64_t now = ec_now_ns();
+            hist_record(&c->latency, now > at ? now - at : 0);
         }
     }
     return 1;
@@ -585,6 +783,8 @@ static void on_event(client_t *c, int idx, uint32_t events, uint64_t now)
             return;
         }
         k->state = C_CONNECTED;
+        if (!c->first_connected_ns)
+            c->first_connected_ns = now;
         c->connecting--;
         c->resolved++;
         c->connected++;
@@ -778,23 +978,6 @@ static void run_phases(client_t *c, ticker_t *t)
 
 /* ---- the COUNTS line --------------------------------------------------- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* v with all but its 11 most significant bits cleared: the lowest value of its
- * HdrHistogram bucket at 3 significant digits (2048 sub-buckets) */
-static uint64_t bucket_floor(uint64_t v)
-{
-    int bits = 0;
-    for (uint64_t x = v; x; x >>= 1)
-        bits++;
-    int shift = bits > 11 ? bits - 11 : 0;
-    return (v >> shift) << shift;
-}
-
 /* user + system CPU of this process, in microseconds */
 static long long cpu_us(void)
 {
@@ -804,10 +987,16 @@ static long long cpu_us(void)
            ru.ru_stime.tv_usec;
 }
 
+/* ns from the process's start to t; 0 when either is unknown */
+static uint64_t since_start(const client_t *c, uint64_t t)
+{
+    return t && c->start_ns && t > c->start_ns ? t - c->start_ns : 0;
+}
+
 static void print_counts(client_t *c)
 {
     const opts_t *o = c->o;
-    printf("COUNTS version=2 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
+    printf("COUNTS version=3 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
            "latency_sample_rate=%d rate=%.17g",
            o->scenario, c->ccu, o->size, c->inflight, o->warmup, o->measure, o->drain_timeout, c->sample_rate,
            c->open ? o->rate : 0.0);
@@ -824,6 +1013,8 @@ static void print_counts(client_t *c)
            c->drain_timeout, c->drain_wait ? c->drain_wait : "none", (long long)c->outstanding, (long long)c->unsent,
            c->interrupted,
            (unsigned long long)c->throughput_ns, cpu_us(), peak_resident_kb());
+    printf(" startup_to_connected_ns=%llu startup_to_first_echo_ns=%llu", (unsigned long long)since_start(c, c->first_connected_ns),
+           (unsigned long long)since_start(c, c->first_echo_ns));
     fputs(" errors_by_errno=", stdout);
     int first = 1;
     for (int e = 0; e <= MAX_ERRNO; e++) {
@@ -832,16 +1023,8 @@ static void print_counts(client_t *c)
             first = 0;
         }
     }
-    fputs(" latency_ns=", stdout);
-    if (c->nsamples) /* no samples (s1): no array, and qsort's base must not be NULL */
-        qsort(c->samples, c->nsamples, sizeof *c->samples, cmp_u64);
-    for (size_t i = 0; i < c->nsamples;) {
-        uint64_t v = bucket_floor(c->samples[i]);
-        size_t n = 0;
-        for (; i < c->nsamples && bucket_floor(c->samples[i]) == v; i++)
-            n++;
-        printf("%s%llu:%zu", i == n ? "" : ",", (unsigned long long)v, n);
-    }
+    hist_print(&c->first, "first_n_ns");
+    hist_print(&c->latency, "latency_ns");
     fputc('\n', stdout);
     fflush(stdout);
 }
@@ -861,6 +1044,11 @@ static int run_client(const opts_t *o)
     c.plen = (size_t)o->size + 4;
     c.batch = o->send_batch;
     c.open = o->rate > 0;
+    c.start_ns = process_start_ns();
+    if (!hist_init(&c.latency) || !hist_init(&c.first)) {
+        fprintf(stderr, "error: out of memory for the latency histograms\n");
+        return 2;
+    }
 
     long limit = ec_raise_nofile();
     if (limit >= 0 && (long)c.ccu + 32 > limit) {
@@ -927,7 +1115,8 @@ static int run_client(const opts_t *o)
             close(c.conns[i].fd);
     freeaddrinfo(c.addr);
     close(c.ep);
-    free(c.samples);
+    free(c.latency.counts);
+    free(c.first.counts);
     free(c.scratch);
     free(c.conns);
     free(rx);

@@ -2,18 +2,19 @@
 # ctest test_limit_echo: runs limit_echo's client against its own server at a small ccu and
 # checks that s0, s1 and s2 each print one COUNTS line (the raw counts NetZlink.Stress judges)
 # with every connection up, echoes back, nothing lost or misbehaving and the latency samples
-# where there are some, that the time series is written, and that a bad or retired flag is
-# refused with exit code 1.
+# where there are some, the cold-start fields (version 3: startup times, the first echoes'
+# round trips), that the time series is written, that the server prints its own times
+# (SERVER_TIME) when it stops, and that a bad or retired flag is refused with exit code 1.
 set -u
 bin=$1
 dir=$(mktemp -d)
 fifo=$dir/stdin
 mkfifo "$fifo"
 # The server stops when its stdin pipe reaches end-of-file: hold the pipe open with fd 9.
-"$bin" server --port 0 --quiet <"$fifo" >"$dir/ready" &
+"$bin" server --port 0 --quiet --latency-sample-rate 1 <"$fifo" >"$dir/ready" &
 server=$!
 exec 9>"$fifo"
-cleanup() { exec 9>&-; wait "$server" 2>/dev/null; rm -rf "$dir"; }
+cleanup() { exec 9>&- 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # value NAME LINE: the value of NAME= in LINE
@@ -34,7 +35,7 @@ for s in s0 s1 s2; do
   [ "$(echo "$out" | grep -c '^COUNTS ')" -eq 1 ] || fail "$s: not exactly one COUNTS line"
   ! echo "$out" | grep -q '^RESULT ' || fail "$s: limit_echo judges nothing, so prints no RESULT line"
   line=$(echo "$out" | grep '^COUNTS ')
-  [ "$(value version "$line")" = 2 ] || fail "$s: version"
+  [ "$(value version "$line")" = 3 ] || fail "$s: version"
   [ "$(value scenario "$line")" = $s ] || fail "$s: scenario"
   want=20; [ $s = s0 ] && want=1
   [ "$(value connected "$line")" = $want ] || fail "$s: connected is not $want"
@@ -43,12 +44,20 @@ for s in s0 s1 s2; do
     [ "$(value $zero "$line")" = 0 ] || fail "$s: $zero is not 0"
   done
   [ "$(value drain_wait "$line")" = none ] || fail "$s: drain_wait"
-  echo "$line" | grep -Eq ' cpu_us=[0-9]+ peak_rss_kb=[1-9][0-9]* errors_by_errno= latency_ns=' || fail "$s: usage and errno fields"
+  echo "$line" | grep -Eq ' cpu_us=[0-9]+ peak_rss_kb=[1-9][0-9]* startup_to_connected_ns=[1-9][0-9]* startup_to_first_echo_ns=[0-9]+ errors_by_errno= first_n_ns=[0-9:,]* latency_ns=' \
+    || fail "$s: usage, startup and errno fields"
   recv=$(value received_measured "$line")
   samples=$(value latency_ns "$line")
+  first=$(value first_n_ns "$line")
   if [ $s = s1 ]; then
     [ "$recv" = 0 ] && [ -z "$samples" ] && [ "$(value throughput_ns "$line")" = 0 ] || fail "s1 moved packets"
+    [ -z "$first" ] && [ "$(value startup_to_first_echo_ns "$line")" = 0 ] || fail "s1 has first echoes"
   else
+    # the first echo comes after the first connection; the first 100 echoes are timed (s0: its one)
+    [ "$(value startup_to_first_echo_ns "$line")" -gt "$(value startup_to_connected_ns "$line")" ] || fail "$s: first echo before connected"
+    nfirst=$(echo "$first" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s }')
+    wantfirst=100; [ $s = s0 ] && wantfirst=1
+    [ "$nfirst" -eq $wantfirst ] || fail "$s: $nfirst first echoes timed, not $wantfirst"
     [ "$recv" -gt 0 ] || fail "$s: nothing received"
     [ "$(value sent_measured "$line")" = "$recv" ] || fail "$s: sent_measured != received_measured"
     [ "$(value throughput_ns "$line")" -gt 0 ] || fail "$s: throughput_ns"
@@ -82,6 +91,18 @@ for bad in "--scenario s1 --rate 100" "--rate -1" "--rate fast" "--rate 0.0001";
   [ $? -eq 1 ] || fail "client $bad should exit 1"
   grep -q -- '--rate' "$dir/err" || fail "client $bad message: $(cat "$dir/err")"
 done
+
+# The server stops at the end of its stdin and prints its own times: with --latency-sample-rate 1
+# every read, so at least one per read of the s2 run above, each a whole number of ns.
+exec 9>&-
+wait "$server"
+times=$(grep '^SERVER_TIME ' "$dir/ready")
+echo "$times" | cut -c1-200
+[ "$(value version "$times")" = 1 ] || fail "SERVER_TIME version"
+tn=$(value time_ns "$times")
+echo "$tn" | grep -Eq '^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$' || fail "SERVER_TIME time_ns is not value:count pairs"
+[ "$(echo "$tn" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s }')" = "$(value samples "$times")" ] || fail "SERVER_TIME samples != its counts"
+[ "$(value samples "$times")" -gt 0 ] || fail "SERVER_TIME timed nothing"
 
 "$bin" client --ccu 0 >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--ccu 0 should exit 1"
