@@ -21,9 +21,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 # clang-14 links -fsanitize=fuzzer only with Debian's compiler-rt archives
-apt_packages=(clang-14 libclang-rt-14-dev libzmq3-dev pkg-config cmake make)
+apt_packages=(clang-14 libclang-rt-14-dev cmake make)
 source scripts/apt-need.sh
 apt_need "${apt_packages[@]}" >/dev/null || { echo "fuzz: cannot install ${apt_packages[*]}"; exit 1; }
+# the targets link the same static libzmq as libzlink.so (built once, then cached)
+bash scripts/libzmq.sh || { echo "fuzz: build FAILED (libzmq)"; exit 1; }
 
 build=native/build-fuzz
 echo "fuzz: building $build"

@@ -26,7 +26,9 @@ need() { apt_need "$@" >/dev/null || { echo "memcheck: cannot install $*"; exit 
 
 run_asan() {
   local build=native/build-asan start=$SECONDS log
-  need libzmq3-dev pkg-config cmake g++ make
+  need cmake g++ make
+  # the same static libzmq as the normal build (built once, then cached; not instrumented)
+  bash scripts/libzmq.sh || { echo "memcheck asan: FAIL (build)"; status=1; return; }
   echo "memcheck: building $build (ASan + LSan + UBSan)"
   cmake -S native -B "$build" -DCMAKE_BUILD_TYPE=Debug -DZLINK_SANITIZE=address,undefined >/dev/null &&
     cmake --build "$build" -j"$(nproc)" >"$build/build.log" 2>&1 ||
@@ -57,6 +59,7 @@ run_valgrind() {
   local build=native/build start=$SECONDS
   need valgrind python3
   if [ ! -f "$build/CTestTestfile.cmake" ]; then
+    bash scripts/libzmq.sh >/dev/null &&
     cmake -S native -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$build" -j"$(nproc)" >/dev/null ||
       { echo "memcheck valgrind: FAIL (build)"; status=1; return; }
   fi

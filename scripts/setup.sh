@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Does every set-up step a bare Debian machine of this kind needs: the apt packages
-# (libzmq, the C toolchain, cmake, clang for the fuzz targets), the native libzlink build
-# and the .NET restore.
+# Does every set-up step a bare Debian machine of this kind needs: the apt packages (the C
+# and C++ toolchain, cmake, clang for the fuzz targets), the libzmq that libzlink.so carries
+# (built once from Debian's zeromq3 source by scripts/libzmq.sh, then cached), the native
+# libzlink build and the .NET restore.
 # Safe to run again: each step is skipped or incremental when already done.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -9,8 +10,9 @@ cd "$root"
 
 config=${NETZLINK_NATIVE_CONFIG:-Release}
 # clang-14 + libclang-rt-14-dev: the fuzz smoke of scripts/test.sh (libFuzzer, ASan, UBSan);
+# dpkg-dev: apt-get source (scripts/libzmq.sh); unzip: scripts/pack-smoke.sh;
 # liburing-dev: the STREAM engine's io_uring backend (linked statically)
-apt_packages=(libzmq3-dev pkg-config cmake g++ make unzip clang-14 libclang-rt-14-dev liburing-dev)
+apt_packages=(cmake g++ make dpkg-dev unzip clang-14 libclang-rt-14-dev liburing-dev)
 
 source scripts/apt-need.sh
 apt_need "${apt_packages[@]}"
@@ -19,6 +21,9 @@ if ! command -v dotnet >/dev/null 2>&1; then
   echo "setup: the .NET SDK (see global.json) is not on PATH; install it first" >&2
   exit 1
 fi
+
+echo "setup: libzmq (static, built into libzlink.so)"
+bash scripts/libzmq.sh
 
 echo "setup: building native/ ($config)"
 cmake -S native -B native/build -DCMAKE_BUILD_TYPE="$config" >/dev/null

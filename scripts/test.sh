@@ -35,10 +35,15 @@ else
   echo "dotnet build failed"; status=1
 fi
 
+# pack-smoke also checks that the packaged libzlink.so needs only glibc and libstdc++ and runs
+# with the system's libzmq hidden; its whole output stays in artifacts/pack-smoke.log.
 echo "== package smoke test"
-if bash scripts/pack-smoke.sh 2>&1 | tee -a "$log" | tail -3 | grep -q "pack-smoke: OK"; then
+mkdir -p artifacts
+if bash scripts/pack-smoke.sh 2>&1 | tee artifacts/pack-smoke.log | tee -a "$log" | tail -3 | grep -q "pack-smoke: OK"; then
+  grep '^pack-smoke: ' artifacts/pack-smoke.log | grep -v 'dotnet pack' | tail -4
   echo "pack-smoke passed" | tee -a "$log"
 else
+  tail -n 20 artifacts/pack-smoke.log
   echo "pack-smoke FAILED" | tee -a "$log"; status=1
 fi
 

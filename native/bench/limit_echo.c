@@ -1110,9 +1110,11 @@ static int run_client(const opts_t *o)
         fclose(t.series);
 
     print_counts(&c);
-    for (int i = 0; i < c.ccu; i++)
+    for (int i = 0; i < c.ccu; i++) {
         if (c.conns[i].state == C_CONNECTED || c.conns[i].state == C_CONNECTING)
             close(c.conns[i].fd);
+        free(c.conns[i].out.q); /* kept across reconnects; allocated once a send had to queue */
+    }
     freeaddrinfo(c.addr);
     close(c.ep);
     free(c.latency.counts);

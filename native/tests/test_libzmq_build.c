@@ -1,0 +1,149 @@
+/* test_libzmq_build.c - what the libzmq inside libzlink.so was built with,
+ * seen through the zlink ABI (libzmq's option numbers pass through for the
+ * libzmq socket types): the NULL and CURVE mechanisms carry data over tcp
+ * (CURVE runs without a ZAP handler), PLAIN's options are taken (a PLAIN
+ * handshake needs a ZAP handler, a REP socket, which zlink does not have); and, for the bundled libzmq (scripts/libzmq.sh; ZLINK_BUNDLED_LIBZMQ),
+ * that GSSAPI, PGM, EPGM, NORM, WebSocket and VMCI are not compiled in and
+ * that CURVE's randomness comes from getrandom(), not from a /dev/urandom
+ * descriptor held while a context lives. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
+
+/* libzmq 4.3 option numbers that zlink.h does not name */
+enum {
+    O_PLAIN_SERVER = 44,
+    O_PLAIN_USERNAME = 45,
+    O_PLAIN_PASSWORD = 46,
+    O_CURVE_SERVER = 47,
+    O_CURVE_PUBLICKEY = 48,
+    O_CURVE_SECRETKEY = 49,
+    O_CURVE_SERVERKEY = 50,
+    O_MECHANISM = 43,
+    O_GSSAPI_SERVER = 62,
+};
+enum { MECH_NULL = 0, MECH_PLAIN = 1, MECH_CURVE = 2 };
+
+/* the key pairs of libzmq's zmq_curve(7) example (Z85, 40 characters) */
+static const char server_public[] = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7";
+static const char server_secret[] = "JTKVSB%%)wK0E.X)V>+}o?pNmC{O&4W4b!Ni{Lh6";
+static const char client_public[] = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID";
+static const char client_secret[] = "D:)Q[IlAW!ahhC2ac:9*A}h:p?([4%wOTJ%JR%cs";
+
+static void set_int(void *s, int opt, int v)
+{
+    CHECK(zlink_setsockopt(s, opt, &v, sizeof v) == 0);
+}
+
+static void set_str(void *s, int opt, const char *v)
+{
+    CHECK(zlink_setsockopt(s, opt, v, strlen(v)) == 0);
+}
+
+static int mechanism(void *s)
+{
+    int v = -1;
+    size_t len = sizeof v;
+    CHECK(zlink_getsockopt(s, O_MECHANISM, &v, &len) == 0);
+    return v;
+}
+
+static void plain_options(void *ctx)
+{
+    void *server = zlink_socket(ctx, ZLINK_PAIR), *client = zlink_socket(ctx, ZLINK_PAIR);
+    CHECK(server && client);
+    set_int(server, O_PLAIN_SERVER, 1);
+    set_str(client, O_PLAIN_USERNAME, "admin");
+    set_str(client, O_PLAIN_PASSWORD, "secret");
+    CHECK(mechanism(server) == MECH_PLAIN && mechanism(client) == MECH_PLAIN);
+    CHECK(zlink_close(client) == 0 && zlink_close(server) == 0);
+}
+
+/* one message each way over tcp PAIR with the given mechanism (NULL or CURVE) */
+static void round_trip(void *ctx, int mech)
+{
+    void *server = zlink_socket(ctx, ZLINK_PAIR), *client = zlink_socket(ctx, ZLINK_PAIR);
+    CHECK(server && client);
+    if (mech == MECH_CURVE) {
+        set_int(server, O_CURVE_SERVER, 1);
+        set_str(server, O_CURVE_SECRETKEY, server_secret);
+        set_str(client, O_CURVE_SERVERKEY, server_public);
+        set_str(client, O_CURVE_PUBLICKEY, client_public);
+        set_str(client, O_CURVE_SECRETKEY, client_secret);
+    }
+    CHECK(mechanism(server) == mech && mechanism(client) == mech);
+    set_int(server, ZLINK_RCVTIMEO, 10000);
+    set_int(client, ZLINK_RCVTIMEO, 10000);
+    CHECK(zlink_bind(server, "tcp://127.0.0.1:*") == 0);
+    char ep[256];
+    tu_last_endpoint(server, ep, sizeof ep);
+    CHECK(zlink_connect(client, ep) == 0);
+    char buf[32];
+    CHECK(zlink_send(client, "over the mechanism", 18, 0) == 18);
+    CHECK(zlink_recv(server, buf, sizeof buf, 0) == 18 && memcmp(buf, "over the mechanism", 18) == 0);
+    CHECK(zlink_send(server, "and back", 8, 0) == 8);
+    CHECK(zlink_recv(client, buf, sizeof buf, 0) == 8 && memcmp(buf, "and back", 8) == 0);
+    CHECK(zlink_close(client) == 0 && zlink_close(server) == 0);
+}
+
+#ifdef ZLINK_BUNDLED_LIBZMQ
+/* descriptors of this process open on /dev/urandom */
+static int urandom_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], target[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len > 0) {
+            target[len] = '\0';
+            n += strcmp(target, "/dev/urandom") == 0 || strcmp(target, "/dev/random") == 0;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static void not_compiled_in(void *ctx)
+{
+    void *pub = zlink_socket(ctx, ZLINK_PUB), *sub = zlink_socket(ctx, ZLINK_SUB);
+    CHECK(pub && sub);
+    const char *endpoints[] = {"pgm://127.0.0.1;239.192.1.1:5555",
+                               "epgm://127.0.0.1;239.192.1.1:5555",
+                               "norm://127.0.0.1:5555",
+                               "ws://127.0.0.1:5555",
+                               "wss://127.0.0.1:5555",
+                               "vmci://1:5555"};
+    for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++) {
+        CHECK_ERR(zlink_bind(pub, endpoints[i]), EPROTONOSUPPORT);
+        CHECK_ERR(zlink_connect(sub, endpoints[i]), EPROTONOSUPPORT);
+    }
+    int one = 1;
+    CHECK_ERR(zlink_setsockopt(pub, O_GSSAPI_SERVER, &one, sizeof one), EINVAL);
+    CHECK(zlink_close(sub) == 0 && zlink_close(pub) == 0);
+}
+#endif
+
+int main(void)
+{
+#ifdef ZLINK_BUNDLED_LIBZMQ
+    int before = urandom_fds();
+#endif
+    void *ctx = zlink_ctx_new();
+    CHECK(ctx);
+    round_trip(ctx, MECH_NULL);
+    plain_options(ctx);
+    round_trip(ctx, MECH_CURVE);
+#ifdef ZLINK_BUNDLED_LIBZMQ
+    CHECK(urandom_fds() == before);
+    not_compiled_in(ctx);
+#endif
+    CHECK(zlink_ctx_term(ctx) == 0);
+    puts("ok");
+    return 0;
+}

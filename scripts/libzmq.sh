@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Builds the libzmq that libzlink.so carries inside it: libzmq 4.3.4 from Debian's own zeromq3
+# source package (apt-get source, Debian's patches applied), as a static PIC archive configured
+# for what libzlink offers: no libsodium (CURVE through libzmq's bundled tweetnacl), no PGM, NORM,
+# GSSAPI, libbsd, WebSocket or draft API, no tests, docs or tools. native/CMakeLists.txt links it
+# into libzlink.so with its symbols hidden, so the library needs nothing beyond glibc and libstdc++.
+#
+# Everything lives in native/build-libzmq/ (ignored by git; shared by native/build, build-asan
+# and build-fuzz): src/ (the unpacked source), build/ (CMake's build), install/ (include/zmq.h,
+# lib/libzmq.a) and install/netzlink-libzmq.stamp (the source version and settings of the build).
+# A build whose stamp matches is reused; delete native/build-libzmq/ to fetch and build again.
+#
+# Fetching needs a deb-src entry for Debian's archive: when apt has none for zeromq3, this adds
+# /etc/apt/sources.list.d/netzlink-deb-src.sources (or .list), a copy of the entry libzmq5 comes
+# from with "deb-src" for "deb", then runs apt-get update. That, and installing dpkg-dev (which
+# apt-get source unpacks with), needs root or sudo.
+# Usage: scripts/libzmq.sh   (scripts/setup.sh, fuzz.sh and native-memcheck.sh run it)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+dir=native/build-libzmq
+prefix=$dir/install
+stamp=$prefix/netzlink-libzmq.stamp
+upstream=4.3.4
+# libzmq's CMake options: static PIC archive only; CURVE kept (Debian's libzmq has it through
+# libsodium, this one through libzmq's bundled tweetnacl); every optional external dependency
+# off; no draft API (as Debian's build: libzlink uses none of it). -O2 and the hardening flags
+# Debian builds its own libzmq with; no NDEBUG (Debian's build keeps asserts).
+# Three things Debian's autotools build has and libzmq 4.3.4's CMake build lacks, given here:
+#   -fvisibility=hidden (libzmq's configure adds it): lets GCC inline libzmq's own functions in
+#     PIC code; without it an inproc PAIR send + receive of 64 bytes took about 8% longer than
+#     with Debian's libzmq. zmq.h marks the zmq_* API visible anyway; the link hides it.
+#   -DZMQ_HAVE_GETRANDOM (the CMake check runs, but its platform.hpp template has no line for
+#     the result): without it tweetnacl holds a /dev/urandom descriptor while a context lives,
+#     and zlink_ctx_new would retry opening it once a second forever when no descriptor is free.
+#   -DHAVE_POSIX_MEMALIGN (not checked by CMake at all): the message pipes' chunks aligned to
+#     cache lines, as in Debian's build.
+# ZMQ_CV_IMPL=pthreads: libzmq's condition variable (used only by the thread-safe draft socket
+# types) on pthreads rather than std::condition_variable, whose GCC 12 symbol would make
+# libzlink.so need libstdc++ 12 (GLIBCXX_3.4.30) where libstdc++ 11 does otherwise.
+cmake_args=(
+  -DCMAKE_BUILD_TYPE=Release
+  "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fvisibility=hidden -DZMQ_HAVE_GETRANDOM -DHAVE_POSIX_MEMALIGN"
+  "-DCMAKE_C_FLAGS_RELEASE=-O2 -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fvisibility=hidden -DZMQ_HAVE_GETRANDOM -DHAVE_POSIX_MEMALIGN"
+  -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+  -DBUILD_SHARED=OFF -DBUILD_STATIC=ON
+  -DBUILD_TESTS=OFF -DWITH_DOCS=OFF -DENABLE_CPACK=OFF -DENABLE_PRECOMPILED=OFF
+  -DENABLE_DRAFTS=OFF -DENABLE_WS=OFF
+  -DENABLE_CURVE=ON -DWITH_LIBSODIUM=OFF
+  -DWITH_OPENPGM=OFF -DWITH_NORM=OFF -DWITH_VMCI=OFF -DWITH_LIBBSD=OFF
+  -DZMQ_CV_IMPL=pthreads
+  -DCMAKE_INSTALL_LIBDIR=lib
+)
+
+source scripts/apt-need.sh
+apt_need cmake g++ make
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+
+have_deb_src() { apt-cache showsrc zeromq3 2>/dev/null | grep -q '^Package: zeromq3$'; }
+
+# A deb-src copy of the apt entry that libzmq5's candidate comes from (same URI, suites,
+# components and Signed-By, so apt sees no conflicting options for that source).
+add_deb_src() {
+  local uri
+  uri=$(apt-cache madison libzmq5 2>/dev/null | awk -F'|' 'NR == 1 { split($3, a, " "); print a[1] }')
+  if [ -z "$uri" ]; then
+    echo "libzmq: apt knows no libzmq5, so which Debian archive to take zeromq3's source from is unknown" >&2
+    return 1
+  fi
+  local deb822 oneline
+  # deb822 stanzas (*.sources) whose Types has deb and whose URIs has the archive
+  deb822=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk -v uri="$uri" '
+    BEGIN { RS = "" }
+    {
+      n = split($0, L, "\n"); deb = 0; hit = 0
+      for (i = 1; i <= n; i++) {
+        if (L[i] ~ /^Types:/ && (" " substr(L[i], 7) " ") ~ /[ \t]deb[ \t]/) deb = 1
+        if (L[i] ~ /^URIs:/) {
+          m = split(substr(L[i], 6), U, /[ \t]+/)
+          for (j = 1; j <= m; j++) { u = U[j]; sub(/\/$/, "", u); if (u == uri) hit = 1 }
+        }
+      }
+      if (!deb || !hit) next
+      for (i = 1; i <= n; i++) {
+        if (L[i] ~ /^#/) continue
+        if (L[i] ~ /^Types:/) L[i] = "Types: deb-src"
+        print L[i]
+      }
+      print ""
+    }')
+  # one-line entries (sources.list, *.list): "deb [options] URI suite components"
+  oneline=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk -v uri="$uri" '
+    $1 == "deb" { for (i = 2; i <= NF; i++) { u = $i; sub(/\/$/, "", u); if (u == uri) { $1 = "deb-src"; print; next } } }')
+  local file
+  if [ -n "$deb822" ]; then
+    file=/etc/apt/sources.list.d/netzlink-deb-src.sources
+    printf '# Added by NetZlink scripts/libzmq.sh: Debian source packages (apt-get source zeromq3)\n%s\n' "$deb822" | $sudo tee "$file" >/dev/null
+  elif [ -n "$oneline" ]; then
+    file=/etc/apt/sources.list.d/netzlink-deb-src.list
+    printf '# Added by NetZlink scripts/libzmq.sh: Debian source packages (apt-get source zeromq3)\n%s\n' "$oneline" | $sudo tee "$file" >/dev/null
+  else
+    echo "libzmq: no apt entry for $uri found to copy as deb-src" >&2
+    return 1
+  fi
+  echo "libzmq: added $file (deb-src for $uri); apt-get update"
+  $sudo apt-get update -qq
+}
+
+source_dir() { find "$dir/src" -mindepth 1 -maxdepth 1 -type d -name 'zeromq3-*' 2>/dev/null | head -n 1; }
+
+fetch() {
+  if [ -n "$(source_dir)" ]; then return 0; fi
+  apt_need dpkg-dev
+  if ! have_deb_src; then
+    add_deb_src || return 1
+    have_deb_src || { echo "libzmq: apt still has no source for zeromq3 after adding deb-src" >&2; return 1; }
+  fi
+  echo "libzmq: fetching Debian's zeromq3 source into $dir/src (apt-get source)"
+  rm -rf "$dir/src.tmp"
+  mkdir -p "$dir/src.tmp"
+  # apt's _apt user downloads into the directory when it can write there (no "unsandboxed" warning)
+  chmod 777 "$dir/src.tmp"
+  (cd "$dir/src.tmp" && apt-get source -qq zeromq3 >fetch.log 2>&1) ||
+    { cat "$dir/src.tmp/fetch.log" >&2; echo "libzmq: apt-get source zeromq3 failed" >&2; return 1; }
+  chmod 755 "$dir/src.tmp"
+  rm -rf "$dir/src"
+  mv "$dir/src.tmp" "$dir/src"
+}
+
+# the Debian version of the unpacked source (from its .dsc) and libzmq's own version (zmq.h)
+debian_version() { find "$dir/src" -maxdepth 1 -name 'zeromq3_*.dsc' | sed 's:.*/zeromq3_\(.*\)\.dsc$:\1:' | head -n 1; }
+zmq_version() {
+  awk '/^#define ZMQ_VERSION_(MAJOR|MINOR|PATCH)/ { v[$2] = $3 } END { print v["ZMQ_VERSION_MAJOR"] "." v["ZMQ_VERSION_MINOR"] "." v["ZMQ_VERSION_PATCH"] }' "$1/include/zmq.h"
+}
+
+start=$SECONDS
+if [ -f "$stamp" ] && [ -f "$prefix/lib/libzmq.a" ] && [ -n "$(source_dir)" ]; then
+  want="zeromq3 $(debian_version) $(c++ --version | head -n 1) ${cmake_args[*]}"
+  if [ "$(cat "$stamp")" = "$want" ]; then
+    echo "libzmq: cached (zeromq3 $(debian_version), $prefix/lib/libzmq.a)"
+    exit 0
+  fi
+  echo "libzmq: the cached build's settings differ from this script's; building again"
+fi
+
+fetch
+src=$(source_dir)
+version=$(zmq_version "$src")
+if [ "$version" != "$upstream" ]; then
+  echo "libzmq: $src is libzmq $version, not $upstream; delete $dir and check which zeromq3 apt offers" >&2
+  exit 1
+fi
+want="zeromq3 $(debian_version) $(c++ --version | head -n 1) ${cmake_args[*]}"
+
+echo "libzmq: configuring libzmq $version (Debian zeromq3 $(debian_version)): static PIC, CURVE through tweetnacl; no libsodium, PGM, NORM, GSSAPI, drafts"
+rm -rf "$dir/build" "$prefix"
+mkdir -p "$dir/build"
+log=$dir/build.log
+if ! cmake -S "$src" -B "$dir/build" "${cmake_args[@]}" -DCMAKE_INSTALL_PREFIX="$root/$prefix" >"$log" 2>&1; then
+  tail -n 30 "$log" >&2; echo "libzmq: configure failed (log: $log)" >&2; exit 1
+fi
+jobs=$(nproc)
+echo "libzmq: building ($jobs jobs; a minute or two on 2 cores; log: $log)"
+if ! cmake --build "$dir/build" -j"$jobs" >>"$log" 2>&1 || ! cmake --install "$dir/build" >>"$log" 2>&1; then
+  tail -n 30 "$log" >&2; echo "libzmq: build failed (log: $log)" >&2; exit 1
+fi
+echo "$want" >"$stamp"
+echo "libzmq: built in $((SECONDS - start)) s: $prefix/lib/libzmq.a ($(du -k "$prefix/lib/libzmq.a" | cut -f1) KB)"
