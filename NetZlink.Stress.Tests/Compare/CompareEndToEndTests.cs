@@ -49,7 +49,12 @@ public sealed class CompareEndToEndTests
                 JsonElement r = summary.RootElement;
                 Assert.That(lines, Has.One.StartsWith("SERVER_TIME version=1 "), $"{stack} {scenario}");
                 Assert.That(r.GetProperty("server_samples").GetInt64(), Is.Positive, $"{stack} {scenario}");
-                Assert.That(r.GetProperty("server_p50_us").GetDouble(), Is.Positive.And.LessThanOrEqualTo(r.GetProperty("p50_us").GetDouble()), $"{stack} {scenario}");
+                // Not "server <= client" for s0: the server's clock stops when its send returns, and on
+                // loopback that send delivers the echo, so the client can take its time first (one
+                // sample each, seen 135 µs against 58 µs on c-epoll s0 on a loaded machine). With
+                // s2's many samples the client's round trip holds a queue of packets in flight.
+                Assert.That(r.GetProperty("server_p50_us").GetDouble(),
+                    scenario == "s0" ? Is.Positive : Is.Positive.And.LessThanOrEqualTo(r.GetProperty("p50_us").GetDouble()), $"{stack} {scenario}");
                 Assert.That(r.GetProperty("startup_to_first_echo_ms").GetDouble(),
                     Is.Positive.And.GreaterThanOrEqualTo(r.GetProperty("startup_to_connected_ms").GetDouble()), $"{stack} {scenario}");
                 Assert.That(r.GetProperty("first_n").GetInt64(), Is.EqualTo(scenario == "s0" ? 1 : 100), $"{stack} {scenario}");

@@ -33,9 +33,12 @@ public sealed class ColdStartAndServerTimeTests
             Assert.That(firstEcho, Is.GreaterThanOrEqualTo(connected), "the first echo comes after the first connection");
             Assert.That(OutputLines.Number(metric, "first_n"), Is.EqualTo(scenario == "s0" ? 1 : 100));
             Assert.That(OutputLines.Decimal(metric, "first_n_p50_us"), Is.Positive.And.LessThanOrEqualTo(OutputLines.Decimal(metric, "first_n_max_us")));
-            // The server's time lies inside the client's round trip (s0: of the very same packet).
+            // The server's clock stops when its send returns; on loopback that send delivers the echo,
+            // so for s0's single packet the client may stamp it first: no order between the two. With
+            // s2's samples the client's round trips hold a queue of packets in flight.
             Assert.That(OutputLines.Number(metric, "server_samples"), scenario == "s0" ? Is.EqualTo(1) : Is.Positive);
-            Assert.That(OutputLines.Decimal(metric, "server_p50_us"), Is.Positive.And.LessThanOrEqualTo(OutputLines.Decimal(metric, "p50_us")));
+            Assert.That(OutputLines.Decimal(metric, "server_p50_us"),
+                scenario == "s0" ? Is.Positive : Is.Positive.And.LessThanOrEqualTo(OutputLines.Decimal(metric, "p50_us")));
             Assert.That(OutputLines.Decimal(metric, "server_p99_us"), Is.GreaterThanOrEqualTo(OutputLines.Decimal(metric, "server_p50_us")));
             Assert.That(OutputLines.Decimal(metric, "server_max_us"), Is.GreaterThanOrEqualTo(OutputLines.Decimal(metric, "server_p99_us")));
             Assert.That(run.Stdout, Does.Not.Contain("SERVER_TIME"), "the child's line is read by the parent, not passed on");
