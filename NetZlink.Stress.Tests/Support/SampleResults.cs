@@ -31,6 +31,10 @@ internal static class SampleResults
             // 0.25 bytes per packet to 6 decimals over sent + recv = 5,999,997.
             AllocatedBytes = 1_500_000,
             ShardCount = 2,
+            // connect_rate 200 / 0.12345 = 1620.089…; 4.8828125 and 1.46484375 KiB per connection.
+            ConnectSeconds = 0.12345,
+            ClientRssGrowthBytes = 1_000_000,
+            ServerRssGrowthBytes = 300_000,
         };
         result.ErrorsByErrno[110] = 2;
         result.ErrorsByErrno[104] = 3;

@@ -47,6 +47,9 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     /// <summary>The port the child bound, from its READY line.</summary>
     public int Port { get; private set; }
 
+    /// <summary>The child's process id (its /proc entry gives its memory).</summary>
+    public int ProcessId => _process.Id;
+
     /// <summary>
     /// Starts the child with <paramref name="settings"/>' server flags and waits for its READY line.
     /// </summary>

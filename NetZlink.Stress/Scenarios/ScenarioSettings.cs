@@ -13,6 +13,10 @@ public sealed record ScenarioSettings
     public string BindHost { get; init; } = "127.0.0.1";
     public int Port { get; init; } = 27110;
     public int Ccu { get; init; } = 10000;
+    /// <summary>--servers: the echo servers as "host:port" (connection k to server (k + <see cref="ServerOffset"/>) mod count); empty: Host:Port.</summary>
+    public IReadOnlyList<string> Servers { get; init; } = [];
+    /// <summary>The index of this process's first connection among all client processes' (--shard-index), so that the servers get equal shares.</summary>
+    public int ServerOffset { get; init; }
     public int Size { get; init; } = 1024;
     public int Inflight { get; init; } = 30;
     public double WarmupSeconds { get; init; } = 3;

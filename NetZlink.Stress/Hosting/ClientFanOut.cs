@@ -1,0 +1,149 @@
+// --processes N: the client side of one s1/s2 run split over N `--role client` children of this
+// program, child i with --shard-index i --shard-count N (its share of --ccu, the remainder spread
+// over the first ones) and, for s2, one common --start-at, so that every child connects first and
+// all begin their warm-up, and so their measured phase, at the same wall-clock instant. Each child
+// writes its --summary-json with --json-histogram into a scratch folder; they are merged exactly as
+// the `merge` verb merges hosts (Merge/HostMerger): one result, percentiles from the added histograms.
+// A Kubernetes Indexed Job (deploy/k8s/) runs the same children as pods.
+using System.Globalization;
+using NetZlink.Stress.Cli;
+using NetZlink.Stress.Compare;
+using NetZlink.Stress.Merge;
+using NetZlink.Stress.Scenarios;
+
+namespace NetZlink.Stress.Hosting;
+
+/// <summary>Runs one client run over several processes and merges their results.</summary>
+internal static class ClientFanOut
+{
+    /// <summary>Seconds from starting the children to the common start, whatever the connection count.</summary>
+    public const double BaseLeadSeconds = 5;
+
+    /// <summary>The connect rate (connections per second over all children) the start time allows for.</summary>
+    public const double AssumedConnectRate = 2500;
+
+    /// <summary>
+    /// The start time when --start-at is not given: long enough from now for the children to start
+    /// and connect <paramref name="connections"/> at <see cref="AssumedConnectRate"/>.
+    /// </summary>
+    public static double StartAt(double now, int connections) => Math.Ceiling(now + BaseLeadSeconds + (connections / AssumedConnectRate));
+
+    /// <summary>The children's command line after the program: --role client, the share, the client flags of <paramref name="s"/>.</summary>
+    public static IReadOnlyList<string> Arguments(ScenarioSettings s, int index, int count, double? startAt, string summaryJson, bool quiet)
+    {
+        var args = new List<string> { "--role", "client", "--scenario", s.Scenario, "--transport", s.Transport };
+        if (s.Servers.Count > 0)
+        {
+            args.AddRange(["--servers", string.Join(',', s.Servers)]);
+        }
+        else
+        {
+            args.AddRange(["--host", s.Host, "--port", I(s.Port)]);
+        }
+
+        args.AddRange([
+            "--ccu", I(s.Ccu), "--shard-index", I(index), "--shard-count", I(count),
+            "--size", I(s.Size), "--inflight", I(s.Inflight), "--warmup", D(s.WarmupSeconds), "--measure", D(s.MeasureSeconds),
+            "--drain-timeout", D(s.DrainTimeoutSeconds), "--connect-concurrency", I(s.ConnectConcurrency),
+            "--connect-timeout", D(s.ConnectTimeoutSeconds), "--connect-retries", I(s.ConnectRetries),
+            "--connect-retry-delay-ms", I(s.ConnectRetryDelayMs), "--hwm", I(s.Hwm), "--sndbuf", I(s.SendBuffer),
+            "--rcvbuf", I(s.ReceiveBuffer), "--io-threads", I(s.IoThreads), "--shards", I(s.Shards), "--send-batch", I(s.SendBatch),
+            "--latency-sample-rate", I(s.LatencySampleRate),
+            "--client-stack", s.ClientStack, "--server-stack", s.ServerStack,
+            "--json-histogram", "--summary-json", summaryJson,
+        ]);
+        if (s.Rate > 0)
+        {
+            // Each child paces its own share: together they offer --rate.
+            args.AddRange(["--rate", D(s.Rate * ClientShares.Of(s.Ccu, count, index).Count / s.Ccu)]);
+        }
+
+        if (s.ScenarioId is { } id)
+        {
+            args.AddRange(["--scenario-id", id]);
+        }
+
+        if (startAt is { } at)
+        {
+            args.AddRange(["--start-at", D(at)]);
+        }
+
+        if (quiet)
+        {
+            args.Add("--quiet");
+        }
+
+        return args;
+    }
+
+    /// <summary>
+    /// Runs <paramref name="count"/> client children of <paramref name="settings"/> (whose Ccu is the
+    /// total) and returns their merged result. <paramref name="cancellationToken"/> sends each child
+    /// SIGTERM: they end their runs early and the merge is marked interrupted.
+    /// </summary>
+    /// <exception cref="StressHostException">A child wrote no usable summary (its exit code and last stderr lines named).</exception>
+    public static async Task<ScenarioResult> RunAsync(ScenarioSettings settings, int count, bool quiet, TextWriter stderr, CancellationToken cancellationToken)
+    {
+        double? startAt = settings.Scenario == "s1" ? null : settings.StartAt ?? StartAt(UnixTime.Now, settings.Ccu);
+        if (startAt is { } at && !quiet)
+        {
+            stderr.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"{count} client processes, {ClientShares.Largest(settings.Ccu, count)} connections each at most; every one starts its warm-up at {at:0.###} (in {at - UnixTime.Now:0.0} s)"));
+        }
+
+        DirectoryInfo scratch = Directory.CreateTempSubdirectory("netzlink-stress-processes-");
+        try
+        {
+            string[] summaries = Enumerable.Range(0, count)
+                .Select(i => Path.Combine(scratch.FullName, string.Create(CultureInfo.InvariantCulture, $"client-{i}.json"))).ToArray();
+            TimeSpan deadline = StackLaunch.ClientDeadline(settings) + TimeSpan.FromSeconds(Math.Max(0, (startAt ?? 0) - UnixTime.Now));
+            ClientChildProcess.Outcome[] outcomes = await Task.WhenAll(Enumerable.Range(0, count).Select(i =>
+                ClientChildProcess.RunAsync(ServerLaunch.ChildStartInfo(Arguments(settings, i, count, startAt, summaries[i], quiet), redirectStdin: false),
+                    string.Create(CultureInfo.InvariantCulture, $"[client {i}]"), stderr, deadline, cancellationToken))).ConfigureAwait(false);
+
+            var hosts = new List<HostSummary>();
+            for (int i = 0; i < count; i++)
+            {
+                hosts.Add(Read(summaries[i], i, outcomes[i]));
+            }
+
+            var warnings = new List<string>();
+            ScenarioResult merged = HostMerger.Merge(hosts, settings.ScenarioId, warnings);
+            foreach (string warning in warnings)
+            {
+                stderr.WriteLine($"warning: {warning.Replace(scratch.FullName + Path.DirectorySeparatorChar, string.Empty, StringComparison.Ordinal)}");
+            }
+
+            return merged;
+        }
+        finally
+        {
+            try
+            {
+                scratch.Delete(recursive: true);
+            }
+            catch (IOException)
+            {
+            }
+        }
+    }
+
+    private static HostSummary Read(string path, int index, ClientChildProcess.Outcome outcome)
+    {
+        try
+        {
+            return HostSummary.Read(path);
+        }
+        catch (InvalidDataException e)
+        {
+            string how = outcome.Killed ? "was killed at its deadline" : string.Create(CultureInfo.InvariantCulture, $"exited with code {outcome.ExitCode}");
+            string tail = outcome.StderrTail.Count == 0 ? "it printed nothing on stderr" : "its stderr: " + string.Join(" | ", outcome.StderrTail);
+            throw new StressHostException(string.Create(CultureInfo.InvariantCulture,
+                $"client process {index} {how} without a usable summary ({e.Message}); {tail}"), e);
+        }
+    }
+
+    private static string I(int value) => value.ToString(CultureInfo.InvariantCulture);
+
+    private static string D(double value) => value.ToString("R", CultureInfo.InvariantCulture);
+}
