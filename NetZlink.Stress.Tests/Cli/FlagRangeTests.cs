@@ -116,6 +116,8 @@ public sealed class FlagRangeTests
         ("--shard-count", ["--role", "client", "--shard-count", "2", "--shard-index", "0", "--scenario", "s0"], "--shard-count splits one s1 or s2 run"),
         ("--shard-count", ["--processes", "2", "--shard-count", "2", "--shard-index", "0"], "give --processes, or --shard-count and --shard-index, not both"),
         ("--shard-index", ["--role", "client", "--shard-index", "1"], "--shard-index needs --shard-count"),
+        ("--start-on-stdin", ["--start-on-stdin"], "--start-on-stdin is for the --role client children of --processes"),
+        ("--start-on-stdin", ["--role", "client", "--start-on-stdin", "--start-at", "1e12"], "--start-on-stdin is for the --role client children of --processes"),
         ("--shard-index", ["--role", "client", "--shard-count", "3", "--shard-index", "3"], "--shard-index must be 0..2 for --shard-count 3 (got 3)"),
         ("--shard-index", ["--role", "client", "--shard-count", "3", "--shard-index", "-1"], "--shard-index must be 0..2 for --shard-count 3 (got -1)"),
         ("--ccu", ["--stack", "dotnet", "--ccu", "1000", "--shards", "1", "--size", "16777212"],

@@ -5,6 +5,7 @@ using System.Reflection;
 using CommandLine;
 using CommandLine.Text;
 using NetZlink.Stress.Faults;
+using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Cli;
@@ -97,6 +98,7 @@ internal static class CommandLineParsing
             MeasureSeconds = o.Measure,
             DrainTimeoutSeconds = o.DrainTimeout,
             StartAt = o.StartAt,
+            StartGate = o.StartOnStdin ? StdinStartGate.WaitAsync : null,
             ConnectConcurrency = o.ConnectConcurrency,
             ConnectTimeoutSeconds = o.ConnectTimeout,
             ConnectRetries = o.ConnectRetries,

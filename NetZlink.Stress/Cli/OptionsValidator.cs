@@ -232,6 +232,11 @@ internal static class OptionsValidator
             }
         }
 
+        if (o.StartOnStdin && (role != "client" || scenario != "s2" || o.StartAt is not null))
+        {
+            errors.Add("--start-on-stdin is for the --role client children of --processes (s2, without --start-at): they say when they are connected and are told when to start");
+        }
+
         if (o.ShardCount is not { } count)
         {
             if (o.ShardIndex is not null)

@@ -119,6 +119,10 @@ internal sealed class StressOptions
         HelpText = "Role client with --shard-count: which share this process runs, 0..count-1; unset: the environment variable JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's pod index).")]
     public int? ShardIndex { get; set; }
 
+    [Option("start-on-stdin", Hidden = true,
+        HelpText = "Role client, s2 (what --processes gives its children): once connected, print CONNECTED on stdout and read the start time (Unix seconds) from stdin, then wait for it as for --start-at.")]
+    public bool StartOnStdin { get; set; }
+
     [Option("scenario-id", HelpText = "Id written in METRIC/CSV/JSON (default <stack>-<scenario>, e.g. dotnet-s2).")]
     public string? ScenarioId { get; set; }
 

@@ -18,7 +18,9 @@ internal static class ClientChildProcess
     /// Starts <paramref name="info"/> and waits for it to exit (or kills it at <paramref name="deadline"/>);
     /// <paramref name="stop"/> sends it SIGTERM, so that it ends its run early and still reports it.
     /// </summary>
-    public static async Task<Outcome> RunAsync(ProcessStartInfo info, string prefix, TextWriter stderr, TimeSpan deadline, CancellationToken stop = default)
+    /// <param name="onStdout">Called with each stdout line as it comes (and the process, to answer on its stdin).</param>
+    public static async Task<Outcome> RunAsync(
+        ProcessStartInfo info, string prefix, TextWriter stderr, TimeSpan deadline, Action<Process, string>? onStdout = null, CancellationToken stop = default)
     {
         var stdout = new List<string>();
         var tail = new Queue<string>();
@@ -31,6 +33,8 @@ internal static class ClientChildProcess
                 {
                     stdout.Add(line);
                 }
+
+                onStdout?.Invoke(process, line);
             }
         };
         process.ErrorDataReceived += (_, e) =>

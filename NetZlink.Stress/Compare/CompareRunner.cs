@@ -75,7 +75,7 @@ internal sealed class CompareRunner
                 (string clientScenario, ScenarioSettings clientSettings) = _options.ClientRun(scenario);
                 outcome = await ClientChildProcess.RunAsync(
                     StackLaunch.Client(stack, clientScenario, clientSettings, server.Port, paths, _options.Quiet, _limitEcho),
-                    $"  [{stack} {scenario}]", _stderr, deadline, CancellationToken.None).ConfigureAwait(false);
+                    $"  [{stack} {scenario}]", _stderr, deadline, stop: CancellationToken.None).ConfigureAwait(false);
             }
         }
         catch (StressHostException e)

@@ -6,6 +6,7 @@
 // the `merge` verb merges hosts (Merge/HostMerger): one result, percentiles from the added histograms.
 // A Kubernetes Indexed Job (deploy/k8s/) runs the same children as pods.
 using System.Globalization;
+using System.Diagnostics;
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.Compare;
 using NetZlink.Stress.Merge;
@@ -16,20 +17,9 @@ namespace NetZlink.Stress.Hosting;
 /// <summary>Runs one client run over several processes and merges their results.</summary>
 internal static class ClientFanOut
 {
-    /// <summary>Seconds from starting the children to the common start, whatever the connection count.</summary>
-    public const double BaseLeadSeconds = 5;
-
-    /// <summary>The connect rate (connections per second over all children) the start time allows for.</summary>
-    public const double AssumedConnectRate = 2500;
-
-    /// <summary>
-    /// The start time when --start-at is not given: long enough from now for the children to start
-    /// and connect <paramref name="connections"/> at <see cref="AssumedConnectRate"/>.
-    /// </summary>
-    public static double StartAt(double now, int connections) => Math.Ceiling(now + BaseLeadSeconds + (connections / AssumedConnectRate));
-
     /// <summary>The children's command line after the program: --role client, the share, the client flags of <paramref name="s"/>.</summary>
-    public static IReadOnlyList<string> Arguments(ScenarioSettings s, int index, int count, double? startAt, string summaryJson, bool quiet)
+    /// <param name="startAt">--start-at for every child; null: none (s1), or, for s2, <paramref name="startOnStdin"/>.</param>
+    public static IReadOnlyList<string> Arguments(ScenarioSettings s, int index, int count, double? startAt, bool startOnStdin, string summaryJson, bool quiet)
     {
         var args = new List<string> { "--role", "client", "--scenario", s.Scenario, "--transport", s.Transport };
         if (s.Servers.Count > 0)
@@ -67,6 +57,10 @@ internal static class ClientFanOut
         {
             args.AddRange(["--start-at", D(at)]);
         }
+        else if (startOnStdin)
+        {
+            args.Add("--start-on-stdin");
+        }
 
         if (quiet)
         {
@@ -84,11 +78,14 @@ internal static class ClientFanOut
     /// <exception cref="StressHostException">A child wrote no usable summary (its exit code and last stderr lines named).</exception>
     public static async Task<ScenarioResult> RunAsync(ScenarioSettings settings, int count, bool quiet, TextWriter stderr, CancellationToken cancellationToken)
     {
-        double? startAt = settings.Scenario == "s1" ? null : settings.StartAt ?? StartAt(UnixTime.Now, settings.Ccu);
-        if (startAt is { } at && !quiet)
+        // s2 without --start-at: the children say when they are connected, and all are told one
+        // start time once the last one is (StartGate); with --start-at, that time, as on several hosts.
+        bool gated = settings.Scenario == "s2" && settings.StartAt is null;
+        double? startAt = settings.Scenario == "s2" ? settings.StartAt : null;
+        if (!quiet)
         {
             stderr.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"{count} client processes, {ClientShares.Largest(settings.Ccu, count)} connections each at most; every one starts its warm-up at {at:0.###} (in {at - UnixTime.Now:0.0} s)"));
+                $"{count} client processes, {ClientShares.Largest(settings.Ccu, count)} connections each at most; {(gated ? "all start their warm-up together once every one is connected" : startAt is { } at ? $"all start their warm-up at {at:0.###}" : "s1: connect only")}"));
         }
 
         DirectoryInfo scratch = Directory.CreateTempSubdirectory("netzlink-stress-processes-");
@@ -97,9 +94,21 @@ internal static class ClientFanOut
             string[] summaries = Enumerable.Range(0, count)
                 .Select(i => Path.Combine(scratch.FullName, string.Create(CultureInfo.InvariantCulture, $"client-{i}.json"))).ToArray();
             TimeSpan deadline = StackLaunch.ClientDeadline(settings) + TimeSpan.FromSeconds(Math.Max(0, (startAt ?? 0) - UnixTime.Now));
-            ClientChildProcess.Outcome[] outcomes = await Task.WhenAll(Enumerable.Range(0, count).Select(i =>
-                ClientChildProcess.RunAsync(ServerLaunch.ChildStartInfo(Arguments(settings, i, count, startAt, summaries[i], quiet), redirectStdin: false),
-                    string.Create(CultureInfo.InvariantCulture, $"[client {i}]"), stderr, deadline, cancellationToken))).ConfigureAwait(false);
+            var gate = new StartGate(count, quiet ? null : stderr);
+            ClientChildProcess.Outcome[] outcomes = await Task.WhenAll(Enumerable.Range(0, count).Select(async i =>
+            {
+                try
+                {
+                    return await ClientChildProcess.RunAsync(
+                        ServerLaunch.ChildStartInfo(Arguments(settings, i, count, startAt, gated, summaries[i], quiet), redirectStdin: gated),
+                        string.Create(CultureInfo.InvariantCulture, $"[client {i}]"), stderr, deadline, gated ? gate.OnStdout : null, cancellationToken).ConfigureAwait(false);
+                }
+                finally
+                {
+                    // One that ended without connecting must not hold the others back.
+                    gate.Release();
+                }
+            })).ConfigureAwait(false);
 
             var hosts = new List<HostSummary>();
             for (int i = 0; i < count; i++)
@@ -140,6 +149,80 @@ internal static class ClientFanOut
             string tail = outcome.StderrTail.Count == 0 ? "it printed nothing on stderr" : "its stderr: " + string.Join(" | ", outcome.StderrTail);
             throw new StressHostException(string.Create(CultureInfo.InvariantCulture,
                 $"client process {index} {how} without a usable summary ({e.Message}); {tail}"), e);
+        }
+    }
+
+    /// <summary>
+    /// The parent's side of --start-on-stdin: counts the children's CONNECTED lines and, at the last
+    /// one (or when a child ends without it), tells every child waiting the same start time, a moment ahead.
+    /// </summary>
+    private sealed class StartGate(int count, TextWriter? notices)
+    {
+        /// <summary>Seconds between telling the children and their start: time for the line to reach each.</summary>
+        private const double Lead = 1.0;
+
+        private readonly Lock _gate = new();
+        private readonly List<Process> _waiting = [];
+        private int _connected;
+        private bool _released;
+
+        public void OnStdout(Process child, string line)
+        {
+            if (line != StdinStartGate.ConnectedLine)
+            {
+                return;
+            }
+
+            lock (_gate)
+            {
+                _waiting.Add(child);
+                _connected++;
+                if (_released)
+                {
+                    Tell([child], UnixTime.Now);
+                }
+                else if (_connected == count)
+                {
+                    ReleaseLocked();
+                }
+            }
+        }
+
+        /// <summary>Starts every child waiting now (a child ended; harmless once released).</summary>
+        public void Release()
+        {
+            lock (_gate)
+            {
+                if (!_released)
+                {
+                    ReleaseLocked();
+                }
+            }
+        }
+
+        private void ReleaseLocked()
+        {
+            _released = true;
+            double startAt = UnixTime.Now + Lead;
+            notices?.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"{_connected} of {count} client processes connected; they start their warm-up at {startAt:0.000}"));
+            Tell(_waiting, startAt);
+        }
+
+        private static void Tell(IEnumerable<Process> children, double startAt)
+        {
+            foreach (Process child in children)
+            {
+                try
+                {
+                    child.StandardInput.WriteLine(startAt.ToString("R", CultureInfo.InvariantCulture));
+                    child.StandardInput.Flush();
+                }
+                catch (Exception e) when (e is IOException or InvalidOperationException)
+                {
+                    // It has gone: its summary (or its absence) says what happened.
+                }
+            }
         }
     }
 

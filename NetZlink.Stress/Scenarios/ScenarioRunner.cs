@@ -70,7 +70,12 @@ public static class ScenarioRunner
             result.ConnectSeconds = connecting.Elapsed.TotalSeconds;
             if (!s1 && driver.Totals().Connected > 0)
             {
-                if (settings.StartAt is { } startAt)
+                if (settings.StartGate is { } gate)
+                {
+                    double told = await gate(cancellationToken).ConfigureAwait(false);
+                    await WaitForStartAsync(run, told, notices, cancellationToken).ConfigureAwait(false);
+                }
+                else if (settings.StartAt is { } startAt)
                 {
                     await WaitForStartAsync(run, startAt, notices, cancellationToken).ConfigureAwait(false);
                 }

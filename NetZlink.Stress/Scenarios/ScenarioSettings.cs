@@ -46,6 +46,11 @@ public sealed record ScenarioSettings
     public string ServerStack { get; init; } = StackNames.Netzlink;
     /// <summary>The stack= value: the stack when both ends run it, else "client+server".</summary>
     public string StackLabel => StackNames.Label(ClientStack, ServerStack);
+    /// <summary>
+    /// --start-on-stdin (a --processes child): called once connected, returns the start time (Unix
+    /// seconds) to wait for as for --start-at; its parent tells it once every child is connected.
+    /// </summary>
+    internal Func<CancellationToken, Task<double>>? StartGate { get; init; }
     /// <summary>The server's fault (--fault); None runs the normal echo server.</summary>
     internal Faults.FaultMode Fault { get; init; }
     /// <summary>Every K-th accepted connection (0-based index % K == 0) gets the fault (--fault-every).</summary>
