@@ -88,13 +88,13 @@ public sealed class FaultOptionsAndFieldsTests
         string json = temp.File("summary.json");
         SummaryJsonFile.Write(json, [result], asArray: false);
         using JsonDocument summary = JsonDocument.Parse(File.ReadAllText(json));
-        const string fields = " protocol_errors=2 disconnects=3 lost=17 fail_reason=protocol_error rate=0.00 late=0 reason=";
+        const string fields = " protocol_errors=2 disconnects=3 lost=17 fail_reason=protocol_error rate=0.00 late=0 ";
 
         Assert.Multiple(() =>
         {
             Assert.That(ResultLines.Result(result), Does.Contain(" interrupted=0" + fields));
             Assert.That(ResultLines.Metric(result), Does.Contain(" interrupted=0" + fields));
-            Assert.That(MetricsCsvFile.Header, Does.EndWith(",interrupted,protocol_errors,disconnects,lost,fail_reason,rate,late,reason"));
+            Assert.That(MetricsCsvFile.Header, Does.EndWith(",interrupted,protocol_errors,disconnects,lost,fail_reason,rate,late,connect_s,connect_rate,client_kb_per_conn,server_kb_per_conn,reason"));
             Assert.That(MetricsCsvFile.Row(result), Does.Contain(",2,3,17,protocol_error,"));
             Assert.That(summary.RootElement.GetProperty("protocol_errors").GetInt64(), Is.EqualTo(2));
             Assert.That(summary.RootElement.GetProperty("disconnects").GetInt64(), Is.EqualTo(3));
