@@ -116,13 +116,16 @@ internal static class ClientFanOut
                 hosts.Add(Read(summaries[i], i, outcomes[i]));
             }
 
+            // The children's files are named in warnings and reasons by their names alone (client-0.json): the folder is gone after the run.
+            string Short(string text) => text.Replace(scratch.FullName + Path.DirectorySeparatorChar, string.Empty, StringComparison.Ordinal);
             var warnings = new List<string>();
             ScenarioResult merged = HostMerger.Merge(hosts, settings.ScenarioId, warnings);
             foreach (string warning in warnings)
             {
-                stderr.WriteLine($"warning: {warning.Replace(scratch.FullName + Path.DirectorySeparatorChar, string.Empty, StringComparison.Ordinal)}");
+                stderr.WriteLine($"warning: {Short(warning)}");
             }
 
+            merged.Reason = merged.Reason is { } reason ? Short(reason) : null;
             return merged;
         }
         finally
