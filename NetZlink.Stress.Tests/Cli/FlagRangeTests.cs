@@ -92,6 +92,34 @@ public sealed class FlagRangeTests
         ("--warmup", ["--scenario", "s0", "--warmup", "1"], "--warmup: " + S0Refusal),
         ("--measure", ["--scenario", "s0", "--measure", "1"], "--measure: " + S0Refusal),
         ("--latency-sample-rate", ["--scenario", "s0", "--latency-sample-rate", "1"], "--latency-sample-rate: " + S0Refusal),
+        ("--processes", ["--processes", "0"], "--processes must be 1..256 (got 0)"),
+        ("--processes", ["--processes", "257"], "--processes must be 1..256 (got 257)"),
+        ("--processes", ["--processes", "2", "--scenario", "s3"], "--processes splits one s1 or s2 run over several client processes; --scenario s3 is not one"),
+        ("--processes", ["--processes", "2", "--role", "server"], "--processes fans the client out over several processes, and --role server runs none"),
+        ("--processes", ["--processes", "3", "--ccu", "2"], "--ccu 2 is fewer connections than --processes 3"),
+        ("--processes", ["--processes", "2", "--timeseries-csv", "t.csv"], "--timeseries-csv follows one process, and --processes runs several"),
+        ("--server-processes", ["--server-processes", "0"], "--server-processes must be 1..256 (got 0)"),
+        ("--server-processes", ["--server-processes", "257"], "--server-processes must be 1..256 (got 257)"),
+        ("--server-processes", ["--server-processes", "2", "--role", "client"], "--server-processes starts that many echo server children, which only --role both does"),
+        ("--server-processes", ["--server-processes", "2", "--client-stack", "dotnet"], "the dotnet client connects to one (use --client-stack netzlink)"),
+        ("--servers", ["--role", "client", "--servers", "127.0.0.1"], "--servers takes host:port entries joined by commas"),
+        ("--servers", ["--role", "client", "--servers", "127.0.0.1:1,127.0.0.1:0"], "(got '127.0.0.1:0' in '127.0.0.1:1,127.0.0.1:0')"),
+        ("--servers", ["--role", "client", "--servers", "::1:5"], "an IPv6 host in brackets"),
+        ("--servers", ["--role", "client", "--servers", "a:1,A:1"], "--servers names a:1 2 times"),
+        ("--servers", ["--servers", "a:1,b:1"], "--servers lists the echo servers a --role client connects to"),
+        ("--servers", ["--role", "client", "--servers", "a:1", "--port", "5"], "--servers replaces --host and --port"),
+        ("--servers", ["--role", "client", "--stack", "dotnet", "--servers", "a:1,b:2"], "--servers with several servers is for the netzlink client"),
+        ("--shard-count", ["--shard-count", "0"], "--shard-count must be 1..100000 (got 0)"),
+        ("--shard-count", ["--shard-count", "100001"], "--shard-count must be 1..100000 (got 100001)"),
+        ("--shard-count", ["--shard-count", "2", "--shard-index", "0"], "--shard-count and --shard-index make a --role client process one share"),
+        ("--shard-count", ["--role", "client", "--shard-count", "20", "--shard-index", "0", "--ccu", "10"], "--ccu 10 is fewer connections than --shard-count 20"),
+        ("--shard-count", ["--role", "client", "--shard-count", "2", "--shard-index", "0", "--scenario", "s0"], "--shard-count splits one s1 or s2 run"),
+        ("--shard-count", ["--processes", "2", "--shard-count", "2", "--shard-index", "0"], "give --processes, or --shard-count and --shard-index, not both"),
+        ("--shard-index", ["--role", "client", "--shard-index", "1"], "--shard-index needs --shard-count"),
+        ("--start-on-stdin", ["--start-on-stdin"], "--start-on-stdin is for the --role client children of --processes"),
+        ("--start-on-stdin", ["--role", "client", "--start-on-stdin", "--start-at", "1e12"], "--start-on-stdin is for the --role client children of --processes"),
+        ("--shard-index", ["--role", "client", "--shard-count", "3", "--shard-index", "3"], "--shard-index must be 0..2 for --shard-count 3 (got 3)"),
+        ("--shard-index", ["--role", "client", "--shard-count", "3", "--shard-index", "-1"], "--shard-index must be 0..2 for --shard-count 3 (got -1)"),
         ("--ccu", ["--stack", "dotnet", "--ccu", "1000", "--shards", "1", "--size", "16777212"],
             "--ccu 1000 over 1 shards puts 1000 connections on one shard: 16777216000 bytes, more than the 2147483591 an array holds"),
     ];
@@ -167,7 +195,8 @@ public sealed class FlagRangeTests
     [CancelAfter(10_000)]
     public void TheBoundsThemselvesAreAccepted()
     {
-        foreach (FlagRange range in FlagRanges.All.Where(r => r.Flag is not ("--rate" or "--send-batch")))
+        // Each of these goes with a role or another flag, checked below.
+        foreach (FlagRange range in FlagRanges.All.Where(r => r.Flag is not ("--rate" or "--send-batch" or "--server-processes" or "--shard-count")))
         {
             foreach (double bound in new[] { range.Min, range.Max })
             {
@@ -185,6 +214,9 @@ public sealed class FlagRangeTests
             Assert.That(CommandLineParsing.Parse(["--role", "server", "--exit-on-stdin-eof", "--port", "0"]).Errors, Is.Empty);
             Assert.That(CommandLineParsing.Parse(["--scenario", "s0", "--size", "64", "--drain-timeout", "3"]).Errors, Is.Empty);
             Assert.That(CommandLineParsing.Parse(["--scenario", "s4", "--ccu", "5", "--warmup", "1"]).Errors, Is.Empty);
+            Assert.That(CommandLineParsing.Parse(["--server-processes", "256"]).Errors, Is.Empty);
+            Assert.That(CommandLineParsing.Parse(["--role", "client", "--shard-count", "1", "--shard-index", "0"]).Errors, Is.Empty);
+            Assert.That(CommandLineParsing.Parse(["--role", "client", "--shard-count", "100000", "--shard-index", "99999", "--ccu", "100000"]).Errors, Is.Empty);
         });
     }
 

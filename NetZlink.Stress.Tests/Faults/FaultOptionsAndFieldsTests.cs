@@ -93,7 +93,7 @@ public sealed class FaultOptionsAndFieldsTests
 
         Assert.Multiple(() =>
         {
-            // The cold-start and server fields come after these (METRIC, CSV, JSON); the reason is last.
+            // The cold-start, server and scale fields come after these; the reason is last.
             Assert.That(ResultLines.Result(result), Does.Contain(" interrupted=0" + fields).And.EndWith(reason));
             Assert.That(ResultLines.Metric(result), Does.Contain(" interrupted=0" + fields).And.EndWith(reason));
             Assert.That(MetricsCsvFile.Header, Does.Contain(",interrupted,protocol_errors,disconnects,lost,fail_reason,rate,late,").And.EndWith(",reason"));

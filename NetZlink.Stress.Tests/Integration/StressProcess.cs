@@ -66,6 +66,9 @@ internal sealed class StressProcess : IDisposable
 
     public static StressProcess Start(params string[] args) => new(args);
 
+    /// <summary>Starts the tool with <paramref name="environment"/> added to (or replacing in) this process's own.</summary>
+    public static StressProcess StartWithEnvironment(IReadOnlyDictionary<string, string> environment, params string[] args) => new(args, environment: environment);
+
     /// <summary>Starts the tool after <paramref name="shellPrefix"/> (e.g. "exec &lt;/dev/null") in a bash that then execs it; the pid stays the tool's.</summary>
     public static StressProcess StartUnderShell(string shellPrefix, params string[] args) => new(args, shellPrefix);
 

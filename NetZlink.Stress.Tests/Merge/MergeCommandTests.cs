@@ -184,7 +184,7 @@ public sealed class MergeCommandTests
     [TestCase("sweep", "holds an array of 2 runs (the --summary-json of an s3/s4 sweep)")]
     [TestCase("number", "holds a JSON Number, not the object of one run's --summary-json")]
     [TestCase("no-histogram", "has no 'latency_histogram': rerun that client with --json-histogram")]
-    [TestCase("merge-input-v1", "'merge_input' has version 1, and this build reads version 2")]
+    [TestCase("merge-input-v1", "'merge_input' has version 1, and this build reads version 3")]
     [TestCase("histogram-text", "latency histogram: not an HdrHistogram log")]
     [TestCase("histogram-layout", "latency histogram: its layout (lowest 1, highest 1000000, 2 digits) is not this build's")]
     [TestCase("bad-count", "'sent' must be a whole number (got \"many\")")]

@@ -16,7 +16,8 @@ public sealed class MetricsCsvFileTests
     {
         Assert.That(MetricsCsvFile.Header, Is.EqualTo(LeadingColumns +
             ",drain_timeout,gating_violation,p999_us,max_us,stdev_us,stack,shards,hosts,cpu_s,peak_rss_mb,alloc_bytes_per_packet,interrupted,protocol_errors,disconnects,lost,fail_reason,rate,late," +
-            "startup_to_connected_ms,startup_to_first_echo_ms,first_n,first_n_p50_us,first_n_max_us,server_samples,server_p50_us,server_p99_us,server_max_us,reason"));
+            "startup_to_connected_ms,startup_to_first_echo_ms,first_n,first_n_p50_us,first_n_max_us,server_samples,server_p50_us,server_p99_us,server_max_us," +
+            "connect_s,connect_rate,client_kb_per_conn,server_kb_per_conn,reason"));
     }
 
     [Test]
@@ -26,7 +27,7 @@ public sealed class MetricsCsvFileTests
         Assert.That(MetricsCsvFile.Row(SampleResults.Pass()), Is.EqualTo(
             "netzlink-s2,tcp,200,30,1024,200,0,0,3000000,2999997,0.000001,299999.70,812.35,1500.50,2001.10,104:3;110:2,PASS," +
             "0,0,3333.33,12000.50,99.99,netzlink,2,1,3.46,150.3,0.250000,0,0,0,0,none,0.00,0," +
-            "91.23,104.50,100,2345.68,9876.50,187500,6.13,30.50,5230.59,"));
+            "91.23,104.50,100,2345.68,9876.50,187500,6.13,30.50,5230.59,0.123,1620.1,4.88,1.46,"));
     }
 
     [Test]
@@ -35,7 +36,7 @@ public sealed class MetricsCsvFileTests
     {
         Assert.That(MetricsCsvFile.Row(SampleResults.Fail()), Is.EqualTo(
             "my run,tcp,5,30,1024,0,5,0,0,0,0.000000,0.00,0.00,0.00,0.00,111:5,FAIL," +
-            "0,0,0.00,0.00,0.00,netzlink,0,1,0.00,0.0,0.000000,0,0,0,0,connect_fail,0.00,0,0.00,0.00,0,0.00,0.00,0,0.00,0.00,0.00,\"drain timed out, 3 \"\"packets\"\" left\""));
+            "0,0,0.00,0.00,0.00,netzlink,0,1,0.00,0.0,0.000000,0,0,0,0,connect_fail,0.00,0,0.00,0.00,0,0.00,0.00,0,0.00,0.00,0.00,0.000,0.0,0.00,0.00,\"drain timed out, 3 \"\"packets\"\" left\""));
     }
 
     [Test]

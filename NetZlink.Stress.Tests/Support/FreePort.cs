@@ -14,4 +14,37 @@ internal static class FreePort
         listener.Stop();
         return port;
     }
+
+    /// <summary>
+    /// The first of <paramref name="count"/> consecutive loopback ports nothing listens on now, below
+    /// the ephemeral range (so that no connection takes one of them as its local port meanwhile).
+    /// </summary>
+    public static int Consecutive(int count)
+    {
+        for (int attempt = 0; attempt < 200; attempt++)
+        {
+            int first = Random.Shared.Next(20000, 32000 - count);
+            var listeners = new List<TcpListener>();
+            try
+            {
+                for (int i = 0; i < count; i++)
+                {
+                    var listener = new TcpListener(IPAddress.Loopback, first + i);
+                    listener.Start();
+                    listeners.Add(listener);
+                }
+
+                return first;
+            }
+            catch (SocketException)
+            {
+            }
+            finally
+            {
+                listeners.ForEach(l => l.Stop());
+            }
+        }
+
+        throw new InvalidOperationException($"no {count} consecutive free ports found");
+    }
 }

@@ -40,6 +40,10 @@ internal static class SampleResults
             ServerP50Us = 6.1251,
             ServerP99Us = 30.5,
             ServerMaxUs = 5230.59,
+            // connect_rate 200 / 0.12345 = 1620.089…; 4.8828125 and 1.46484375 KiB per connection.
+            ConnectSeconds = 0.12345,
+            ClientRssGrowthBytes = 1_000_000,
+            ServerRssGrowthBytes = 300_000,
         };
         result.ErrorsByErrno[110] = 2;
         result.ErrorsByErrno[104] = 3;

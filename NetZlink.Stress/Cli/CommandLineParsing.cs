@@ -6,6 +6,7 @@ using System.Reflection;
 using CommandLine;
 using CommandLine.Text;
 using NetZlink.Stress.Faults;
+using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Cli;
@@ -72,22 +73,38 @@ internal static class CommandLineParsing
     private static StressInvocation ToInvocation(StressOptions o)
     {
         string scenario = o.Scenario.ToLowerInvariant();
+        (int ccu, int offset) = o.ShardCount is { } shards && o.ShardIndex is { } index ? ClientShares.Of(o.Ccu, shards, index) : (o.Ccu, 0);
+        IReadOnlyList<string> servers = o.Servers is null ? [] : ServerList.Parse(o.Servers, []);
+        string host = o.Host;
+        int port = o.Port;
+        if (servers.Count == 1)
+        {
+            // One server is --host and --port by another name (and so runs on either client stack).
+            int colon = servers[0].LastIndexOf(':');
+            host = servers[0][..colon].Trim('[', ']');
+            port = int.Parse(servers[0][(colon + 1)..], CultureInfo.InvariantCulture);
+            servers = [];
+        }
+
         var settings = new ScenarioSettings
         {
             // s3 and s4 are made of s2 (and s0, s1) runs: SweepPlan takes it from here.
             Scenario = scenario is "s3" or "s4" ? "s2" : scenario,
             ScenarioId = o.ScenarioId,
             Transport = o.Transport.ToLowerInvariant(),
-            Host = o.Host,
+            Host = host,
             BindHost = o.BindHost,
-            Port = o.Port,
-            Ccu = o.Ccu,
+            Port = port,
+            Ccu = ccu,
+            Servers = servers,
+            ServerOffset = offset,
             Size = o.Size,
             Inflight = o.Inflight,
             WarmupSeconds = o.Warmup,
             MeasureSeconds = o.Measure,
             DrainTimeoutSeconds = o.DrainTimeout,
             StartAt = o.StartAt,
+            StartGate = o.StartOnStdin ? StdinStartGate.WaitAsync : null,
             ConnectConcurrency = o.ConnectConcurrency,
             ConnectTimeoutSeconds = o.ConnectTimeout,
             ConnectRetries = o.ConnectRetries,
@@ -112,6 +129,8 @@ internal static class CommandLineParsing
         {
             JsonHistogram = o.JsonHistogram,
             ExitOnStdinEof = o.ExitOnStdinEof,
+            Processes = o.Processes,
+            ServerProcesses = o.ServerProcesses,
         };
     }
 
@@ -234,7 +253,7 @@ internal static class CommandLineParsing
     {
         string expected = ValueFlags.GetValueOrDefault(name) switch
         {
-            Type t when t == typeof(int) => "a whole number",
+            Type t when t == typeof(int) || t == typeof(int?) => "a whole number",
             Type t when t == typeof(double) || t == typeof(double?) => "a number",
             _ => "a valid value",
         };

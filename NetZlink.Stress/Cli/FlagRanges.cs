@@ -67,12 +67,18 @@ internal static class FlagRanges
 
     public static readonly FlagRange FaultAfter = new("--fault-after", 0, 3600, "seconds");
 
+    public static readonly FlagRange Processes = new("--processes", 1, 256);
+
+    public static readonly FlagRange ServerProcesses = new("--server-processes", 1, 256);
+
+    public static readonly FlagRange ShardCount = new("--shard-count", 1, 100_000);
+
     /// <summary>Every range; --port appears once, with its client range.</summary>
     public static readonly IReadOnlyList<FlagRange> All =
     [
         Port, Ccu, Size, Inflight, Warmup, Measure, DrainTimeout, ConnectConcurrency, ConnectTimeout, ConnectRetries,
         ConnectRetryDelayMs, Backlog, Hwm, SendBuffer, ReceiveBuffer, IoThreads, Shards, SendBatch, LatencySampleRate,
-        Rate, FaultEvery, FaultAfter,
+        Rate, FaultEvery, FaultAfter, Processes, ServerProcesses, ShardCount,
     ];
 
     /// <summary>The range of <paramref name="flag"/> ("--ccu"), or null for a flag without one.</summary>

@@ -27,7 +27,8 @@ internal static class OptionsValidator
     /// <summary>Returns every problem found, empty when the options can run.</summary>
     /// <param name="o">The parsed flags.</param>
     /// <param name="given">The flags the command line named ("--ccu"); the others have their defaults.</param>
-    public static IReadOnlyList<string> Validate(StressOptions o, IReadOnlySet<string>? given = null)
+    /// <param name="environment">Reads an environment variable (JOB_COMPLETION_INDEX for --shard-index); null: the process's own.</param>
+    public static IReadOnlyList<string> Validate(StressOptions o, IReadOnlySet<string>? given = null, Func<string, string?>? environment = null)
     {
         given ??= new HashSet<string>(StringComparer.Ordinal);
         var errors = new List<string>();
@@ -106,6 +107,7 @@ internal static class OptionsValidator
             errors.Add("--exit-on-stdin-eof is for --role server (a server started as a child, stopped when its parent closes its stdin); --role both stops its own server child");
         }
 
+        Scale(errors, o, given, environment ?? Environment.GetEnvironmentVariable);
         if (!serverOnly)
         {
             ClientRules(errors, o, given);
@@ -155,6 +157,131 @@ internal static class OptionsValidator
                 errors.Add(string.Create(CultureInfo.InvariantCulture,
                     $"the dotnet client keeps a {packet}-byte packet (--size {o.Size} + the 4-byte header) per connection, and --ccu {ccu} over {shards} shards puts {perShard} connections on one shard: {perShard * packet} bytes, more than the {FlagRanges.MaxBuffer} an array holds: lower --ccu or --size, or raise --shards"));
             }
+        }
+    }
+
+    /// <summary>
+    /// --processes, --server-processes, --servers, --shard-count and --shard-index: which roles and
+    /// scenarios they go with. Sets <see cref="StressOptions.ShardIndex"/> from the environment when
+    /// --shard-count is given without it.
+    /// </summary>
+    private static void Scale(List<string> errors, StressOptions o, IReadOnlySet<string> given, Func<string, string?> environment)
+    {
+        string role = o.Role.ToLowerInvariant();
+        string scenario = o.Scenario.ToLowerInvariant();
+        bool oneRun = scenario is "s1" or "s2";
+        bool dotnetClient = string.Equals(o.ClientStack ?? o.Stack, StackNames.Dotnet, StringComparison.OrdinalIgnoreCase);
+        InRange(errors, FlagRanges.Processes, o.Processes);
+        InRange(errors, FlagRanges.ServerProcesses, o.ServerProcesses);
+        if (o.Processes > 1)
+        {
+            if (role == "server")
+            {
+                errors.Add("--processes fans the client out over several processes, and --role server runs none (use --role both with --server-processes, or start several servers)");
+            }
+
+            if (!oneRun)
+            {
+                errors.Add($"--processes splits one s1 or s2 run over several client processes; --scenario {scenario} is not one");
+            }
+
+            if (o.ShardCount is not null || o.ShardIndex is not null)
+            {
+                errors.Add("--processes gives each of its children --shard-index and --shard-count itself: give --processes, or --shard-count and --shard-index, not both");
+            }
+
+            if (o.TimeseriesCsv is not null)
+            {
+                errors.Add("--timeseries-csv follows one process, and --processes runs several (each prints its own progress line)");
+            }
+
+            if (o.Ccu < o.Processes)
+            {
+                errors.Add($"--ccu {o.Ccu} is fewer connections than --processes {o.Processes}: every client process needs one at least");
+            }
+        }
+
+        if (o.ServerProcesses > 1)
+        {
+            if (role != "both")
+            {
+                errors.Add("--server-processes starts that many echo server children, which only --role both does (--role client: list the servers with --servers; --role server: start one process per port)");
+            }
+
+            if (dotnetClient)
+            {
+                errors.Add("--server-processes spreads the netzlink client's connections over several servers; the dotnet client connects to one (use --client-stack netzlink)");
+            }
+        }
+
+        if (o.Servers is not null)
+        {
+            if (role != "client")
+            {
+                errors.Add("--servers lists the echo servers a --role client connects to; --role both starts its own (see --server-processes)");
+            }
+
+            if (given.Contains("--host") || given.Contains("--port"))
+            {
+                errors.Add("--servers replaces --host and --port: give one or the other");
+            }
+
+            if (ServerList.Parse(o.Servers, errors).Count > 1 && dotnetClient)
+            {
+                errors.Add("--servers with several servers is for the netzlink client; the dotnet client connects to one (use --client-stack netzlink)");
+            }
+        }
+
+        if (o.StartOnStdin && (role != "client" || scenario != "s2" || o.StartAt is not null))
+        {
+            errors.Add("--start-on-stdin is for the --role client children of --processes (s2, without --start-at): they say when they are connected and are told when to start");
+        }
+
+        if (o.ShardCount is not { } count)
+        {
+            if (o.ShardIndex is not null)
+            {
+                errors.Add("--shard-index needs --shard-count (how many client processes share --ccu)");
+            }
+
+            return;
+        }
+
+        if (!FlagRanges.ShardCount.Contains(count))
+        {
+            errors.Add(FlagRanges.ShardCount.Error(count));
+            return;
+        }
+
+        if (role != "client")
+        {
+            errors.Add("--shard-count and --shard-index make a --role client process one share of a run split over several (--processes does that itself)");
+        }
+
+        if (!oneRun)
+        {
+            errors.Add($"--shard-count splits one s1 or s2 run over several client processes; --scenario {scenario} is not one");
+        }
+
+        if (o.ShardIndex is null)
+        {
+            o.ShardIndex = ClientShares.IndexFromEnvironment(environment, out string? problem);
+            if (problem is not null)
+            {
+                errors.Add(problem);
+                return;
+            }
+        }
+
+        if (o.ShardIndex is not { } index || index < 0 || index >= count)
+        {
+            string source = given.Contains("--shard-index") ? "--shard-index" : $"--shard-index (from {ClientShares.IndexVariable})";
+            errors.Add(string.Create(CultureInfo.InvariantCulture, $"{source} must be 0..{count - 1} for --shard-count {count} (got {o.ShardIndex})"));
+        }
+
+        if (o.Ccu < count)
+        {
+            errors.Add(string.Create(CultureInfo.InvariantCulture, $"--ccu {o.Ccu} is fewer connections than --shard-count {count}: every share needs one at least"));
         }
     }
 

@@ -25,4 +25,10 @@ internal sealed record StressInvocation(
 
     /// <summary>--exit-on-stdin-eof: --role server also stops when its stdin reaches end of file.</summary>
     public bool ExitOnStdinEof { get; init; }
+
+    /// <summary>--processes: client processes the run is split over (1: this process is the client).</summary>
+    public int Processes { get; init; } = 1;
+
+    /// <summary>--server-processes: echo server children --role both starts.</summary>
+    public int ServerProcesses { get; init; } = 1;
 }

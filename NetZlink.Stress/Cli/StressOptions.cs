@@ -99,6 +99,30 @@ internal sealed class StressOptions
     [Option("latency-sample-rate", Default = 16, HelpText = "Time every n-th measured packet, 0..1000000 (0 = no latency).")]
     public int LatencySampleRate { get; set; } = 16;
 
+    [Option("processes", Default = 1,
+        HelpText = "Client processes, 1..256 (role both or client, s1/s2): the client fans out into this many `--role client` children, each with its share of --ccu, all starting their warm-up at one --start-at, their results merged as `merge` does. For more connections than one process may open files for.")]
+    public int Processes { get; set; } = 1;
+
+    [Option("server-processes", Default = 1,
+        HelpText = "Echo server processes, 1..256 (role both): each its own child on --port + i, the client's connections spread over them round-robin. For more connections than one server process may hold, or than one server port leaves local ports for.")]
+    public int ServerProcesses { get; set; } = 1;
+
+    [Option("servers",
+        HelpText = "Role client: the echo servers as host:port,host:port,... (instead of --host/--port); connection k goes to server k mod count, counted over every shard's connections.")]
+    public string? Servers { get; set; }
+
+    [Option("shard-count",
+        HelpText = "Role client: this process is one of this many client processes sharing --ccu (1..100000); each runs --ccu / count connections, the remainder spread over the first ones.")]
+    public int? ShardCount { get; set; }
+
+    [Option("shard-index",
+        HelpText = "Role client with --shard-count: which share this process runs, 0..count-1; unset: the environment variable JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's pod index).")]
+    public int? ShardIndex { get; set; }
+
+    [Option("start-on-stdin", Hidden = true,
+        HelpText = "Role client, s2 (what --processes gives its children): once connected, print CONNECTED on stdout and read the start time (Unix seconds) from stdin, then wait for it as for --start-at.")]
+    public bool StartOnStdin { get; set; }
+
     [Option("scenario-id", HelpText = "Id written in METRIC/CSV/JSON (default <stack>-<scenario>, e.g. dotnet-s2).")]
     public string? ScenarioId { get; set; }
 

@@ -15,8 +15,13 @@ internal static class ClientChildProcess
     /// <summary>The exit code, stdout lines and the last stderr lines of a finished client.</summary>
     public sealed record Outcome(int ExitCode, IReadOnlyList<string> Stdout, IReadOnlyList<string> StderrTail, bool Killed);
 
-    /// <summary>Starts <paramref name="info"/> and waits for it to exit (or kills it at <paramref name="deadline"/>).</summary>
-    public static async Task<Outcome> RunAsync(ProcessStartInfo info, string prefix, TextWriter stderr, TimeSpan deadline)
+    /// <summary>
+    /// Starts <paramref name="info"/> and waits for it to exit (or kills it at <paramref name="deadline"/>);
+    /// <paramref name="stop"/> sends it SIGTERM, so that it ends its run early and still reports it.
+    /// </summary>
+    /// <param name="onStdout">Called with each stdout line as it comes (and the process, to answer on its stdin).</param>
+    public static async Task<Outcome> RunAsync(
+        ProcessStartInfo info, string prefix, TextWriter stderr, TimeSpan deadline, Action<Process, string>? onStdout = null, CancellationToken stop = default)
     {
         var stdout = new List<string>();
         var tail = new Queue<string>();
@@ -29,6 +34,8 @@ internal static class ClientChildProcess
                 {
                     stdout.Add(line);
                 }
+
+                onStdout?.Invoke(process, line);
             }
         };
         process.ErrorDataReceived += (_, e) =>
@@ -63,9 +70,16 @@ internal static class ClientChildProcess
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
         bool killed = false;
+        using CancellationTokenRegistration terminate = stop.Register(() =>
+        {
+            if (!process.HasExited)
+            {
+                _ = Platform.Libc.kill(process.Id, Platform.Libc.SIGTERM);
+            }
+        });
         try
         {
-            await process.WaitForExitAsync().WaitAsync(deadline).ConfigureAwait(false);
+            await process.WaitForExitAsync(CancellationToken.None).WaitAsync(deadline, CancellationToken.None).ConfigureAwait(false);
         }
         catch (TimeoutException)
         {
@@ -74,7 +88,7 @@ internal static class ClientChildProcess
         }
 
         // Also drains both pipes.
-        await process.WaitForExitAsync().ConfigureAwait(false);
+        await process.WaitForExitAsync(CancellationToken.None).ConfigureAwait(false);
         lock (stdout)
         {
             lock (tail)

@@ -78,7 +78,7 @@ internal sealed class CompareRunner
                 (string clientScenario, ScenarioSettings clientSettings) = _options.ClientRun(scenario);
                 outcome = await ClientChildProcess.RunAsync(
                     StackLaunch.Client(stack, clientScenario, clientSettings, server.Port, paths, _options.Quiet, _limitEcho),
-                    $"  [{stack} {scenario}]", _stderr, deadline).ConfigureAwait(false);
+                    $"  [{stack} {scenario}]", _stderr, deadline, stop: CancellationToken.None).ConfigureAwait(false);
             }
 
             // Stopped: its SERVER_TIME line is in.

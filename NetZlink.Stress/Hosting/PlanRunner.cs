@@ -2,6 +2,7 @@
 // each with its own server child when the role is both, and prints each result as it comes.
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.Output;
+using NetZlink.Stress.Platform;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Hosting;
@@ -42,6 +43,12 @@ internal sealed class PlanRunner
         if (_invocation.TimeseriesCsvPath is { } timeseries)
         {
             OutputFiles.EnsureWritable(timeseries, "--timeseries-csv");
+        }
+
+        if (_invocation.Scenario != "s0")
+        {
+            // Before any server or client starts: refuse a run the machine's limits cannot hold.
+            ConnectionBudget.Ensure(Layout(_invocation));
         }
 
         int exitCode = ExitCodes.Pass;
@@ -86,6 +93,15 @@ internal sealed class PlanRunner
         _ => bindHost,
     };
 
+    /// <summary>How <paramref name="invocation"/> spreads its connections over processes and server endpoints on this machine.</summary>
+    internal static ConnectionBudget.Layout Layout(StressInvocation invocation)
+    {
+        ScenarioSettings s = invocation.Settings;
+        return invocation.Role == StressRole.Client
+            ? new(s.Ccu, invocation.Processes, 0, Math.Max(1, s.Servers.Count), "--processes", "list {0} or more servers with --servers")
+            : new(s.Ccu, invocation.Processes, invocation.ServerProcesses, invocation.ServerProcesses, "--processes", "use --server-processes {0} or more");
+    }
+
     private async Task<ScenarioResult> RunOneAsync(PlannedRun run, CancellationToken cancellationToken)
     {
         if (run.SkipReason is not null)
@@ -98,23 +114,29 @@ internal sealed class PlanRunner
         progress = series ?? progress;
         if (_invocation.Role == StressRole.Client)
         {
-            return await _runClient(run.Settings, progress, cancellationToken).ConfigureAwait(false);
+            return await RunClientsAsync(run.Settings, progress, cancellationToken).ConfigureAwait(false);
         }
 
         _serverStarting?.Invoke(run.Settings);
-        ServerChildProcess server = await ServerChildProcess
-            .StartAsync(run.Settings, _invocation.Quiet, _stderr, cancellationToken).ConfigureAwait(false);
+        ServerGroup servers = await ServerGroup
+            .StartAsync(run.Settings, _invocation.ServerProcesses, _invocation.Quiet, _stderr, cancellationToken).ConfigureAwait(false);
         ScenarioResult result;
-        await using (server.ConfigureAwait(false))
+        await using (servers.ConfigureAwait(false))
         {
-            ScenarioSettings client = run.Settings with { Host = ClientHostFor(run.Settings.BindHost), Port = server.Port };
-            result = await _runClient(client, progress, cancellationToken).ConfigureAwait(false);
+            result = await RunClientsAsync(servers.ClientSettings(run.Settings), progress, cancellationToken).ConfigureAwait(false);
+            result.ServerRssGrowthBytes = servers.ResidentGrowthBytes();
         }
 
-        // The child has stopped and printed its own receive-to-send times.
-        server.ServerTimes(_stderr)?.ApplyTo(result);
+        // The children have stopped and printed their own receive-to-send times.
+        servers.ServerTimes(_stderr)?.ApplyTo(result);
         return result;
     }
+
+    /// <summary>The client side: this process, or --processes children merged into one result.</summary>
+    private Task<ScenarioResult> RunClientsAsync(ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, CancellationToken cancellationToken) =>
+        _invocation.Processes > 1
+            ? ClientFanOut.RunAsync(settings, _invocation.Processes, _invocation.Quiet, _stderr, cancellationToken)
+            : _runClient(settings, progress, cancellationToken);
 
     private void Report(ScenarioResult result, bool asArray)
     {

@@ -48,6 +48,9 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     /// <summary>The port the child bound, from its READY line.</summary>
     public int Port { get; private set; }
 
+    /// <summary>The child's process id (its /proc entry gives its memory).</summary>
+    public int ProcessId => _process.Id;
+
     /// <summary>
     /// The SERVER_TIME line the child printed as it stopped (Output/ServerTimeLine), complete once
     /// <see cref="DisposeAsync"/> has returned (it waits for the child's stdout to end); null when it printed none.

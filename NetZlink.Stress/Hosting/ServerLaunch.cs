@@ -95,17 +95,24 @@ internal static class ServerLaunch
     }
 
     /// <summary>The complete start info: stdin, stdout and stderr are pipes to the parent.</summary>
-    public static ProcessStartInfo StartInfo(ScenarioSettings settings, bool quiet)
+    public static ProcessStartInfo StartInfo(ScenarioSettings settings, bool quiet) => ChildStartInfo(Arguments(settings, quiet), redirectStdin: true);
+
+    /// <summary>
+    /// This program as a child with <paramref name="arguments"/>: stdout and stderr (and with
+    /// <paramref name="redirectStdin"/> stdin) pipes to the parent, and marked as a child, so that it
+    /// ignores Ctrl+C and stops when its parent says (stdin closed, SIGTERM).
+    /// </summary>
+    public static ProcessStartInfo ChildStartInfo(IEnumerable<string> arguments, bool redirectStdin)
     {
         (string fileName, IReadOnlyList<string> prefix) = Program();
         var info = new ProcessStartInfo(fileName)
         {
-            RedirectStandardInput = true,
+            RedirectStandardInput = redirectStdin,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        foreach (string arg in prefix.Concat(Arguments(settings, quiet)))
+        foreach (string arg in prefix.Concat(arguments))
         {
             info.ArgumentList.Add(arg);
         }

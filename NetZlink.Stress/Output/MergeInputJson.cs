@@ -18,7 +18,7 @@ internal static class MergeInputJson
     public const string HistogramName = "latency_histogram";
 
     /// <summary>The version of the merge_input object this build writes and reads.</summary>
-    public const int Version = 2;
+    public const int Version = 3;
 
     public const string VersionName = "version";
 

@@ -86,6 +86,11 @@ internal static class ResultSchema
         Number("server_p50_us", "µs", 2, Max, MetricAndFiles, r => r.ServerP50Us, (r, v) => r.ServerP50Us = v),
         Number("server_p99_us", "µs", 2, Max, MetricAndFiles, r => r.ServerP99Us, (r, v) => r.ServerP99Us = v),
         Number("server_max_us", "µs", 2, Max, MetricAndFiles, r => r.ServerMaxUs, (r, v) => r.ServerMaxUs = v),
+        // Scale (several processes): the connect phase and memory per connection.
+        Number("connect_s", "s", 3, Max, All | MergeInput, r => r.ConnectSeconds, (r, v) => r.ConnectSeconds = v),
+        Number("connect_rate", "connections/s", 1, Derived, All, r => r.ConnectRate, null),
+        Number("client_kb_per_conn", "KiB", 2, Derived, All, r => r.ClientKbPerConnection, null),
+        Number("server_kb_per_conn", "KiB", 2, Derived, All, r => r.ServerKbPerConnection, null),
         Reason,
         Number("warmup_s", "s", -1, Max, MergeInput, r => r.Settings.WarmupSeconds, (r, v) => r.Settings = r.Settings with { WarmupSeconds = v }),
         Number("measure_s", "s", -1, Same, MergeInput, r => r.Settings.MeasureSeconds, (r, v) => r.Settings = r.Settings with { MeasureSeconds = v }),
@@ -94,6 +99,8 @@ internal static class ResultSchema
         Count("alloc_bytes", "bytes", Sum, MergeInput, r => r.AllocatedBytes, (r, v) => r.AllocatedBytes = v),
         Time("start_at", Common, r => r.Settings.StartAt, (r, v) => r.Settings = r.Settings with { StartAt = v }),
         Time("measure_started_at", Min, r => r.MeasureStartedAt, (r, v) => r.MeasureStartedAt = v),
+        Count("client_rss_growth_bytes", "bytes", Sum, MergeInput, r => r.ClientRssGrowthBytes, (r, v) => r.ClientRssGrowthBytes = v),
+        Count("server_rss_growth_bytes", "bytes", Sum, MergeInput, r => r.ServerRssGrowthBytes, (r, v) => r.ServerRssGrowthBytes = v),
     ];
 
     /// <summary>The fields of <paramref name="format"/>, in order.</summary>

@@ -31,6 +31,24 @@ internal sealed class ServerTimeLine
         return string.Create(CultureInfo.InvariantCulture, $"{Tag} version={Version} samples={times.TotalCount} time_ns={LatencyHistograms.ToCounts(times)}");
     }
 
+    /// <summary>Several servers' times as one (each histogram added); null for none, the line itself for one.</summary>
+    public static ServerTimeLine? Combine(IReadOnlyList<ServerTimeLine> lines)
+    {
+        ArgumentNullException.ThrowIfNull(lines);
+        if (lines.Count <= 1)
+        {
+            return lines.Count == 0 ? null : lines[0];
+        }
+
+        LongHistogram all = LatencyHistograms.Create();
+        foreach (ServerTimeLine line in lines)
+        {
+            all.Add(line.Times);
+        }
+
+        return new ServerTimeLine(all);
+    }
+
     /// <summary>The SERVER_TIME line among <paramref name="lines"/> (a server's stdout), or null.</summary>
     public static string? Find(IEnumerable<string> lines) => NameValueLine.Find(lines, Tag);
 

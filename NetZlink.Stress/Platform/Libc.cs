@@ -35,6 +35,11 @@ internal static unsafe partial class Libc
     [LibraryImport(Library, SetLastError = true)]
     public static partial int setrlimit(int resource, RLimit* limit);
 
+    public const int SIGTERM = 15;
+
+    [LibraryImport(Library, SetLastError = true)]
+    public static partial int kill(int pid, int signal);
+
     [LibraryImport(Library)]
     public static partial int clock_gettime(int clock, TimeSpec* time);
 

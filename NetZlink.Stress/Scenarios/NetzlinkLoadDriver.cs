@@ -32,7 +32,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
     {
         var options = new EngineOptions
         {
-            Endpoints = [$"tcp://{FormatHost(settings.Host)}:{settings.Port}"],
+            Endpoints = Endpoints(settings),
             ShardCount = settings.Shards,
             ConnectConcurrency = settings.ConnectConcurrency,
             ConnectTimeout = TimeSpan.FromSeconds(settings.ConnectTimeoutSeconds),
@@ -116,6 +116,21 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
     public void Stop(TimeSpan timeout) => _engine.Stop(timeout);
 
     public void Dispose() => _engine.Dispose();
+
+    /// <summary>
+    /// Host:Port, or the --servers list turned so that this process's connection j, the
+    /// (ServerOffset + j)-th of all client processes', goes to server (ServerOffset + j) mod count.
+    /// </summary>
+    internal static string[] Endpoints(ScenarioSettings settings)
+    {
+        if (settings.Servers.Count == 0)
+        {
+            return [$"tcp://{FormatHost(settings.Host)}:{settings.Port}"];
+        }
+
+        int count = settings.Servers.Count;
+        return Enumerable.Range(0, count).Select(j => "tcp://" + settings.Servers[(settings.ServerOffset + j) % count]).ToArray();
+    }
 
     private static string FormatHost(string host)
         => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;

@@ -9,11 +9,18 @@ internal static class ProcessStats
     /// <summary>VmRSS of /proc/self/status in bytes (the time series' rss_mb), or 0 when it cannot be read.</summary>
     public static long ResidentBytes() => StatusBytes("VmRSS:");
 
-    private static long StatusBytes(string field)
+    /// <summary>VmHWM of another process (an echo server child) in bytes, or 0 when it cannot be read.</summary>
+    public static long PeakResidentBytes(int pid) => StatusBytes("VmHWM:", pid);
+
+    /// <summary>VmRSS of another process in bytes, or 0 when it cannot be read.</summary>
+    public static long ResidentBytes(int pid) => StatusBytes("VmRSS:", pid);
+
+    private static long StatusBytes(string field, int? pid = null)
     {
         try
         {
-            foreach (string line in File.ReadLines("/proc/self/status"))
+            string path = pid is { } id ? $"/proc/{id.ToString(System.Globalization.CultureInfo.InvariantCulture)}/status" : "/proc/self/status";
+            foreach (string line in File.ReadLines(path))
             {
                 if (line.StartsWith(field, StringComparison.Ordinal))
                 {
@@ -22,7 +29,7 @@ internal static class ProcessStats
                 }
             }
         }
-        catch (IOException)
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
         {
         }
 

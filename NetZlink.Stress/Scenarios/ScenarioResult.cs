@@ -70,6 +70,18 @@ public sealed class ScenarioResult
     public long Lost { get; set; }
     /// <summary>late=: open model (--rate): measured packets sent after the inflight cap or a full send queue held them past their due time.</summary>
     public long Late { get; set; }
+    /// <summary>connect_s=: seconds from starting the client stack until every connection was up or had finally failed.</summary>
+    public double ConnectSeconds { get; set; }
+    /// <summary>connect_rate=: connections established per second of the connect phase; 0 when it took no time.</summary>
+    public double ConnectRate => ConnectSeconds > 0 ? ConnectSuccess / ConnectSeconds : 0;
+    /// <summary>Growth of the client processes' resident set, from before the stack started to the run's peak (VmHWM), summed over processes.</summary>
+    public long ClientRssGrowthBytes { get; set; }
+    /// <summary>The same for the echo server processes this run started (0 when it started none, so measured none).</summary>
+    public long ServerRssGrowthBytes { get; set; }
+    /// <summary>client_kb_per_conn=: <see cref="ClientRssGrowthBytes"/> in KiB per established connection.</summary>
+    public double ClientKbPerConnection => ConnectSuccess == 0 ? 0 : ClientRssGrowthBytes / 1024.0 / ConnectSuccess;
+    /// <summary>server_kb_per_conn=: <see cref="ServerRssGrowthBytes"/> in KiB per established connection; 0 when not measured.</summary>
+    public double ServerKbPerConnection => ConnectSuccess == 0 ? 0 : ServerRssGrowthBytes / 1024.0 / ConnectSuccess;
     /// <summary>fail_reason=: the first cause of a FAIL, one of <see cref="FailReasons"/>.</summary>
     public string FailReason { get; set; } = FailReasons.None;
     /// <summary>startup_to_connected_ms=: from this process's start (<see cref="Platform.ProcessStart"/>) to its first connection up; 0 when none came up.</summary>

@@ -56,6 +56,8 @@ public static class ScenarioRunner
             s0 ? 1 : long.MaxValue, verifyPayload: s0, rate: s0 || s1 ? 0 : settings.Rate, connections: ccu);
 
         TimeSpan cpuAtStart = Process.GetCurrentProcess().TotalProcessorTime;
+        long residentAtStart = ProcessStats.ResidentBytes();
+        var connecting = Stopwatch.StartNew();
         using ILoadDriver driver = settings.ClientStack == StackNames.Dotnet
             ? DotnetClient.Start(settings, ccu, plan)
             : NetzlinkLoadDriver.Start(settings, ccu, plan, clientContext);
@@ -65,9 +67,15 @@ public static class ScenarioRunner
         try
         {
             await run.WaitAsync("connect", driver.ConnectsResolved, Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
+            result.ConnectSeconds = connecting.Elapsed.TotalSeconds;
             if (!s1 && driver.Totals().Connected > 0)
             {
-                if (settings.StartAt is { } startAt)
+                if (settings.StartGate is { } gate)
+                {
+                    double told = await gate(cancellationToken).ConfigureAwait(false);
+                    await WaitForStartAsync(run, told, notices, cancellationToken).ConfigureAwait(false);
+                }
+                else if (settings.StartAt is { } startAt)
                 {
                     await WaitForStartAsync(run, startAt, notices, cancellationToken).ConfigureAwait(false);
                 }
@@ -100,6 +108,7 @@ public static class ScenarioRunner
         driver.Stop(TimeSpan.FromSeconds(10));
         result.CpuSeconds = (Process.GetCurrentProcess().TotalProcessorTime - cpuAtStart).TotalSeconds;
         result.PeakRssBytes = ProcessStats.PeakResidentBytes();
+        result.ClientRssGrowthBytes = Math.Max(0, result.PeakRssBytes - residentAtStart);
         Judge(result, ccu);
         return result;
     }

@@ -13,6 +13,10 @@ public sealed record ScenarioSettings
     public string BindHost { get; init; } = "127.0.0.1";
     public int Port { get; init; } = 27110;
     public int Ccu { get; init; } = 10000;
+    /// <summary>--servers: the echo servers as "host:port" (connection k to server (k + <see cref="ServerOffset"/>) mod count); empty: Host:Port.</summary>
+    public IReadOnlyList<string> Servers { get; init; } = [];
+    /// <summary>The index of this process's first connection among all client processes' (--shard-index), so that the servers get equal shares.</summary>
+    public int ServerOffset { get; init; }
     public int Size { get; init; } = 1024;
     public int Inflight { get; init; } = 30;
     public double WarmupSeconds { get; init; } = 3;
@@ -42,6 +46,11 @@ public sealed record ScenarioSettings
     public string ServerStack { get; init; } = StackNames.Netzlink;
     /// <summary>The stack= value: the stack when both ends run it, else "client+server".</summary>
     public string StackLabel => StackNames.Label(ClientStack, ServerStack);
+    /// <summary>
+    /// --start-on-stdin (a --processes child): called once connected, returns the start time (Unix
+    /// seconds) to wait for as for --start-at; its parent tells it once every child is connected.
+    /// </summary>
+    internal Func<CancellationToken, Task<double>>? StartGate { get; init; }
     /// <summary>The server's fault (--fault); None runs the normal echo server.</summary>
     internal Faults.FaultMode Fault { get; init; }
     /// <summary>Every K-th accepted connection (0-based index % K == 0) gets the fault (--fault-every).</summary>
