@@ -10,7 +10,8 @@ cd "$root"
 config=${NETZLINK_NATIVE_CONFIG:-Release}
 # clang-14 + libclang-rt-14-dev: the fuzz smoke of scripts/test.sh (libFuzzer, ASan, UBSan);
 # liburing-dev: the STREAM engine's io_uring backend (linked statically)
-apt_packages=(libzmq3-dev pkg-config cmake g++ make unzip clang-14 libclang-rt-14-dev liburing-dev)
+# libssl-dev: tls:// on STREAM sockets (OpenSSL 3, linked dynamically)
+apt_packages=(libzmq3-dev pkg-config cmake g++ make unzip clang-14 libclang-rt-14-dev liburing-dev libssl-dev)
 
 source scripts/apt-need.sh
 apt_need "${apt_packages[@]}"
