@@ -299,7 +299,9 @@ public sealed unsafe partial class ZlinkSocket
         using var socket = SocketLease.Acquire(_handle, "SetOption");
         if (NativeMethods.zlink_setsockopt(socket.Value, (int)option, value, size) != 0)
         {
-            Ensure.ThrowOption(NativeMethods.zlink_errno(), "SetOption", OptionName(option));
+            int errno = NativeMethods.zlink_errno();
+            ThrowIfNoTls(option, "SetOption");
+            Ensure.ThrowOption(errno, "SetOption", OptionName(option));
         }
     }
 
@@ -308,7 +310,22 @@ public sealed unsafe partial class ZlinkSocket
         int errno = GetOptionErrno(option, value, size);
         if (errno != 0)
         {
+            ThrowIfNoTls(option, "GetOption");
             Ensure.ThrowOption(errno, "GetOption", OptionName(option));
+        }
+    }
+
+    /// <summary>
+    /// A TLS option that failed on a native library without TLS (<c>zlink_has("tls")</c> 0) is
+    /// reported as such rather than as the library's bare EINVAL.
+    /// </summary>
+    internal static void ThrowIfNoTls(SocketOption option, string operation)
+    {
+        if (option is >= SocketOption.TlsCert and <= SocketOption.TlsPassword && !ZlinkLibrary.Has("tls"))
+        {
+            const int ENOTSUP = 95;
+            throw new ZlinkNotSupportedException(ENOTSUP, operation,
+                $"{operation}({option}): this native library was built without TLS (zlink_has(\"tls\") is 0); TLS options and tls:// endpoints need a build with OpenSSL (NetZlink's libzlink.so built with libssl-dev).", null);
         }
     }
 

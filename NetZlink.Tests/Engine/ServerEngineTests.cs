@@ -70,6 +70,74 @@ public sealed class ServerEngineTests
     }
 
     [Test, CancelAfter(60_000)]
+    public void AClientEngine_AgainstAServerEngine_OverTls_GetsEveryPacketBack()
+    {
+        if (!ZlinkLibrary.Has("tls"))
+        {
+            Assert.Ignore("the native library has no TLS (zlink_has(\"tls\") is 0)");
+        }
+
+        using var certs = TestCertificates.Create();
+        using var server = new ServerEngine(new EngineOptions
+        {
+            Endpoints = ["tls://127.0.0.1:*"],
+            Tls = new EngineTlsOptions { CertificateFile = certs.ServerCert, KeyFile = certs.ServerKey },
+        });
+        server.Start(_ => new EchoHandler());
+        Assert.That(server.BoundEndpoints[0], Does.StartWith("tls://127.0.0.1:"));
+        var received = new ConcurrentQueue<byte[]>();
+        using var client = new ClientEngine(20, new EngineOptions
+        {
+            Endpoints = [server.BoundEndpoints[0]],
+            ShardCount = 2,
+            ConnectRetries = 0,
+            Tls = new EngineTlsOptions { CaFile = certs.Ca, Hostname = "localhost" },
+        });
+        var connected = new ConcurrentBag<Connection>();
+        client.Start(_ => new CollectingHandler(connected, received));
+        Assert.That(client.ConnectsResolved.Wait(Patience), Is.True);
+        Assert.That(connected, Has.Count.EqualTo(20));
+        foreach (Connection connection in connected)
+        {
+            byte[] packet = [0, 0, 0, 4, (byte)connection.Index, 1, 2, 3];
+            Assert.That(client.TryPost(connection, packet), Is.True);
+        }
+
+        Wait.Until(() => received.Count == 20, "20 echoed packets", Patience);
+        Assert.That(received.Select(p => p[4]).Order(), Is.EqualTo(Enumerable.Range(0, 20).Select(i => (byte)i)));
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void AClientEngine_OverTls_WithTheWrongCa_FailsItsConnects()
+    {
+        if (!ZlinkLibrary.Has("tls"))
+        {
+            Assert.Ignore("the native library has no TLS (zlink_has(\"tls\") is 0)");
+        }
+
+        using var certs = TestCertificates.Create();
+        using var other = TestCertificates.Create();
+        using var server = new ServerEngine(new EngineOptions
+        {
+            Endpoints = ["tls://127.0.0.1:*"],
+            Tls = new EngineTlsOptions { CertificateFile = certs.ServerCert, KeyFile = certs.ServerKey },
+        });
+        server.Start(_ => new EchoHandler());
+        using var client = new ClientEngine(3, new EngineOptions
+        {
+            Endpoints = [server.BoundEndpoints[0]],
+            ShardCount = 1,
+            ConnectRetries = 0,
+            Tls = new EngineTlsOptions { CaFile = other.Ca },
+        });
+        var connected = new ConcurrentBag<Connection>();
+        client.Start(_ => new CollectingHandler(connected, new ConcurrentQueue<byte[]>()));
+        Assert.That(client.ConnectsResolved.Wait(Patience), Is.True);
+        Assert.That(connected, Is.Empty);
+        Assert.That(client.ReadCounters().ConnectFailed, Is.EqualTo(3));
+    }
+
+    [Test, CancelAfter(60_000)]
     public void SlotsAreReused_WithANewIndexEachTime_AndTheLimitRefusesTheRest()
     {
         using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], MaxConnections = 4, Framer = RawStreamFramer.Instance });

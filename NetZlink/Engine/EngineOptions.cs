@@ -81,6 +81,9 @@ public sealed class EngineOptions
     /// <summary>Server engines: the listen backlog of each bound endpoint. Default 4096.</summary>
     public int Backlog { get; set; } = 4096;
 
+    /// <summary>TLS settings for <c>tls://</c> endpoints, set on every shard's STREAM socket; null: none.</summary>
+    public EngineTlsOptions? Tls { get; set; }
+
     /// <summary>Name prefix of the shard threads.</summary>
     public string ThreadNamePrefix { get; set; } = "netzlink-shard";
 

@@ -581,6 +581,11 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
                 SetInt(socket, ZlinkConstants.ZLINK_RCVBUF, _options.ReceiveBufferSize, "RCVBUF");
             }
 
+            if (_options.Tls is { } tls)
+            {
+                SetTls(socket, tls);
+            }
+
             ConfigureShardSocket(socket, shard);
             return owner;
         }
@@ -598,7 +603,43 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     {
         if (NativeMethods.zlink_setsockopt(socket, option, &value, sizeof(int)) != 0)
         {
-            EngineErrors.Throw($"zlink_setsockopt({name}={value}) on an engine STREAM socket", NativeMethods.zlink_errno());
+            ThrowSetFailed(option, $"{name}={value}");
         }
+    }
+
+    private static void SetTls(nint socket, EngineTlsOptions tls)
+    {
+        SetString(socket, (int)SocketOption.TlsCert, tls.CertificateFile, "TLS_CERT");
+        SetString(socket, (int)SocketOption.TlsKey, tls.KeyFile, "TLS_KEY");
+        SetString(socket, (int)SocketOption.TlsPassword, tls.KeyPassword, "TLS_PASSWORD");
+        SetString(socket, (int)SocketOption.TlsCa, tls.CaFile, "TLS_CA");
+        SetString(socket, (int)SocketOption.TlsHostname, tls.Hostname, "TLS_HOSTNAME");
+        SetInt(socket, (int)SocketOption.TlsVerify, tls.Verify ? 1 : 0, "TLS_VERIFY");
+        SetInt(socket, (int)SocketOption.TlsTrustSystem, tls.TrustSystem ? 1 : 0, "TLS_TRUST_SYSTEM");
+        SetInt(socket, (int)SocketOption.TlsRequireClientCert, tls.RequireClientCertificate ? 1 : 0, "TLS_REQUIRE_CLIENT_CERT");
+    }
+
+    private static unsafe void SetString(nint socket, int option, string? value, string name)
+    {
+        if (value is null)
+        {
+            return;
+        }
+
+        byte[] bytes = System.Text.Encoding.UTF8.GetBytes(value);
+        fixed (byte* p = bytes)
+        {
+            if (NativeMethods.zlink_setsockopt(socket, option, p, (nuint)bytes.Length) != 0)
+            {
+                ThrowSetFailed(option, name);
+            }
+        }
+    }
+
+    private static void ThrowSetFailed(int option, string what)
+    {
+        int errno = NativeMethods.zlink_errno();
+        ZlinkSocket.ThrowIfNoTls((SocketOption)option, "EngineOptions.Tls");
+        EngineErrors.Throw($"zlink_setsockopt({what}) on an engine STREAM socket", errno);
     }
 }

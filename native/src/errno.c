@@ -7,6 +7,8 @@
 #include "zl_internal.h"
 #include "stream_loop.h"
 
+int zl_tls_available(void); /* stream_tls.c */
+
 #include <errno.h>
 #include <string.h>
 
@@ -55,6 +57,8 @@ ZL_API int zlink_has(const char *capability)
         return 0;
     if (strcmp(capability, "io_uring") == 0)
         return zl_uring_available(); /* built with it and allowed here */
+    if (strcmp(capability, "tls") == 0)
+        return zl_tls_available(); /* built with OpenSSL */
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         if (strcmp(capability, yes[i]) == 0)
             return 1;

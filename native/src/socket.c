@@ -78,8 +78,9 @@ ZL_API int zlink_close(void *handle)
     return zl_fail(ENOTSOCK);
 }
 
-/* zlink's options that this library does not have (TLS, ZMP metadata):
- * EINVAL on every kind of socket, before the kind looks at the call. */
+/* zlink's options that libzmq sockets do not have (TLS, ZMP metadata):
+ * EINVAL before libzmq looks at the call. STREAM sockets answer the TLS
+ * ones from their own option table (stream_opts.c). */
 static const int zlink_only_options[] = {
     ZLINK_TLS_CERT,
     ZLINK_TLS_KEY,
@@ -98,6 +99,8 @@ static zl_handle_t *option_target(void *socket, int option)
     zl_handle_t *h = zl_sock_get(socket);
     if (!h)
         return NULL;
+    if (h->ops == &zl_stream_ops && option != ZLINK_ZMP_METADATA)
+        return h;
     for (size_t i = 0; i < sizeof zlink_only_options / sizeof(int); i++) {
         if (option == zlink_only_options[i]) {
             zl_set_errno(EINVAL);

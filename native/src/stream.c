@@ -64,9 +64,15 @@ static int stream_bind(zl_handle_t *h, const char *ep)
         return -1;
     zl_sockaddr_t a;
     socklen_t al;
-    int rc = zl_parse_endpoint(ep, 1, s->opts.ipv6, &a, &al);
+    int tls = 0;
+    int rc = zl_parse_endpoint(ep, 1, s->opts.ipv6, &tls, &a, &al);
     if (rc)
         return zl_fail(-rc);
+    struct ssl_ctx_st *tctx = NULL;
+    if (tls && !(tctx = zl_tls_ctx_new(s, 1))) {
+        zl_emit(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)EINVAL, NULL, ep, NULL);
+        return -1;
+    }
     int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
                     0);
     int e = 0;
@@ -89,6 +95,7 @@ static int stream_bind(zl_handle_t *h, const char *ep)
     if (e) {
         if (fd >= 0)
             close(fd);
+        zl_tls_ctx_free(tctx);
         zl_emit(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)e, NULL, ep, NULL);
         return zl_fail(e);
     }
@@ -106,6 +113,7 @@ static int stream_bind(zl_handle_t *h, const char *ep)
             zl_listener_t *n = realloc(s->lst, (size_t)ncap * sizeof *n);
             if (!n) {
                 close(fd);
+                zl_tls_ctx_free(tctx);
                 return zl_fail(ENOMEM);
             }
             s->lst = n;
@@ -119,13 +127,16 @@ static int stream_bind(zl_handle_t *h, const char *ep)
     l->paused = 0;
     l->timer_id = 0;
     l->given = strdup(ep);
-    zl_format_addr(&real, l->real, sizeof l->real);
+    l->tls = tctx;
+    zl_format_addr_tls(&real, tls, l->real, sizeof l->real);
     if (!l->given || zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, EPOLLIN,
                                  ZL_TAG(ZT_LISTENER, l->serial, li)) != 0) {
         e = l->given ? errno : ENOMEM;
         free(l->given);
         l->given = NULL;
         l->fd = -1;
+        zl_tls_ctx_free(l->tls);
+        l->tls = NULL;
         close(fd);
         return zl_fail(e);
     }
@@ -145,6 +156,8 @@ static void listener_close(zl_stream_t *s, zl_listener_t *l)
     l->timer_id = 0;
     free(l->given);
     l->given = NULL;
+    zl_tls_ctx_free(l->tls); /* its connections hold their own reference */
+    l->tls = NULL;
 }
 
 static int stream_unbind(zl_handle_t *h, const char *ep)
@@ -171,6 +184,17 @@ static zl_endpoint_t *find_ep(zl_stream_t *s, const char *str)
     return NULL;
 }
 
+/* the endpoint's TLS_HOSTNAME (SNI and name check) as set now */
+static int ep_set_host(zl_endpoint_t *ep, zl_stream_t *s)
+{
+    free(ep->tls_host);
+    ep->tls_host = NULL;
+    if (!s->opts.tls_hostname[0])
+        return 0;
+    ep->tls_host = strdup(s->opts.tls_hostname);
+    return ep->tls_host ? 0 : -1;
+}
+
 static int stream_connect(zl_handle_t *h, const char *str)
 {
     zl_stream_t *s = endpoint_stream(h, str);
@@ -186,7 +210,8 @@ static int stream_connect(zl_handle_t *h, const char *str)
     if (!ep) {
         zl_sockaddr_t a;
         socklen_t al;
-        int rc = zl_parse_endpoint(str, 0, s->opts.ipv6, &a, &al);
+        int tls = 0;
+        int rc = zl_parse_endpoint(str, 0, s->opts.ipv6, &tls, &a, &al);
         if (rc)
             return zl_fail(-rc);
         ep = calloc(1, sizeof *ep);
@@ -196,15 +221,28 @@ static int stream_connect(zl_handle_t *h, const char *str)
         }
         ep->addr = a;
         ep->addrlen = al;
+        ep->tls = tls ? zl_tls_ctx_new(s, 0) : NULL;
+        if (tls && (!ep->tls || ep_set_host(ep, s) != 0)) {
+            int e = ep->tls ? ENOMEM : EINVAL;
+            zl_endpoint_free(ep);
+            return zl_fail(e);
+        }
         fresh = 1;
+    } else if (ep->tls) {
+        /* a later connect to the same string takes the options of now */
+        struct ssl_ctx_st *t = zl_tls_ctx_new(s, 0);
+        if (!t)
+            return -1;
+        zl_tls_ctx_free(ep->tls);
+        ep->tls = t;
+        if (ep_set_host(ep, s) != 0)
+            return zl_fail(ENOMEM);
     }
     zl_conn_t *c = zl_conn_alloc(s, have_id, id);
     if (!c) {
         int e = zlink_errno();
-        if (fresh) {
-            free(ep->str);
-            free(ep);
-        }
+        if (fresh)
+            zl_endpoint_free(ep);
         return zl_fail(e);
     }
     if (fresh) {
@@ -312,8 +350,7 @@ static void stream_destroy(zl_stream_t *s)
     while (s->eps) { /* normally gone with their connections */
         zl_endpoint_t *ep = s->eps;
         s->eps = ep->next;
-        free(ep->str);
-        free(ep);
+        zl_endpoint_free(ep);
     }
     free(s->conns);
     free(s->free_idx);

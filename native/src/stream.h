@@ -33,7 +33,10 @@ enum zl_conn_state {
     ZC_RETRY_WAIT, /* attempt failed, reconnect timer pending, no fd */
     ZC_ACTIVE,     /* established, 0x01 queued */
     ZC_CLOSING,    /* close requested, flushing the send queue */
+    ZC_HANDSHAKE,  /* tls://: TCP up, TLS handshake in progress */
 };
+
+#define ZL_TLS_STR 1024 /* longest TLS option string (paths, host name) + 1 */
 
 struct zl_conn;
 
@@ -46,6 +49,8 @@ typedef struct zl_endpoint {
     socklen_t addrlen;
     struct zl_conn *conns;
     uint32_t nconns;
+    struct ssl_ctx_st *tls; /* tls:// endpoints: the client context */
+    char *tls_host;         /* TLS_HOSTNAME at connect time, or NULL */
 } zl_endpoint_t;
 
 /* Per-connection send queue: contiguous bytes (written with one send()) and
@@ -74,8 +79,10 @@ typedef struct zl_conn {
     int peer_pos;          /* index in s->peers, -1 if not a peer */
     uint32_t timer_id;     /* live timer, 0 = none */
     uint32_t listener1;    /* accepted by listener slot + 1, 0 otherwise */
+    uint8_t tls_dead;      /* TLS fatal error: no close_notify */
     zl_endpoint_t *ep;
     struct zl_conn *ep_prev, *ep_next;
+    struct ssl_st *ssl;    /* tls:// connections (stream_tls.c), else NULL */
     zl_sendq_t q;
     zl_sockaddr_t remote;
     uint64_t connected_ms;
@@ -88,6 +95,7 @@ typedef struct zl_listener {
     uint32_t serial;
     int paused;    /* out of the epoll set after EMFILE */
     uint32_t timer_id;
+    struct ssl_ctx_st *tls; /* tls:// listeners: the server context */
     char *given;   /* endpoint as passed to bind */
     char real[ZL_ADDR_MAX]; /* with the actual address and port */
 } zl_listener_t;
@@ -131,6 +139,9 @@ typedef struct zl_stream_opts {
     int ka, ka_cnt, ka_idle, ka_intvl;
     int ipv6, tos, tcp_maxrt, router_mandatory, immediate, handshake_ivl;
     int64_t maxmsgsize;
+    int tls_verify, tls_require_client_cert, tls_trust_system;
+    char tls_cert[ZL_TLS_STR], tls_key[ZL_TLS_STR], tls_ca[ZL_TLS_STR];
+    char tls_hostname[ZL_TLS_STR], tls_password[ZL_TLS_STR];
     zl_rid_opt_t connect_rid; /* for the next connect only */
     char last_endpoint[ZL_ADDR_MAX];
 } zl_stream_opts_t;
@@ -218,10 +229,57 @@ void *zl_stream_monitor_open(zl_handle_t *h, int events);
 /* stream_conn.c */
 extern const zl_peer_ops_t zl_stream_peer_ops;
 
-/* stream_addr.c */
-int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
+/* stream_addr.c; *tls (may be NULL when only tcp:// is wanted) is set to 1
+ * for a tls:// endpoint */
+int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *tls,
                       zl_sockaddr_t *out, socklen_t *outlen);
 void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n);
+/* the same as "tls://..." for a TLS connection or listener */
+void zl_format_addr_tls(const zl_sockaddr_t *a, int tls, char *buf, size_t n);
+
+/* stream_tls.c: tls:// over OpenSSL, driven by the same pump. Without
+ * OpenSSL at build time every function fails or does nothing and tls://
+ * endpoints are EPROTONOSUPPORT. */
+int zl_tls_available(void);
+/* A server (bind) or client (connect) context from the socket's TLS options
+ * as they are now, or NULL with EINVAL (unreadable file, key mismatch, a
+ * server without a certificate, a verifying client with nothing to verify
+ * against). The caller owns the reference. */
+struct ssl_ctx_st *zl_tls_ctx_new(zl_stream_t *s, int server);
+void zl_tls_ctx_free(struct ssl_ctx_st *ctx);
+/* Starts the handshake of c on its connected descriptor (accepted through a
+ * tls:// listener, or connected to a tls:// endpoint). 0, or -1 with errno. */
+int zl_tls_start(zl_stream_t *s, zl_conn_t *c, struct ssl_ctx_st *ctx,
+                 int server, const char *host);
+/* One step of the handshake. Returns 1 when it completed, 0 while it waits
+ * for the descriptor (its interest set to what OpenSSL wants), or -1 when
+ * it failed: *err is the errno reported (EACCES a rejected certificate,
+ * EPROTO a TLS protocol error, ECONNRESET the peer went away) and *event
+ * the monitor event (ZLINK_EVENT_HANDSHAKE_FAILED_*). */
+int zl_tls_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event);
+/* Data: like recv()/send() with MSG_DONTWAIT (n > 0; 0 = end of stream on
+ * recv; -1 with errno, EAGAIN when OpenSSL waits for the descriptor). */
+ssize_t zl_tls_recv(zl_conn_t *c, void *buf, size_t len);
+ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len);
+/* 1 when decrypted bytes wait inside OpenSSL (epoll cannot see them) */
+int zl_tls_pending(zl_conn_t *c);
+/* Sends close_notify when graceful and the session is healthy, then frees
+ * the session. */
+void zl_tls_end(zl_conn_t *c, int graceful);
+
+static inline ssize_t zl_conn_recv(zl_conn_t *c, void *buf, size_t len)
+{
+    if (c->ssl)
+        return zl_tls_recv(c, buf, len);
+    return recv(c->fd, buf, len, 0);
+}
+
+static inline ssize_t zl_conn_send(zl_conn_t *c, const void *buf, size_t len)
+{
+    if (c->ssl)
+        return zl_tls_send(c, buf, len);
+    return send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
 socklen_t zl_addr_len(const zl_sockaddr_t *a);
 
 /* stream_loop.c: the pump */
@@ -243,6 +301,7 @@ void zl_listener_on_timer(zl_stream_t *s, uint32_t li);
 /* stream_conn.c */
 zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id);
 void zl_conn_release(zl_stream_t *s, zl_conn_t *c);
+void zl_endpoint_free(zl_endpoint_t *ep);
 int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first);
 void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err);
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c);

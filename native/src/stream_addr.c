@@ -1,6 +1,6 @@
 /*
  * stream_addr.c - endpoint strings: parsing a STREAM socket's
- * "tcp://host:port" into a socket address, formatting addresses back into
+ * "tcp://host:port" (or "tls://host:port") into a socket address, formatting addresses back into
  * that form for LAST_ENDPOINT, monitor events and peer info, and the port
  * check every socket kind applies to tcp:// endpoints (libzmq does not
  * range-check ports and would wrap 99999 to 34463).
@@ -32,6 +32,13 @@ void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n)
     } else if (n) {
         buf[0] = '\0';
     }
+}
+
+void zl_format_addr_tls(const zl_sockaddr_t *a, int tls, char *buf, size_t n)
+{
+    zl_format_addr(a, buf, n);
+    if (tls && n > 3 && buf[0] == 't')
+        memcpy(buf, "tls", 3); /* "tcp" and "tls" have the same length */
 }
 
 static int parse_port(const char *p, int for_bind, unsigned *port)
@@ -98,7 +105,7 @@ int zl_endpoint_port_check(const char *ep, int for_bind)
  * -EINVAL for anything malformed or unresolvable. A name getaddrinfo cannot
  * resolve is EINVAL as in libzmq's resolver (connect side), so callers that
  * test for it keep working; see native/README.md, Endpoints. */
-int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
+int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *tls,
                       zl_sockaddr_t *out, socklen_t *outlen)
 {
     if (!ep)
@@ -106,8 +113,12 @@ int zl_parse_endpoint(const char *ep, int for_bind, int ipv6,
     const char *sep = strstr(ep, "://");
     if (!sep || sep == ep)
         return -EINVAL;
-    if ((size_t)(sep - ep) != 3 || strncmp(ep, "tcp", 3) != 0)
-        return -EPROTONOSUPPORT; /* ipc, inproc, tls, ws, ... or unknown */
+    int is_tls = (size_t)(sep - ep) == 3 && strncmp(ep, "tls", 3) == 0 &&
+                 tls && zl_tls_available();
+    if (((size_t)(sep - ep) != 3 || strncmp(ep, "tcp", 3) != 0) && !is_tls)
+        return -EPROTONOSUPPORT; /* ipc, inproc, ws, ... or unknown */
+    if (tls)
+        *tls = is_tls;
     const char *addr = sep + 3;
     size_t alen = strlen(addr);
     if (alen == 0 || alen >= ZL_ADDR_MAX)

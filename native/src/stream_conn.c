@@ -147,6 +147,8 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->state = ZC_FREE;
     c->in_ready = c->want_out = c->has_carry = 0;
     c->announced = c->outbound = c->zero_delivered = 0;
+    c->tls_dead = 0;
+    c->ssl = NULL;
     c->peer_pos = -1;
     c->timer_id = 0;
     c->listener1 = 0;
@@ -172,6 +174,14 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     return c;
 }
 
+void zl_endpoint_free(zl_endpoint_t *ep)
+{
+    zl_tls_ctx_free(ep->tls);
+    free(ep->tls_host);
+    free(ep->str);
+    free(ep);
+}
+
 static void ep_unlink(zl_stream_t *s, zl_conn_t *c)
 {
     zl_endpoint_t *ep = c->ep;
@@ -191,8 +201,7 @@ static void ep_unlink(zl_stream_t *s, zl_conn_t *c)
             pp = &(*pp)->next;
         if (*pp)
             *pp = ep->next;
-        free(ep->str);
-        free(ep);
+        zl_endpoint_free(ep);
     }
 }
 
@@ -209,6 +218,8 @@ static void q_reset(zl_sendq_t *q)
 
 void zl_conn_release(zl_stream_t *s, zl_conn_t *c)
 {
+    if (c->ssl)
+        zl_tls_end(c, 0);
     zl_ht_remove(s, c->id);
     ep_unlink(s, c);
     q_reset(&c->q);
@@ -380,8 +391,7 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
     }
     while (q->tail > q->head) {
         size_t want = q->tail - q->head;
-        ssize_t n = send(c->fd, q->buf + q->head, want,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = zl_conn_send(c, q->buf + q->head, want);
         if (n > 0) {
             q_consume(q, (size_t)n);
             if ((size_t)n < want)
@@ -424,6 +434,9 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
     int established = c->state == ZC_ACTIVE || c->state == ZC_CLOSING;
     if (established)
         zl_emit(s, ZLINK_EVENT_DISCONNECTED, (uint64_t)reason, c, NULL, NULL);
+    if (c->ssl)
+        zl_tls_end(c, established && reason != ZLINK_DISCONNECT_TRANSPORT_ERROR &&
+                          reason != ZLINK_DISCONNECT_REMOTE);
     if (c->fd >= 0) {
         close_fd(s, c->fd);
         c->fd = -1;
@@ -457,7 +470,10 @@ void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
 
 /* ---- establishing ------------------------------------------------------ */
 
-static void established(zl_stream_t *s, zl_conn_t *c, int accepted)
+/* The connection is up for the application: 0x01 and CONNECTION_READY
+ * (after the TCP event for plain TCP, after the handshake for TLS). */
+static void established(zl_stream_t *s, zl_conn_t *c, int accepted,
+                        int tcp_event)
 {
     c->state = ZC_ACTIVE;
     c->announced = 1;
@@ -465,10 +481,93 @@ static void established(zl_stream_t *s, zl_conn_t *c, int accepted)
     peer_add(s, c);
     zl_evq_push(s, c->id, 0x01);
     if (s->mon_mask) {
-        zl_emit(s, accepted ? ZLINK_EVENT_ACCEPTED : ZLINK_EVENT_CONNECTED,
-                (uint64_t)c->fd, c, NULL, NULL);
+        if (tcp_event)
+            zl_emit(s, accepted ? ZLINK_EVENT_ACCEPTED : ZLINK_EVENT_CONNECTED,
+                    (uint64_t)c->fd, c, NULL, NULL);
         zl_emit(s, ZLINK_EVENT_CONNECTION_READY, 0, c, NULL, NULL);
     }
+}
+
+static void attempt_failed(zl_stream_t *s, zl_conn_t *c, int err);
+static void tls_step(zl_stream_t *s, zl_conn_t *c);
+
+/* TCP is up on c: plain TCP is established now; TLS (ctx set) reports the
+ * TCP event and starts the handshake, bounded by HANDSHAKE_IVL. */
+static void conn_up(zl_stream_t *s, zl_conn_t *c, int accepted,
+                    struct ssl_ctx_st *ctx, const char *host)
+{
+    if (!ctx) {
+        established(s, c, accepted, 1);
+        return;
+    }
+    zl_emit(s, accepted ? ZLINK_EVENT_ACCEPTED : ZLINK_EVENT_CONNECTED,
+            (uint64_t)c->fd, c, NULL, NULL);
+    c->state = ZC_HANDSHAKE;
+    if (zl_tls_start(s, c, ctx, accepted, host) != 0) {
+        int e = errno;
+        zl_emit(s, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, (uint64_t)e, c,
+                NULL, NULL);
+        close_fd(s, c->fd);
+        if (accepted) {
+            c->fd = -1;
+            zl_conn_release(s, c);
+        } else {
+            attempt_failed(s, c, e);
+        }
+        return;
+    }
+    if (s->opts.handshake_ivl > 0)
+        c->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + (uint64_t)s->opts.handshake_ivl, ZTM_CONN,
+            c->idx);
+    if (!accepted)
+        tls_step(s, c); /* the client speaks first */
+}
+
+/* A handshake that failed with err: an accepted connection just goes (the
+ * application never saw it); a connect is a failed attempt, retried after
+ * RECONNECT_IVL unless the peer refused at the TLS level (a certificate or
+ * protocol failure, which another attempt would repeat): then it gives up
+ * with CLOSED(err) and its 0x00. */
+static void tls_failed(zl_stream_t *s, zl_conn_t *c, int err, uint32_t event)
+{
+    zl_emit(s, event, (uint64_t)err, c, NULL, NULL);
+    c->timer_id = 0;
+    zl_tls_end(c, 0);
+    close_fd(s, c->fd);
+    c->fd = -1;
+    if (!c->outbound) {
+        zl_conn_release(s, c);
+        return;
+    }
+    if (event == ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+        attempt_failed(s, c, err);
+        return;
+    }
+    zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)err, c, NULL, NULL);
+    zl_evq_push(s, c->id, 0x00);
+    c->zero_delivered = 1;
+    zl_conn_release(s, c);
+}
+
+static void tls_step(zl_stream_t *s, zl_conn_t *c)
+{
+    int err = 0;
+    uint32_t event = 0;
+    int rc = zl_tls_handshake(s, c, &err, &event);
+    if (rc == 0)
+        return;
+    if (rc < 0) {
+        tls_failed(s, c, err, event);
+        return;
+    }
+    c->timer_id = 0; /* cancels the handshake timeout */
+    c->want_out = 0;
+    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                ZL_TAG(ZT_CONN, c->serial, c->idx));
+    established(s, c, !c->outbound, 0);
+    if (zl_tls_pending(c))
+        zl_ready_push(s, c);
 }
 
 /* a readable listener: accept what is pending, up to a batch */
@@ -517,7 +616,7 @@ void zl_listener_on_event(zl_stream_t *s, uint32_t li)
             zl_conn_release(s, c);
             continue;
         }
-        established(s, c, 1);
+        conn_up(s, c, 1, l->tls, NULL);
     }
 }
 
@@ -585,7 +684,7 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
         }
         c->fd = fd;
         if (rc == 0) {
-            established(s, c, 0);
+            conn_up(s, c, 0, ep->tls, ep->tls_host);
             return 0;
         }
         c->state = ZC_CONNECTING;
@@ -612,7 +711,7 @@ static void conn_connect_done(zl_stream_t *s, zl_conn_t *c)
     if (err == 0) {
         if (zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
                         ZL_TAG(ZT_CONN, c->serial, c->idx)) == 0) {
-            established(s, c, 0);
+            conn_up(s, c, 0, c->ep->tls, c->ep->tls_host);
             return;
         }
         err = errno;
@@ -628,6 +727,9 @@ void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
     case ZC_CONNECTING: /* CONNECT_TIMEOUT expired */
         close_fd(s, c->fd);
         attempt_failed(s, c, ETIMEDOUT);
+        break;
+    case ZC_HANDSHAKE: /* HANDSHAKE_IVL expired: the peer stalled */
+        tls_failed(s, c, ETIMEDOUT, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
         break;
     case ZC_RETRY_WAIT:
         zl_conn_start_connect(s, c, 0);
@@ -656,6 +758,9 @@ void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
     case ZC_CONNECTING:
         conn_connect_done(s, c);
         break;
+    case ZC_HANDSHAKE:
+        tls_step(s, c);
+        break;
     case ZC_CLOSING:
         if (ev & (EPOLLERR | EPOLLHUP))
             zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
@@ -681,7 +786,8 @@ static void fill_info(const zl_conn_t *c, zlink_peer_info_t *info)
     memset(info, 0, sizeof *info);
     info->routing_id.size = 4;
     zl_put_be32(info->routing_id.data, c->id);
-    zl_format_addr(&c->remote, info->remote_addr, sizeof info->remote_addr);
+    zl_format_addr_tls(&c->remote, c->ssl != NULL, info->remote_addr,
+                       sizeof info->remote_addr);
     info->connected_time_ms = c->connected_ms;
     info->msgs_sent = c->msgs_sent;
     info->msgs_received = c->msgs_received;

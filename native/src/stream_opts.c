@@ -19,7 +19,9 @@ typedef struct zl_optdesc {
     uint8_t type;
     uint8_t access;
     uint16_t offset;  /* of the value in zl_stream_opts_t */
-    int64_t min, max; /* a set outside this is EINVAL (ZO_INT, ZO_INT64) */
+    int64_t min, max; /* a set outside this is EINVAL (ZO_INT, ZO_INT64);
+                         ZO_STRING: max is the field's size */
+    uint8_t tls;      /* only in a build with TLS (zlink_has("tls")) */
     /* read-only values of the socket's state rather than of a field */
     int (*read)(zl_stream_t *s, int *out);
 } zl_optdesc_t;
@@ -44,8 +46,12 @@ static int read_events(zl_stream_t *s, int *out)
 }
 
 #define OFS(field) offsetof(zl_stream_opts_t, field)
-#define OPT_INT(id, field, lo, hi) [id] = {ZO_INT, ZO_RW, OFS(field), lo, hi, NULL}
-#define OPT_STATE(id, fn) [id] = {ZO_INT, ZO_GET, 0, 0, 0, fn}
+#define OPT_INT(id, field, lo, hi) [id] = {ZO_INT, ZO_RW, OFS(field), lo, hi, 0, NULL}
+#define OPT_STATE(id, fn) [id] = {ZO_INT, ZO_GET, 0, 0, 0, 0, fn}
+/* TLS options: strings are set with or without their terminating NUL (an
+ * empty one clears the value); read back with it */
+#define OPT_TLS_INT(id, field) [id] = {ZO_INT, ZO_RW, OFS(field), 0, 1, 1, NULL}
+#define OPT_TLS_STR(id, field, acc) [id] = {ZO_STRING, acc, OFS(field), 0, ZL_TLS_STR, 1, NULL}
 
 static const zl_optdesc_t opt_table[] = {
     OPT_INT(ZLINK_SNDHWM, sndhwm, 0, INT_MAX),
@@ -72,12 +78,23 @@ static const zl_optdesc_t opt_table[] = {
     OPT_INT(ZLINK_ROUTER_MANDATORY, router_mandatory, 0, 1),
     /* no pipes to hold back: nothing to do */
     OPT_INT(ZLINK_IMMEDIATE, immediate, 0, 1),
-    /* raw TCP has no handshake */
+    /* bounds a tls:// handshake (ms, 0: none); raw TCP has none */
     OPT_INT(ZLINK_HANDSHAKE_IVL, handshake_ivl, 0, INT_MAX),
-    [ZLINK_MAXMSGSIZE] = {ZO_INT64, ZO_RW, OFS(maxmsgsize), -1, INT64_MAX, NULL},
-    [ZLINK_CONNECT_ROUTING_ID] = {ZO_ROUTING_ID, ZO_SET, OFS(connect_rid), 0, 0, NULL},
-    [ZLINK_TYPE] = {ZO_INT, ZO_GET, OFS(type), 0, 0, NULL},
-    [ZLINK_LAST_ENDPOINT] = {ZO_STRING, ZO_GET, OFS(last_endpoint), 0, 0, NULL},
+    [ZLINK_MAXMSGSIZE] = {ZO_INT64, ZO_RW, OFS(maxmsgsize), -1, INT64_MAX, 0, NULL},
+    [ZLINK_CONNECT_ROUTING_ID] = {ZO_ROUTING_ID, ZO_SET, OFS(connect_rid), 0, 0, 0, NULL},
+    [ZLINK_TYPE] = {ZO_INT, ZO_GET, OFS(type), 0, 0, 0, NULL},
+    [ZLINK_LAST_ENDPOINT] = {ZO_STRING, ZO_GET, OFS(last_endpoint), 0, 0, 0, NULL},
+    /* tls:// (stream_tls.c); they apply to the binds and connects made
+     * after they are set */
+    OPT_TLS_STR(ZLINK_TLS_CERT, tls_cert, ZO_RW),
+    OPT_TLS_STR(ZLINK_TLS_KEY, tls_key, ZO_RW),
+    OPT_TLS_STR(ZLINK_TLS_CA, tls_ca, ZO_RW),
+    OPT_TLS_INT(ZLINK_TLS_VERIFY, tls_verify),
+    OPT_TLS_INT(ZLINK_TLS_REQUIRE_CLIENT_CERT, tls_require_client_cert),
+    OPT_TLS_STR(ZLINK_TLS_HOSTNAME, tls_hostname, ZO_RW),
+    OPT_TLS_INT(ZLINK_TLS_TRUST_SYSTEM, tls_trust_system),
+    /* a secret: write-only */
+    OPT_TLS_STR(ZLINK_TLS_PASSWORD, tls_password, ZO_SET),
     OPT_STATE(ZLINK_RCVMORE, read_rcvmore),
     OPT_STATE(ZLINK_FD, read_fd),
     OPT_STATE(ZLINK_EVENTS, read_events),
@@ -110,6 +127,7 @@ static const zl_stream_opts_t opt_defaults = {
     .ka_idle = -1,
     .ka_intvl = -1,
     .handshake_ivl = 30000,
+    .tls_verify = 1,
     .maxmsgsize = -1,
 };
 
@@ -121,7 +139,8 @@ void zl_stream_opts_init(zl_stream_opts_t *o)
 static const zl_optdesc_t *find_opt(int opt, int access)
 {
     if (opt < 0 || (size_t)opt >= sizeof opt_table / sizeof opt_table[0] ||
-        !(opt_table[opt].access & access))
+        !(opt_table[opt].access & access) ||
+        (opt_table[opt].tls && !zl_tls_available()))
         return NULL;
     return &opt_table[opt];
 }
@@ -132,6 +151,20 @@ int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)
     if (zl_stream_check_live(s))
         return -1;
     const zl_optdesc_t *d = find_opt(opt, ZO_SET);
+    if (d && d->type == ZO_STRING) {
+        const char *str = v;
+        if (len && !v)
+            return zl_fail(EINVAL);
+        if (len && str[len - 1] == '\0')
+            len--;
+        if (len >= (size_t)d->max || (len && memchr(str, '\0', len)))
+            return zl_fail(EINVAL);
+        char *dst = (char *)&s->opts + d->offset;
+        if (len)
+            memcpy(dst, str, len);
+        dst[len] = '\0';
+        return 0;
+    }
     if (!d || !v || len != type_size[d->type])
         return zl_fail(EINVAL);
     char *field = (char *)&s->opts + d->offset;

@@ -62,7 +62,7 @@ static int send_direct(zl_stream_t *s, zl_conn_t *c, const void *buf,
                        size_t len)
 {
     s->tx_pending = 0;
-    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = zl_conn_send(c, buf, len);
     if (n < 0) {
         int e = errno;
         if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR) {
@@ -324,7 +324,7 @@ static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
     }
     if (cap > INT_MAX)
         cap = INT_MAX;
-    ssize_t n = recv(c->fd, dst + off, cap - off, 0);
+    ssize_t n = zl_conn_recv(c, dst + off, cap - off);
     size_t total;
     if (n > 0) {
         total = off + (size_t)n;
@@ -348,6 +348,10 @@ static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
     }
     if (total)
         c->msgs_received++;
+    /* TLS: what OpenSSL decrypted but the buffer could not take is invisible
+     * to epoll, so the connection goes back on the ready list itself */
+    if (c->ssl && !c->in_ready && zl_tls_pending(c))
+        zl_ready_push(s, c);
     return (int)total;
 }
 

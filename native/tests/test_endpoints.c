@@ -68,7 +68,10 @@ int main(void)
     CHECK_ERR(zlink_connect(st, "tcp://127.0.0.1:0"), EINVAL);
     CHECK_ERR(zlink_connect(st, "tcp://*:5555"), EINVAL);
     CHECK_ERR(zlink_bind(st, NULL), EINVAL);
-    const char *other[] = {"ipc:///tmp/x", "inproc://x", "tls://127.0.0.1:1",
+    /* tls:// without a certificate: EINVAL with TLS, else like the rest */
+    CHECK_ERR(zlink_bind(st, "tls://127.0.0.1:*"),
+              zlink_has("tls") ? EINVAL : EPROTONOSUPPORT);
+    const char *other[] = {"ipc:///tmp/x", "inproc://x",
                            "ws://127.0.0.1:1", "wss://127.0.0.1:1", "pgm://x;y:1",
                            "udp://127.0.0.1:1"};
     for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {

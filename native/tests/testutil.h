@@ -142,6 +142,35 @@ static inline void tu_last_endpoint(void *s, char *buf, size_t cap)
     CHECK(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, buf, &len) == 0);
 }
 
+/* A randomized test's generator (xorshift32): tu_seed prints the seed
+ * (ZLINK_TEST_SEED=<seed> replays it, else the time) and seeds tu_rnd. */
+static inline uint32_t *tu_rng_state(void)
+{
+    static uint32_t state;
+    return &state;
+}
+
+static inline uint32_t tu_rnd(void)
+{
+    uint32_t *s = tu_rng_state();
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+static inline uint32_t tu_seed(const char *test)
+{
+    const char *env = getenv("ZLINK_TEST_SEED");
+    uint32_t seed = env ? (uint32_t)strtoul(env, NULL, 10) : (uint32_t)time(NULL);
+    if (!seed)
+        seed = 1;
+    printf("%s: seed %u (ZLINK_TEST_SEED=%u replays it)\n", test, seed, seed);
+    fflush(stdout);
+    *tu_rng_state() = seed;
+    return seed;
+}
+
 static inline void tu_set_int(void *s, int opt, int v)
 {
     CHECK(zlink_setsockopt(s, opt, &v, sizeof v) == 0);
