@@ -30,6 +30,46 @@ public sealed class AsyncThreadingRuleTests
     }
 
     [Test]
+    public async Task ReadingTheResultOfAWaitingReceive_IsRefused_AndTheReceiveKeepsItsBufferAndItsMessage()
+    {
+        using var context = new Context();
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        using (server)
+        using (client)
+        {
+            byte[] buffer = new byte[8];
+            ValueTask<int> waiting = server.ReceiveAsync(buffer);
+            var refused = Assert.Throws<InvalidOperationException>(() => _ = waiting.Result);
+            Assert.That(refused!.Message, Does.Contain("has not completed yet"));
+
+            client.Send("m1"u8);
+            Assert.That(await AsyncTestSupport.Within(waiting, "the receive whose Result was read too early"), Is.EqualTo(2));
+            Assert.That(buffer[..2], Is.EqualTo("m1"u8.ToArray()), "the message went into the waiting receive's buffer");
+
+            client.Send("m2"u8);
+            byte[] next = new byte[8];
+            Assert.That(await AsyncTestSupport.Within(server.ReceiveAsync(next), "the next receive"), Is.EqualTo(2));
+            Assert.That(next[..2], Is.EqualTo("m2"u8.ToArray()));
+        }
+    }
+
+    [Test]
+    public async Task AwaitingAValueTaskTwice_IsRefusedWithTheLibrarysMessage()
+    {
+        using var context = new Context();
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        using (server)
+        using (client)
+        {
+            ValueTask<int> waiting = server.ReceiveAsync(new byte[8]);
+            client.Send("x"u8);
+            Assert.That(await AsyncTestSupport.Within(waiting, "the receive"), Is.EqualTo(1));
+            var twice = Assert.ThrowsAsync<InvalidOperationException>(async () => await waiting);
+            Assert.That(twice!.Message, Does.Contain("may be consumed once"));
+        }
+    }
+
+    [Test]
     public async Task SyncCalls_WhileAnAsyncReceiveWaits_AreRefused_NamingThePendingOperation()
     {
         using var context = new Context();

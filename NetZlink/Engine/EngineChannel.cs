@@ -221,15 +221,14 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
                 return;
             }
 
-            byte[] buffer = ArrayPool<byte>.Shared.Rent(packet.Length);
-            packet.CopyTo(buffer);
+            EngineEvent received = EngineEvent.ForPacket(connection, owner, packet);
             Interlocked.Increment(ref owner._buffersOut);
             if (Interlocked.Increment(ref owner._queued[counter]) >= owner._capacity && shard.PauseReceiving())
             {
                 Interlocked.Increment(ref owner._pauses);
             }
 
-            owner.Write(EngineEvent.ForPacket(connection, owner, buffer, packet.Length));
+            owner.Write(received);
         }
 
         public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)

@@ -7,25 +7,29 @@ namespace NetZlink.Engine;
 /// <summary>
 /// A connection event or a received packet, read from <see cref="EngineChannel.Reader"/>. A
 /// <see cref="EngineEventKind.Packet"/> holds a buffer rented from <see cref="ArrayPool{T}.Shared"/>:
-/// dispose the event once (and only once) when done with <see cref="Packet"/>; disposing an event
-/// of another kind does nothing.
+/// dispose the event when done with <see cref="Packet"/>. Only the first dispose of an event (or of
+/// any copy of it) gives the buffer back; later ones do nothing, and reading <see cref="Packet"/>
+/// after it throws <see cref="ObjectDisposedException"/>. Disposing an event of another kind does
+/// nothing.
 /// </summary>
 public readonly struct EngineEvent : IDisposable
 {
     private readonly EngineChannel? _owner;
-    private readonly byte[]? _buffer;
+    private readonly PacketLease? _lease;
+    private readonly int _version;
     private readonly int _value;
     private readonly ConnectionEndReason _reason;
     private readonly ConnectFailure _failure;
     private readonly IDuplexPipe? _pipe;
 
-    private EngineEvent(EngineEventKind kind, Connection connection, EngineChannel? owner, byte[]? buffer, int value, ConnectionEndReason reason, ConnectFailure failure, IDuplexPipe? pipe = null)
+    private EngineEvent(EngineEventKind kind, Connection connection, EngineChannel? owner, PacketLease? lease, int version, int value, ConnectionEndReason reason, ConnectFailure failure, IDuplexPipe? pipe = null)
     {
         _pipe = pipe;
         Kind = kind;
         Connection = connection;
         _owner = owner;
-        _buffer = buffer;
+        _lease = lease;
+        _version = version;
         _value = value;
         _reason = reason;
         _failure = failure;
@@ -38,10 +42,12 @@ public readonly struct EngineEvent : IDisposable
     public Connection Connection { get; }
 
     /// <summary>The packet's bytes (header included) for <see cref="EngineEventKind.Packet"/>, empty otherwise; valid until <see cref="Dispose"/>.</summary>
-    public ReadOnlySpan<byte> Packet => Kind == EngineEventKind.Packet ? _buffer.AsSpan(0, _value) : default;
+    /// <exception cref="ObjectDisposedException">The packet was given back (this event or a copy of it was disposed).</exception>
+    public ReadOnlySpan<byte> Packet => Kind == EngineEventKind.Packet ? Array().AsSpan(0, _value) : default;
 
     /// <summary>The packet's bytes as memory (for async code); valid until <see cref="Dispose"/>.</summary>
-    public ReadOnlyMemory<byte> PacketMemory => Kind == EngineEventKind.Packet ? _buffer.AsMemory(0, _value) : default;
+    /// <exception cref="ObjectDisposedException">The packet was given back (this event or a copy of it was disposed).</exception>
+    public ReadOnlyMemory<byte> PacketMemory => Kind == EngineEventKind.Packet ? Array().AsMemory(0, _value) : default;
 
     /// <summary>Why the connection ended (<see cref="EngineEventKind.Disconnected"/> only).</summary>
     public ConnectionEndReason Reason => _reason;
@@ -59,12 +65,11 @@ public readonly struct EngineEvent : IDisposable
     /// </summary>
     public IDuplexPipe? Pipe => _pipe;
 
-    /// <summary>Gives a packet's buffer back to the pool; do it once per packet event.</summary>
+    /// <summary>Gives a packet's buffer back to the pool; the first call (on this event or any copy) does, later ones do nothing.</summary>
     public void Dispose()
     {
-        if (_buffer is not null)
+        if (_lease is not null && _lease.TryReturn(_version))
         {
-            ArrayPool<byte>.Shared.Return(_buffer);
             _owner?.BufferReturned();
         }
     }
@@ -78,14 +83,22 @@ public readonly struct EngineEvent : IDisposable
         _ => $"{Kind} {Connection}",
     };
 
-    internal static EngineEvent Connected(Connection connection, IDuplexPipe? pipe) => new(EngineEventKind.Connected, connection, null, null, 0, default, default, pipe);
+    internal static EngineEvent Connected(Connection connection, IDuplexPipe? pipe) => new(EngineEventKind.Connected, connection, null, null, 0, 0, default, default, pipe);
 
-    internal static EngineEvent ForPacket(Connection connection, EngineChannel owner, byte[] buffer, int length)
-        => new(EngineEventKind.Packet, connection, owner, buffer, length, default, default);
+    /// <summary>A packet event holding a copy of <paramref name="packet"/> in a pooled buffer.</summary>
+    internal static EngineEvent ForPacket(Connection connection, EngineChannel owner, ReadOnlySpan<byte> packet)
+    {
+        PacketLease lease = PacketLease.Rent(packet.Length, out int version);
+        packet.CopyTo(lease.ArrayFor(version));
+        return new(EngineEventKind.Packet, connection, owner, lease, version, packet.Length, default, default);
+    }
 
     internal static EngineEvent Disconnected(Connection connection, ConnectionEndReason reason, int lostBytes)
-        => new(EngineEventKind.Disconnected, connection, null, null, lostBytes, reason, default);
+        => new(EngineEventKind.Disconnected, connection, null, null, 0, lostBytes, reason, default);
 
     internal static EngineEvent ConnectFailed(Connection connection, ConnectFailure failure)
-        => new(EngineEventKind.ConnectFailed, connection, null, null, 0, default, failure);
+        => new(EngineEventKind.ConnectFailed, connection, null, null, 0, 0, default, failure);
+
+    private byte[] Array() =>
+        _lease!.ArrayFor(_version) ?? throw new ObjectDisposedException(nameof(EngineEvent), $"The packet of {Connection} was already given back (this event, or a copy of it, was disposed).");
 }

@@ -157,26 +157,48 @@ internal sealed class AsyncOperation(AsyncSocketState owner, bool receives)
         }
     }
 
-    ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => _core.GetStatus(token);
+    ValueTaskSourceStatus IValueTaskSource<int>.GetStatus(short token) => Status(token);
 
-    ValueTaskSourceStatus IValueTaskSource<List<byte[]>>.GetStatus(short token) => _core.GetStatus(token);
+    ValueTaskSourceStatus IValueTaskSource<List<byte[]>>.GetStatus(short token) => Status(token);
 
-    ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => _core.GetStatus(token);
+    ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => Status(token);
 
-    void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+    void IValueTaskSource<int>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+    {
+        _ = Status(token);
         _core.OnCompleted(continuation, state, token, flags);
+    }
 
-    void IValueTaskSource<List<byte[]>>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+    void IValueTaskSource<List<byte[]>>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+    {
+        _ = Status(token);
         _core.OnCompleted(continuation, state, token, flags);
+    }
 
-    void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+    void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+    {
+        _ = Status(token);
         _core.OnCompleted(continuation, state, token, flags);
+    }
+
+    private ValueTaskSourceStatus Status(short token) =>
+        token == _core.Version ? _core.GetStatus(token) : throw StaleToken();
+
+    private static InvalidOperationException StaleToken() =>
+        new("A ValueTask of a NetZlink async operation was awaited twice, or after its result was read; a ValueTask may be consumed once.");
 
     private void CheckToken(short token)
     {
         if (token != _core.Version)
         {
-            throw new InvalidOperationException("A ValueTask of a NetZlink async operation was awaited twice, or after its result was read; a ValueTask may be consumed once.");
+            throw StaleToken();
+        }
+
+        // Reading the result of an operation still waiting (ValueTask.Result, GetAwaiter().GetResult()
+        // before completion) must not recycle it: it keeps waiting, and its buffer and result stay its own.
+        if (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+        {
+            throw new InvalidOperationException($"{Name}: the operation has not completed yet; await the ValueTask (its Result may be read only once it completed).");
         }
     }
 
