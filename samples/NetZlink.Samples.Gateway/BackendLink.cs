@@ -47,7 +47,18 @@ internal sealed partial class BackendLink : IAsyncDisposable
             }
 
             LinkedListNode<TaskCompletionSource<byte[]>> node = _waiting.AddLast(reply);
-            if (!_engine.TryPost(connection, frame))
+            bool posted;
+            try
+            {
+                posted = _engine.TryPost(connection, frame);
+            }
+            catch
+            {
+                _waiting.Remove(node);
+                throw;
+            }
+
+            if (!posted)
             {
                 // Nothing was posted, so no reply will come for it; it is still the last one queued.
                 _waiting.Remove(node);

@@ -18,8 +18,29 @@ public sealed class GatewayOptions
     /// <summary>How long one request may wait for the backend before the client gets an error reply.</summary>
     public TimeSpan BackendTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
-    /// <summary>The largest request body accepted, in bytes.</summary>
+    /// <summary>The largest request body accepted, in bytes (the ROUTER drops a client that sends a larger message).</summary>
     public int MaxRequestBytes { get; set; } = 64 * 1024;
+
+    /// <summary>
+    /// The largest MaxRequestBytes: a request goes to the backend as one length-prefixed frame, which
+    /// must fit the engine's posting capacity per connection (EngineOptions.PostCapacityPerConnection).
+    /// </summary>
+    public static int RequestLimit => new NetZlink.Engine.EngineOptions().PostCapacityPerConnection - 4;
+
+    /// <summary>Null when the "Gateway" section of <paramref name="configuration"/> reads and checks; else what is wrong.</summary>
+    public static string? ReadProblem(IConfiguration configuration)
+    {
+        ArgumentNullException.ThrowIfNull(configuration);
+        try
+        {
+            return (configuration.GetSection(Section).Get<GatewayOptions>() ?? new GatewayOptions()).Validate();
+        }
+        catch (InvalidOperationException e)
+        {
+            // A value of the wrong type ("BackendTimeout": "banana"): the binder names the setting.
+            return e.InnerException is { } inner ? $"{e.Message} {inner.Message}" : e.Message;
+        }
+    }
 
     /// <summary>Null when the settings are usable, else what is wrong.</summary>
     public string? Validate()
@@ -34,7 +55,7 @@ public sealed class GatewayOptions
             return $"Gateway:BackendTimeout must be positive (is {BackendTimeout})";
         }
 
-        return MaxRequestBytes is < 1 or > 16 * 1024 * 1024 ? $"Gateway:MaxRequestBytes must be 1..16777216 (is {MaxRequestBytes})" : null;
+        return MaxRequestBytes < 1 || MaxRequestBytes > RequestLimit ? $"Gateway:MaxRequestBytes must be 1..{RequestLimit} (is {MaxRequestBytes})" : null;
     }
 }
 

@@ -11,8 +11,11 @@ using Microsoft.Extensions.Options;
 namespace NetZlink.Samples.Gateway;
 
 /// <summary>Answers requests on a ROUTER socket by forwarding them to a STREAM backend.</summary>
-internal sealed partial class GatewayService(IOptions<GatewayOptions> options, ILogger<GatewayService> logger) : BackgroundService
+internal sealed partial class GatewayService(IOptions<GatewayOptions> options, ILogger<GatewayService> logger, IHostApplicationLifetime lifetime) : BackgroundService
 {
+    // Failed requests are logged one by one up to this many, then once per this many.
+    private const int FailureLogEvery = 1000;
+
     private readonly GatewayOptions _options = options.Value;
     private long _served;
     private long _failed;
@@ -22,11 +25,40 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
         using var context = new Context();
         using ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
         router.Linger = 0;
-        router.Bind(_options.FrontendEndpoint);
+        // Replies wait for a slow client instead of being dropped at the high-water mark (a client
+        // that sends many requests before reading gets every reply; its replies use memory meanwhile),
+        // and a client sending more than MaxRequestBytes in one message is disconnected by the socket.
+        router.SendHighWaterMark = 0;
+        router.MaxMessageSize = _options.MaxRequestBytes;
+        BackendLink backend;
+        try
+        {
+            router.Bind(_options.FrontendEndpoint);
+            backend = new BackendLink(_options.BackendEndpoint, logger);
+        }
+        catch (Exception e) when (e is ZlinkException or ArgumentException)
+        {
+            // An endpoint that cannot be bound or resolved: one line, exit code 2.
+            LogCannotStart(e.Message);
+            Environment.ExitCode = 2;
+            lifetime.StopApplication();
+            return;
+        }
+
         string listening = router.LastEndpoint;
         LogListening(listening, _options.BackendEndpoint);
-
-        await using var backend = new BackendLink(_options.BackendEndpoint, logger);
+        await using var link = backend;
+        _ = backend.Connected.ContinueWith(
+            t =>
+            {
+                // The engine does not reconnect: without its backend the gateway could only fail.
+                LogBackendUnreachable(t.Exception!.InnerException!.Message);
+                Environment.ExitCode = 3;
+                lifetime.StopApplication();
+            },
+            CancellationToken.None,
+            TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
         var replies = Channel.CreateUnbounded<List<byte[]>>(new UnboundedChannelOptions { SingleReader = true });
         int inFlight = 0;
         var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -88,10 +120,15 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
             reply.Add(await backend.RequestAsync(body, _options.BackendTimeout, CancellationToken.None).ConfigureAwait(false));
             Interlocked.Increment(ref _served);
         }
-        catch (Exception e) when (e is IOException or TimeoutException or InvalidDataException or ObjectDisposedException)
+        catch (Exception e)
         {
-            Interlocked.Increment(ref _failed);
-            LogRequestFailed(e.Message);
+            // Every failure becomes an error reply: a request never goes unanswered.
+            long failed = Interlocked.Increment(ref _failed);
+            if (failed <= 10 || failed % FailureLogEvery == 0)
+            {
+                LogRequestFailed(failed, e.Message);
+            }
+
             reply.Add(Encoding.UTF8.GetBytes("error: " + e.Message));
         }
 
@@ -126,6 +163,12 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
     [LoggerMessage(Level = LogLevel.Information, Message = "gateway stopped: {Served} requests served, {Failed} failed")]
     private partial void LogStopped(long served, long failed);
 
-    [LoggerMessage(Level = LogLevel.Warning, Message = "request failed: {Reason}")]
-    private partial void LogRequestFailed(string reason);
+    [LoggerMessage(Level = LogLevel.Warning, Message = "request failed ({Failed} so far; logged for the first 10, then every 1000th): {Reason}")]
+    private partial void LogRequestFailed(long failed, string reason);
+
+    [LoggerMessage(Level = LogLevel.Critical, Message = "gateway cannot start: {Reason}")]
+    private partial void LogCannotStart(string reason);
+
+    [LoggerMessage(Level = LogLevel.Critical, Message = "gateway stopping: the backend cannot be reached ({Reason})")]
+    private partial void LogBackendUnreachable(string reason);
 }

@@ -11,6 +11,14 @@ builder.Logging.AddSimpleConsole(o =>
     o.SingleLine = true;
     o.TimestampFormat = "HH:mm:ss.fff ";
 });
+// Settings are read and checked before the host starts: a bad one stops the gateway here with one
+// line naming it and exit code 2 (the host would log a stack trace).
+if (GatewayOptions.ReadProblem(builder.Configuration) is { } problem)
+{
+    await Console.Error.WriteLineAsync($"gateway: {problem}");
+    return 2;
+}
+
 builder.Services.AddOptions<GatewayOptions>()
     .Bind(builder.Configuration.GetSection(GatewayOptions.Section))
     .ValidateOnStart();
@@ -19,15 +27,8 @@ builder.Services.AddHostedService<GatewayService>();
 builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
 using IHost host = builder.Build();
-try
-{
-    await host.RunAsync();
-}
-catch (OptionsValidationException e)
-{
-    // Bad settings: one line saying which, and exit code 2, rather than a stack trace.
-    await Console.Error.WriteLineAsync($"gateway: {string.Join("; ", e.Failures)}");
-    return 2;
-}
+await host.RunAsync();
 
-return 0;
+// 0 after a clean stop; the service sets 2 when it could not start (an endpoint it cannot bind or
+// resolve) and 3 when the backend could not be reached.
+return Environment.ExitCode;

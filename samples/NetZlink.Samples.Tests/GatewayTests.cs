@@ -126,17 +126,82 @@ public sealed partial class GatewayTests
         _ = accepting.ContinueWith(_ => { }, TaskScheduler.Default);
     }
 
-    [Test]
+    [TestCase("--Gateway:BackendTimeout=-00:00:01", 2, "gateway: Gateway:BackendTimeout must be positive")]
+    [TestCase("--Gateway:BackendTimeout=banana", 2, "gateway: Failed to convert configuration value 'banana' at 'Gateway:BackendTimeout'")]
+    [TestCase("--Gateway:MaxRequestBytes=16777216", 2, "gateway: Gateway:MaxRequestBytes must be 1..4194300")]
+    [TestCase("--Gateway:FrontendEndpoint=garbage", 2, "gateway cannot start:")]
+    [TestCase("--Gateway:BackendEndpoint=tcp://no-such-host.invalid:1", 2, "gateway cannot start:")]
+    [TestCase("--Gateway:BackendEndpoint=tcp://127.0.0.1:CLOSED", 3, "gateway stopping: the backend cannot be reached")]
     [CancelAfter(60_000)]
-    public async Task InvalidSettingsStopItAtStartWithAClearError(CancellationToken cancellationToken)
+    public async Task BadSettingsOrAnUnreachableBackendStopItWithOneLineAndItsExitCode(string setting, int exitCode, string text, CancellationToken cancellationToken)
     {
-        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:BackendTimeout=-00:00:01");
+        setting = setting.Replace("CLOSED", ClosedPort().ToString(System.Globalization.CultureInfo.InvariantCulture), StringComparison.Ordinal);
+        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", "--Gateway:BackendEndpoint=tcp://127.0.0.1:9", setting);
         await gateway.WaitForExitAsync(cancellationToken);
         Assert.Multiple(() =>
         {
-            Assert.That(gateway.ExitCode, Is.EqualTo(2));
-            Assert.That(gateway.Output, Does.Contain("gateway: Gateway:BackendTimeout must be positive"));
+            Assert.That(gateway.ExitCode, Is.EqualTo(exitCode), gateway.Output);
+            Assert.That(gateway.Output, Does.Contain(text));
+            Assert.That(gateway.Output, Does.Not.Contain("   at "), "a stack trace instead of one line");
         });
+    }
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task AClientThatSendsThousandsBeforeReadingGetsEveryReply(CancellationToken cancellationToken)
+    {
+        using var backend = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
+        backend.Start(_ => new EchoHandler());
+        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint={backend.BoundEndpoints[0]}");
+        string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
+        await gateway.WaitForLineAsync(l => l.Contains("backend connected", StringComparison.Ordinal), cancellationToken);
+
+        using var context = new Context();
+        using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        dealer.Linger = 0;
+        dealer.SendHighWaterMark = 0;
+        dealer.Connect(frontend);
+        const int Requests = 5000;
+        for (int i = 0; i < Requests; i++)
+        {
+            dealer.Send(Encoding.UTF8.GetBytes($"p{i}"));
+        }
+
+        // One big request in the middle of it (within MaxRequestBytes) changes nothing for the others.
+        byte[] big = new byte[60_000];
+        Random.Shared.NextBytes(big);
+        dealer.Send(big);
+
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        var reply = new List<byte[]>();
+        bool bigBack = false;
+        for (int i = 0; i < Requests + 1; i++)
+        {
+            reply.Clear();
+            Assert.That(dealer.TryReceiveMultipart(reply, ReplyPatience), Is.True, $"{seen.Count} of {Requests} replies came, then none\n{gateway.Output}");
+            if (reply[0].Length == big.Length)
+            {
+                Assert.That(reply[0], Is.EqualTo(big));
+                bigBack = true;
+                continue;
+            }
+
+            Assert.That(seen.Add(Encoding.UTF8.GetString(reply[0])), Is.True, "a reply came twice");
+        }
+
+        Assert.That(bigBack, Is.True);
+        Assert.That(seen, Has.Count.EqualTo(Requests));
+        Assert.That(Enumerable.Range(0, Requests).All(i => seen.Contains($"p{i}")), Is.True, "every request got its own reply");
+        gateway.Signal("TERM");
+        await gateway.WaitForExitAsync(cancellationToken);
+        Assert.That(gateway.ExitCode, Is.Zero, gateway.Output);
+    }
+
+    private static int ClosedPort()
+    {
+        using var probe = new TcpListener(IPAddress.Loopback, 0);
+        probe.Start();
+        return ((IPEndPoint)probe.LocalEndpoint).Port;
     }
 
     private static async Task<string> ListeningEndpointAsync(GatewayProcess gateway, CancellationToken cancellationToken)
