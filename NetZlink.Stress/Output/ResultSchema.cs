@@ -36,7 +36,11 @@ internal static class ResultSchema
         r => FieldValue.Of(r.PassFail == "PASS" ? null : r.Reason), null);
 
     /// <summary>The echo server's own figures (its SERVER_TIME line), which a parent adds to the client's result.</summary>
-    public static IReadOnlyList<ResultField> ServerFields => Fields.Where(f => f.Name.StartsWith("server_", StringComparison.Ordinal)).ToArray();
+    public static IReadOnlyList<ResultField> ServerFields => Fields.Where(f => ServerTimeNames.Contains(f.Name)).ToArray();
+
+    // The echo server's own receive-to-send figures (not server_kb_per_conn or the stored growth,
+    // which come from the run's processes, not from the server's SERVER_TIME line).
+    private static readonly string[] ServerTimeNames = ["server_samples", "server_p50_us", "server_p99_us", "server_max_us"];
 
     /// <summary>The table.</summary>
     public static readonly IReadOnlyList<ResultField> Fields =

@@ -21,11 +21,9 @@ public sealed partial class GatewayTests
     {
         int seed = SeedFor(nameof(ServesRequestsThroughTheBackendAndStopsCleanlyOnSigterm));
         var random = new Random(seed);
-        using var backend = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
-        backend.Start(_ => new EchoHandler());
+        using var backend = EchoBackend();
         using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint={backend.BoundEndpoints[0]}");
-        string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
-        await gateway.WaitForLineAsync(l => l.Contains("backend connected", StringComparison.Ordinal), cancellationToken);
+        string frontend = await ConnectedFrontendAsync(gateway, cancellationToken);
 
         using var context = new Context();
         using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
@@ -150,11 +148,9 @@ public sealed partial class GatewayTests
     [CancelAfter(120_000)]
     public async Task AClientThatSendsThousandsBeforeReadingGetsEveryReply(CancellationToken cancellationToken)
     {
-        using var backend = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
-        backend.Start(_ => new EchoHandler());
+        using var backend = EchoBackend();
         using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint={backend.BoundEndpoints[0]}");
-        string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
-        await gateway.WaitForLineAsync(l => l.Contains("backend connected", StringComparison.Ordinal), cancellationToken);
+        string frontend = await ConnectedFrontendAsync(gateway, cancellationToken);
 
         using var context = new Context();
         using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
@@ -195,6 +191,22 @@ public sealed partial class GatewayTests
         gateway.Signal("TERM");
         await gateway.WaitForExitAsync(cancellationToken);
         Assert.That(gateway.ExitCode, Is.Zero, gateway.Output);
+    }
+
+    /// <summary>A STREAM echo returning raw bytes, as the backend.</summary>
+    private static ServerEngine EchoBackend()
+    {
+        var backend = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
+        backend.Start(_ => new EchoHandler());
+        return backend;
+    }
+
+    /// <summary>The gateway's frontend endpoint, once it listens and its backend connection is up.</summary>
+    private static async Task<string> ConnectedFrontendAsync(GatewayProcess gateway, CancellationToken cancellationToken)
+    {
+        string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
+        await gateway.WaitForLineAsync(l => l.Contains("backend connected", StringComparison.Ordinal), cancellationToken);
+        return frontend;
     }
 
     private static int ClosedPort()
