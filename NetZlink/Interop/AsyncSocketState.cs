@@ -247,6 +247,15 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
         {
             if (_holding ? Attempt(op, Handle.DangerousGetHandle()) : AttemptLeased(op))
             {
+                if (_holding)
+                {
+                    // The other direction's operation waits: this call may have processed the
+                    // socket's commands and so taken the descriptor's signal meant for it (a
+                    // message that arrived meanwhile). Try it and read EVENTS again before
+                    // returning, as after every call, or it could wait for a signal already spent.
+                    PumpOther();
+                }
+
                 return Outcome.Done;
             }
 
@@ -298,6 +307,17 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
         }
 
         return Outcome.Pending;
+    }
+
+    /// <summary>Under the lock, after a call that completed at once: pump what waits, re-arm, queue what ended.</summary>
+    private void PumpOther()
+    {
+        AsyncOperation? receiveDone = null;
+        AsyncOperation? sendDone = null;
+        Pump(ref receiveDone, ref sendDone);
+        AfterPump(ref receiveDone, ref sendDone);
+        receiveDone?.Dispatch();
+        sendDone?.Dispatch();
     }
 
     private bool AttemptLeased(AsyncOperation op)
