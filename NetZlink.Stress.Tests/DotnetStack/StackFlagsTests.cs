@@ -102,9 +102,22 @@ public sealed class StackFlagsTests
         Assert.Multiple(() =>
         {
             Assert.That(runs.Where(r => r.Settings.Transport == "tcp").Select(r => r.SkipReason), Has.All.Null);
-            Assert.That(runs.Where(r => r.Settings.Transport != "tcp").Select(r => r.SkipReason),
+            Assert.That(runs.Where(r => r.Settings.Transport == "tls").Select(r => r.SkipReason),
+                Has.All.EqualTo("transport tls: the dotnet stack has no tls yet (tcp only)"));
+            Assert.That(runs.Where(r => r.Settings.Transport is "ws" or "wss").Select(r => r.SkipReason),
                 Has.All.Matches<string?>(reason => reason is not null && reason.Contains("not implemented by the dotnet stack", StringComparison.Ordinal)));
         });
+    }
+
+    [TestCase("--client-stack", "dotnet")]
+    [TestCase("--server-stack", "dotnet")]
+    [CancelAfter(10_000)]
+    public void ADotnetEndAgainstANetzlinkEndSkipsTls(string flag, string stack)
+    {
+        IReadOnlyList<PlannedRun> runs = SweepPlan.For(Parse("--scenario", "s4", flag, stack), _ => true);
+
+        Assert.That(runs.Where(r => r.Settings.Transport == "tls").Select(r => r.SkipReason),
+            Has.Exactly(3).EqualTo("transport tls: the dotnet stack has no tls yet (tcp only)"));
     }
 
     private static StressInvocation Parse(params string[] args)

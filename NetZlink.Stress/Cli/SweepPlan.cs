@@ -3,6 +3,7 @@
 using System.Globalization;
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tls;
 
 namespace NetZlink.Stress.Cli;
 
@@ -35,7 +36,7 @@ internal static class SweepPlan
             _ => [given],
         };
         return runs
-            .Select(s => new PlannedRun(s, SkipReason(s, transportAvailable)))
+            .Select(s => new PlannedRun(s, SkipReason(s, transportAvailable) ?? ClientTlsSkipReason(s, invocation.Role)))
             .ToArray();
     }
 
@@ -52,6 +53,12 @@ internal static class SweepPlan
         bool netzlinkEnd = s.ClientStack == StackNames.Netzlink || s.ServerStack == StackNames.Netzlink;
         return netzlinkEnd && !transportAvailable(s.Transport) ? TransportCatalog.UnavailableReason(s.Transport) : null;
     }
+
+    /// <summary>An s4 tls run with --role client and no --tls-ca: nothing to verify the server against.</summary>
+    private static string? ClientTlsSkipReason(ScenarioSettings s, StressRole role) =>
+        role == StressRole.Client && TlsEngineSettings.IsTls(s) && s.TlsCaFile is null
+            ? "tls with --role client needs --tls-ca (the CA the server's certificate is verified against)"
+            : null;
 
     private static IEnumerable<ScenarioSettings> S3Runs(ScenarioSettings given)
     {

@@ -38,8 +38,9 @@ internal static class TransportCatalog
     public static bool DotnetSupports(string transport) => string.Equals(transport, "tcp", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>The SKIP reason for a transport the dotnet stack does not implement.</summary>
-    public static string DotnetUnavailableReason(string transport) =>
-        $"transport {transport} is not implemented by the dotnet stack (tcp only)";
+    public static string DotnetUnavailableReason(string transport) => string.Equals(transport, "tls", StringComparison.OrdinalIgnoreCase)
+        ? "transport tls: the dotnet stack has no tls yet (tcp only)"
+        : $"transport {transport} is not implemented by the dotnet stack (tcp only)";
 
     /// <summary>Why <paramref name="stack"/> cannot run <paramref name="transport"/> here, or null when it can.</summary>
     public static string? UnavailableReason(string transport, string stack) => stack == Scenarios.StackNames.Dotnet
