@@ -71,9 +71,34 @@ public sealed class TlsRunTests
         });
     }
 
-    [Test]
+    [TestCase("s0")]
+    [TestCase("s2")]
     [CancelAfter(120_000)]
-    public async Task AServerCertificateFromAnotherCaIsRefused(CancellationToken cancellationToken)
+    public async Task TheNetzlinkClientRunsAgainstTheDotnetTlsServer(string scenario, CancellationToken cancellationToken)
+    {
+        string[] load = scenario == "s0" ? [] : ["--ccu", "10", "--warmup", "0.2", "--measure", "1"];
+        (int exitCode, string stdout, string stderr) = await RunAsync(
+            null,
+            cancellationToken,
+            ["--scenario", scenario, "--transport", "tls", "--client-stack", "netzlink", "--server-stack", "dotnet", .. load, "--drain-timeout", "5", "--port", Port()]);
+
+        string result = Line(stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass), stderr);
+            Assert.That(Field(result, "transport"), Is.EqualTo("tls"));
+            Assert.That(Field(result, "stack"), Is.EqualTo("netzlink+dotnet"));
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), result);
+            Assert.That(Number(result, "lost"), Is.Zero);
+            Assert.That(Number(result, "recv"), Is.Positive.And.EqualTo(Number(result, "sent")));
+            Assert.That(Number(Line(stdout, "METRIC "), "server_samples"), Is.Positive, "the dotnet tls server timed no read");
+        });
+    }
+
+    [TestCase("netzlink")]
+    [TestCase("dotnet")]
+    [CancelAfter(120_000)]
+    public async Task AServerCertificateFromAnotherCaIsRefused(string serverStack, CancellationToken cancellationToken)
     {
         using RunCertificates server = RunCertificates.Create();
         using RunCertificates other = RunCertificates.Create();
@@ -82,7 +107,7 @@ public sealed class TlsRunTests
             null,
             cancellationToken,
             "--scenario", "s1", "--transport", "tls", "--ccu", "3", "--connect-timeout", "2", "--connect-retries", "0", "--port", Port(),
-            "--tls-cert", server.CertificateFile, "--tls-key", server.KeyFile, "--tls-ca", other.CaFile);
+            "--tls-cert", server.CertificateFile, "--tls-key", server.KeyFile, "--tls-ca", other.CaFile, "--server-stack", serverStack);
 
         string result = Line(stdout, "RESULT ");
         Assert.Multiple(() =>
@@ -94,9 +119,10 @@ public sealed class TlsRunTests
         });
     }
 
-    [Test]
+    [TestCase("netzlink")]
+    [TestCase("dotnet")]
     [CancelAfter(120_000)]
-    public async Task AnUnusableCertificateIsAClearError(CancellationToken cancellationToken)
+    public async Task AnUnusableCertificateIsAClearError(string serverStack, CancellationToken cancellationToken)
     {
         using var temp = new TempDirectory();
         string notPem = temp.File("server.pem");
@@ -105,7 +131,7 @@ public sealed class TlsRunTests
         (int exitCode, string stdout, string stderr) = await RunAsync(
             null,
             cancellationToken,
-            "--scenario", "s1", "--transport", "tls", "--ccu", "3", "--port", Port(), "--tls-cert", notPem, "--tls-ca", notPem);
+            "--scenario", "s1", "--transport", "tls", "--ccu", "3", "--port", Port(), "--tls-cert", notPem, "--tls-ca", notPem, "--server-stack", serverStack);
 
         Assert.Multiple(() =>
         {

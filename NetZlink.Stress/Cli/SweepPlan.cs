@@ -40,14 +40,18 @@ internal static class SweepPlan
             .ToArray();
     }
 
-    /// <summary>Why a run cannot happen here: a dotnet end and a transport other than tcp, or a netzlink
+    /// <summary>Why a run cannot happen here: a dotnet end and a transport it lacks (the client: all but tcp; the server: ws, wss), or a netzlink
     /// end and a transport the native library lacks; null when it can run.</summary>
     private static string? SkipReason(ScenarioSettings s, Func<string, bool> transportAvailable)
     {
-        bool dotnetEnd = s.ClientStack == StackNames.Dotnet || s.ServerStack == StackNames.Dotnet;
-        if (dotnetEnd && !TransportCatalog.DotnetSupports(s.Transport))
+        if (s.ClientStack == StackNames.Dotnet && !TransportCatalog.DotnetSupports(s.Transport, DotnetEnd.Client))
         {
-            return TransportCatalog.DotnetUnavailableReason(s.Transport);
+            return TransportCatalog.DotnetUnavailableReason(s.Transport, DotnetEnd.Client);
+        }
+
+        if (s.ServerStack == StackNames.Dotnet && !TransportCatalog.DotnetSupports(s.Transport, DotnetEnd.Server))
+        {
+            return TransportCatalog.DotnetUnavailableReason(s.Transport, DotnetEnd.Server);
         }
 
         bool netzlinkEnd = s.ClientStack == StackNames.Netzlink || s.ServerStack == StackNames.Netzlink;

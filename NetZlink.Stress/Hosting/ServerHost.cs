@@ -22,7 +22,7 @@ internal static class ServerHost
     public static async Task<int> RunAsync(
         ScenarioSettings settings, bool quiet, bool stopAtStdinEnd, TextWriter stdout, TextWriter stderr, CancellationToken stop)
     {
-        if (TransportCatalog.UnavailableReason(settings.Transport, settings.ServerStack) is { } missing)
+        if (TransportCatalog.ServerUnavailableReason(settings.Transport, settings.ServerStack) is { } missing)
         {
             throw new StressHostException($"cannot serve {settings.Transport}: {missing}");
         }
@@ -33,7 +33,8 @@ internal static class ServerHost
         }
 
         IEchoServer server = settings.Fault != FaultMode.None ? new FaultServer(settings)
-            : settings.ServerStack == StackNames.Dotnet ? new DotnetEchoServer(settings) : new EchoServer(settings);
+            : settings.ServerStack != StackNames.Dotnet ? new EchoServer(settings)
+            : TlsEngineSettings.IsTls(settings) ? new DotnetTlsEchoServer(settings) : new DotnetEchoServer(settings);
         try
         {
             await ServeAsync(server, settings, quiet, stopAtStdinEnd, stdout, stderr, stop).ConfigureAwait(false);
@@ -64,7 +65,7 @@ internal static class ServerHost
         }
         catch (Exception e)
         {
-            // zlink answers EINVAL for a certificate or key it cannot read or use, and says no more.
+            // zlink answers EINVAL for a certificate or key it cannot read or use, and says no more; .NET names the PEM problem.
             string tlsHint = TlsEngineSettings.IsTls(settings)
                 ? $" (tls: --tls-cert {settings.TlsCertificateFile} and --tls-key {settings.TlsKeyFile ?? "(in the certificate file)"} must be readable PEM files, the key matching the certificate)"
                 : string.Empty;
