@@ -14,10 +14,21 @@ public sealed class FlagRangeTests
 {
     private const string S0Refusal = "s0 sends one packet on one connection and checks its echo byte by byte";
 
+    /// <summary>A file that exists, where a flag wants one (its content is never read before the flags are judged).</summary>
+    private static readonly string AFile = typeof(FlagRangeTests).Assembly.Location;
+
     /// <summary>(flag under test, command line, what its error line must contain).</summary>
     private static readonly (string Flag, string[] Args, string Expected)[] Table =
     [
         ("--port", ["--port", "0"], "--port must be 1..65535 (got 0); 0, any free port, is for --role server only"),
+        ("--tls-cert", ["--transport", "tls", "--tls-cert", "/no/such/server.pem", "--tls-ca", "/no/such/ca.pem"], "--tls-cert /no/such/server.pem: no such file"),
+        ("--tls-cert", ["--tls-cert", AFile, "--tls-ca", AFile], "--tls-cert, --tls-key and --tls-ca are for --transport tls or --scenario s4"),
+        ("--tls-cert", ["--role", "server", "--transport", "tls"], "--role server --transport tls needs --tls-cert"),
+        ("--tls-cert", ["--scenario", "s4", "--tls-cert", AFile], "--role both: give --tls-cert and --tls-ca together, or neither"),
+        ("--tls-key", ["--role", "server", "--transport", "tls", "--tls-key", AFile], "--tls-key is the key of --tls-cert: give --tls-cert too"),
+        ("--tls-key", ["--role", "server", "--transport", "tls", "--tls-cert", AFile, "--tls-key", " "], "--tls-key needs a file path"),
+        ("--tls-ca", ["--role", "client", "--transport", "tls"], "--role client --transport tls needs --tls-ca"),
+        ("--tls-ca", ["--role", "client", "--transport", "tls", "--tls-ca", "/no/such/ca.pem"], "--tls-ca /no/such/ca.pem: no such file"),
         ("--port", ["--port", "65536"], "--port must be 1..65535 (got 65536)"),
         ("--port", ["--role", "server", "--port", "-1"], "--port must be 0..65535 (0 = any free port) (got -1)"),
         ("--ccu", ["--ccu", "0"], "--ccu must be 1..1000000"),

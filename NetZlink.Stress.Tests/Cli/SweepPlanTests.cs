@@ -89,6 +89,35 @@ public sealed class SweepPlanTests
         Assert.That(runs.Select(r => r.SkipReason), Has.All.Null);
     }
 
+    [Test]
+    [CancelAfter(10_000)]
+    public void S4WithRoleClientSkipsTlsWithoutACa()
+    {
+        IReadOnlyList<PlannedRun> runs = SweepPlan.For(Invocation("s4", "--role", "client"), _ => true);
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(runs.Where(r => r.Settings.Transport == "tls").Select(r => r.SkipReason),
+                Has.Exactly(3).EqualTo("tls with --role client needs --tls-ca (the CA the server's certificate is verified against)"));
+            Assert.That(runs.Where(r => r.Settings.Transport != "tls").Select(r => r.SkipReason), Has.All.Null);
+        });
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void S4WithRoleClientAndACaRunsTlsAgainstIt()
+    {
+        string ca = typeof(SweepPlanTests).Assembly.Location;
+
+        IReadOnlyList<PlannedRun> runs = SweepPlan.For(Invocation("s4", "--role", "client", "--tls-ca", ca), _ => true);
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(runs.Select(r => r.SkipReason), Has.All.Null);
+            Assert.That(runs.Select(r => r.Settings.TlsCaFile), Has.All.EqualTo(ca));
+        });
+    }
+
     [TestCase("s0")]
     [TestCase("s1")]
     [TestCase("s2")]

@@ -1,5 +1,6 @@
 // Transport names and the one answer that needs no native library: tcp is always there.
 using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Hosting;
 
@@ -26,5 +27,43 @@ public sealed class TransportCatalogTests
     public void TheSkipReasonNamesTheTransport()
     {
         Assert.That(TransportCatalog.UnavailableReason("wss"), Is.EqualTo("transport wss is not available in this native library"));
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void TheDotnetServerRunsTcpAndTlsAndItsClientTcpOnly()
+    {
+        Assert.Multiple(() =>
+        {
+            Assert.That(TransportCatalog.DotnetSupports("tcp", DotnetEnd.Client), Is.True);
+            Assert.That(TransportCatalog.DotnetSupports("tls", DotnetEnd.Client), Is.False);
+            Assert.That(TransportCatalog.DotnetSupports("tls", DotnetEnd.Server), Is.True);
+            Assert.That(TransportCatalog.DotnetSupports("ws", DotnetEnd.Server), Is.False);
+            Assert.That(TransportCatalog.ServerUnavailableReason("tcp", StackNames.Dotnet), Is.Null);
+            Assert.That(TransportCatalog.ServerUnavailableReason("tls", StackNames.Dotnet), Is.Null);
+            Assert.That(TransportCatalog.ServerUnavailableReason("ws", StackNames.Dotnet),
+                Is.EqualTo("transport ws is not implemented by the dotnet stack (its server runs tcp and tls)"));
+            Assert.That(TransportCatalog.DotnetUnavailableReason("tls", DotnetEnd.Client),
+                Is.EqualTo("transport tls: the dotnet client has no tls yet (its server has; tcp only on the client)"));
+            Assert.That(TransportCatalog.DotnetUnavailableReason("wss", DotnetEnd.Client),
+                Is.EqualTo("transport wss is not implemented by the dotnet stack (tcp only)"));
+        });
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
+    public void TheNetzlinkStackRunsWhatTheLibraryHas()
+    {
+        Assert.Multiple(() =>
+        {
+            Assert.That(TransportCatalog.ServerUnavailableReason("tcp", StackNames.Netzlink), Is.Null);
+            Assert.That(TransportCatalog.IsAvailable("tls"), Is.EqualTo(ZlinkLibrary.Has("tls")));
+            Assert.That(TransportCatalog.ServerUnavailableReason("tls", StackNames.Netzlink),
+                ZlinkLibrary.Has("tls") ? Is.Null : Is.EqualTo("transport tls is not available in this native library"));
+
+            // The native library has no WebSocket transport: ws and wss stay SKIPped with this reason.
+            Assert.That(TransportCatalog.ServerUnavailableReason("ws", StackNames.Netzlink), Is.EqualTo("transport ws is not available in this native library"));
+            Assert.That(TransportCatalog.ServerUnavailableReason("wss", StackNames.Netzlink), Is.EqualTo("transport wss is not available in this native library"));
+        });
     }
 }

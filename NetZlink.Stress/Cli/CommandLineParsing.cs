@@ -92,6 +92,9 @@ internal static class CommandLineParsing
             Scenario = scenario is "s3" or "s4" ? "s2" : scenario,
             ScenarioId = o.ScenarioId,
             Transport = o.Transport.ToLowerInvariant(),
+            TlsCertificateFile = FullPath(o.TlsCert),
+            TlsKeyFile = FullPath(o.TlsKey),
+            TlsCaFile = FullPath(o.TlsCa),
             Host = host,
             BindHost = o.BindHost,
             Port = port,
@@ -133,6 +136,8 @@ internal static class CommandLineParsing
             ServerProcesses = o.ServerProcesses,
         };
     }
+
+    private static string? FullPath(string? path) => path is null ? null : Path.GetFullPath(path);
 
     private static ParseOutcome FromErrors(NotParsed<StressOptions> notParsed, IReadOnlyList<string> args)
     {

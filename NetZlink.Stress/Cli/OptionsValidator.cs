@@ -96,6 +96,7 @@ internal static class OptionsValidator
         NotBlankPath(errors, "--metrics-csv", o.MetricsCsv);
         NotBlankPath(errors, "--summary-json", o.SummaryJson);
         NotBlankPath(errors, "--timeseries-csv", o.TimeseriesCsv);
+        TlsFlagRules.Check(errors, o);
         StartAt(errors, o, UnixTime.Now);
         if (o.JsonHistogram && o.SummaryJson is null)
         {

@@ -28,6 +28,15 @@ internal sealed class StressOptions
     [Option("transport", Default = "tcp", HelpText = "tcp, tls, ws or wss (those the native library lacks are SKIPped).")]
     public string Transport { get; set; } = "tcp";
 
+    [Option("tls-cert", HelpText = "tls: the echo server's PEM certificate (chain) file. --role both without it makes a CA and a server certificate for each tls run and removes them after.")]
+    public string? TlsCert { get; set; }
+
+    [Option("tls-key", HelpText = "tls: the PEM private key of --tls-cert (default: in the --tls-cert file).")]
+    public string? TlsKey { get; set; }
+
+    [Option("tls-ca", HelpText = "tls: the PEM CA file the client verifies the server's certificate against (verification is always on).")]
+    public string? TlsCa { get; set; }
+
     [Option("bind-host", Default = "127.0.0.1", HelpText = "Address the echo server binds.")]
     public string BindHost { get; set; } = "127.0.0.1";
 

@@ -3,6 +3,7 @@
 using System.Globalization;
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tls;
 
 namespace NetZlink.Stress.Cli;
 
@@ -35,23 +36,33 @@ internal static class SweepPlan
             _ => [given],
         };
         return runs
-            .Select(s => new PlannedRun(s, SkipReason(s, transportAvailable)))
+            .Select(s => new PlannedRun(s, SkipReason(s, transportAvailable) ?? ClientTlsSkipReason(s, invocation.Role)))
             .ToArray();
     }
 
-    /// <summary>Why a run cannot happen here: a dotnet end and a transport other than tcp, or a netzlink
+    /// <summary>Why a run cannot happen here: a dotnet end and a transport it lacks (the client: all but tcp; the server: ws, wss), or a netzlink
     /// end and a transport the native library lacks; null when it can run.</summary>
     private static string? SkipReason(ScenarioSettings s, Func<string, bool> transportAvailable)
     {
-        bool dotnetEnd = s.ClientStack == StackNames.Dotnet || s.ServerStack == StackNames.Dotnet;
-        if (dotnetEnd && !TransportCatalog.DotnetSupports(s.Transport))
+        if (s.ClientStack == StackNames.Dotnet && !TransportCatalog.DotnetSupports(s.Transport, DotnetEnd.Client))
         {
-            return TransportCatalog.DotnetUnavailableReason(s.Transport);
+            return TransportCatalog.DotnetUnavailableReason(s.Transport, DotnetEnd.Client);
+        }
+
+        if (s.ServerStack == StackNames.Dotnet && !TransportCatalog.DotnetSupports(s.Transport, DotnetEnd.Server))
+        {
+            return TransportCatalog.DotnetUnavailableReason(s.Transport, DotnetEnd.Server);
         }
 
         bool netzlinkEnd = s.ClientStack == StackNames.Netzlink || s.ServerStack == StackNames.Netzlink;
         return netzlinkEnd && !transportAvailable(s.Transport) ? TransportCatalog.UnavailableReason(s.Transport) : null;
     }
+
+    /// <summary>An s4 tls run with --role client and no --tls-ca: nothing to verify the server against.</summary>
+    private static string? ClientTlsSkipReason(ScenarioSettings s, StressRole role) =>
+        role == StressRole.Client && TlsEngineSettings.IsTls(s) && s.TlsCaFile is null
+            ? "tls with --role client needs --tls-ca (the CA the server's certificate is verified against)"
+            : null;
 
     private static IEnumerable<ScenarioSettings> S3Runs(ScenarioSettings given)
     {

@@ -42,6 +42,7 @@ internal static class ClientFanOut
             "--client-stack", s.ClientStack, "--server-stack", s.ServerStack,
             "--json-histogram", "--summary-json", summaryJson,
         ]);
+        ServerLaunch.AddPath(args, "--tls-ca", s.TlsCaFile);
         if (s.Rate > 0)
         {
             // Each child paces its own share: together they offer --rate.

@@ -4,6 +4,7 @@ using NetZlink.Stress.Cli;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Platform;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tls;
 
 namespace NetZlink.Stress.Hosting;
 
@@ -117,13 +118,23 @@ internal sealed class PlanRunner
             return await RunClientsAsync(run.Settings, progress, cancellationToken).ConfigureAwait(false);
         }
 
-        _serverStarting?.Invoke(run.Settings);
+        // A tls run without --tls-cert/--tls-ca gets a CA and server certificate of its own, removed when it ends.
+        using RunCertificates? certificates = TlsEngineSettings.IsTls(run.Settings) && run.Settings.TlsCertificateFile is null
+            ? RunCertificates.Create()
+            : null;
+        ScenarioSettings settings = certificates is null ? run.Settings : run.Settings with
+        {
+            TlsCertificateFile = certificates.CertificateFile,
+            TlsKeyFile = certificates.KeyFile,
+            TlsCaFile = certificates.CaFile,
+        };
+        _serverStarting?.Invoke(settings);
         ServerGroup servers = await ServerGroup
-            .StartAsync(run.Settings, _invocation.ServerProcesses, _invocation.Quiet, _stderr, cancellationToken).ConfigureAwait(false);
+            .StartAsync(settings, _invocation.ServerProcesses, _invocation.Quiet, _stderr, cancellationToken).ConfigureAwait(false);
         ScenarioResult result;
         await using (servers.ConfigureAwait(false))
         {
-            result = await RunClientsAsync(servers.ClientSettings(run.Settings), progress, cancellationToken).ConfigureAwait(false);
+            result = await RunClientsAsync(servers.ClientSettings(settings), progress, cancellationToken).ConfigureAwait(false);
             result.ServerRssGrowthBytes = servers.ResidentGrowthBytes();
         }
 

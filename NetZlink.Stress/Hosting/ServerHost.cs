@@ -10,6 +10,7 @@ using NetZlink.Stress.DotnetStack;
 using NetZlink.Stress.Faults;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tls;
 
 namespace NetZlink.Stress.Hosting;
 
@@ -21,7 +22,7 @@ internal static class ServerHost
     public static async Task<int> RunAsync(
         ScenarioSettings settings, bool quiet, bool stopAtStdinEnd, TextWriter stdout, TextWriter stderr, CancellationToken stop)
     {
-        if (TransportCatalog.UnavailableReason(settings.Transport, settings.ServerStack) is { } missing)
+        if (TransportCatalog.ServerUnavailableReason(settings.Transport, settings.ServerStack) is { } missing)
         {
             throw new StressHostException($"cannot serve {settings.Transport}: {missing}");
         }
@@ -32,7 +33,8 @@ internal static class ServerHost
         }
 
         IEchoServer server = settings.Fault != FaultMode.None ? new FaultServer(settings)
-            : settings.ServerStack == StackNames.Dotnet ? new DotnetEchoServer(settings) : new EchoServer(settings);
+            : settings.ServerStack != StackNames.Dotnet ? new EchoServer(settings)
+            : TlsEngineSettings.IsTls(settings) ? new DotnetTlsEchoServer(settings) : new DotnetEchoServer(settings);
         try
         {
             await ServeAsync(server, settings, quiet, stopAtStdinEnd, stdout, stderr, stop).ConfigureAwait(false);
@@ -56,14 +58,18 @@ internal static class ServerHost
     private static async Task ServeAsync(
         IEchoServer server, ScenarioSettings settings, bool quiet, bool stopAtStdinEnd, TextWriter stdout, TextWriter stderr, CancellationToken stop)
     {
-        string endpoint = Endpoint(settings.BindHost, settings.Port);
+        string endpoint = Endpoint(settings.BindHost, settings.Port, settings.Transport);
         try
         {
             server.Start();
         }
         catch (Exception e)
         {
-            throw new StressHostException($"cannot start the echo server on {endpoint}: {e.Message}", e);
+            // zlink answers EINVAL for a certificate or key it cannot read or use, and says no more; .NET names the PEM problem.
+            string tlsHint = TlsEngineSettings.IsTls(settings)
+                ? $" (tls: --tls-cert {settings.TlsCertificateFile} and --tls-key {settings.TlsKeyFile ?? "(in the certificate file)"} must be readable PEM files, the key matching the certificate)"
+                : string.Empty;
+            throw new StressHostException($"cannot start the echo server on {endpoint}: {e.Message}{tlsHint}", e);
         }
 
         stdout.WriteLine($"READY port={server.Port}");
@@ -73,7 +79,7 @@ internal static class ServerHost
             string kind = settings.Fault == FaultMode.None ? $"{settings.ServerStack} echo server"
                 : $"fault server (--fault {FaultModeNames.Name(settings.Fault)} --fault-every {settings.FaultEvery})";
             string stdinToo = stopAtStdinEnd ? " or by closing its stdin" : string.Empty;
-            stderr.WriteLine($"{kind} on {Endpoint(settings.BindHost, server.Port)}; stop with Ctrl+C or SIGTERM{stdinToo}");
+            stderr.WriteLine($"{kind} on {Endpoint(settings.BindHost, server.Port, settings.Transport)}; stop with Ctrl+C or SIGTERM{stdinToo}");
         }
 
         CancellationToken stdinEnded = stopAtStdinEnd ? StdinEnd.Watch() : CancellationToken.None;
@@ -92,7 +98,7 @@ internal static class ServerHost
         }
     }
 
-    /// <summary>"tcp://host:port", with brackets around an IPv6 host.</summary>
-    public static string Endpoint(string host, int port) =>
-        host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"tcp://[{host}]:{port}" : $"tcp://{host}:{port}";
+    /// <summary>"transport://host:port" (tcp by default), with brackets around an IPv6 host.</summary>
+    public static string Endpoint(string host, int port, string transport = "tcp") =>
+        host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"{transport}://[{host}]:{port}" : $"{transport}://{host}:{port}";
 }

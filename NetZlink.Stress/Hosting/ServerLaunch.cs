@@ -41,6 +41,8 @@ internal static class ServerLaunch
             // The server times every n-th read of a connection (its SERVER_TIME line), as the client times echoes.
             "--latency-sample-rate", Invariant(settings.LatencySampleRate),
         };
+        AddPath(args, "--tls-cert", settings.TlsCertificateFile);
+        AddPath(args, "--tls-key", settings.TlsKeyFile);
         if (settings.Fault != FaultMode.None)
         {
             // The fault server cuts and rewrites whole packets, so it needs their size too.
@@ -124,6 +126,15 @@ internal static class ServerLaunch
     /// <summary>The command line as text, for error messages.</summary>
     public static string Describe(ProcessStartInfo info) =>
         string.Join(' ', info.ArgumentList.Prepend(info.FileName));
+
+    /// <summary>Adds <paramref name="flag"/> and <paramref name="path"/> when the path is set.</summary>
+    internal static void AddPath(List<string> args, string flag, string? path)
+    {
+        if (path is not null)
+        {
+            args.AddRange([flag, path]);
+        }
+    }
 
     private static string Invariant(int value) => value.ToString(CultureInfo.InvariantCulture);
 }

@@ -34,15 +34,28 @@ internal static class TransportCatalog
     public static string UnavailableReason(string transport) =>
         $"transport {transport} is not available in this native library";
 
-    /// <summary>Whether the dotnet stack (plain TCP sockets) runs <paramref name="transport"/>: tcp only.</summary>
-    public static bool DotnetSupports(string transport) => string.Equals(transport, "tcp", StringComparison.OrdinalIgnoreCase);
+    /// <summary>Whether the dotnet stack's <paramref name="end"/> runs <paramref name="transport"/>: tcp, and tls on the server (SslStream).</summary>
+    public static bool DotnetSupports(string transport, DotnetEnd end) =>
+        string.Equals(transport, "tcp", StringComparison.OrdinalIgnoreCase)
+        || (end == DotnetEnd.Server && string.Equals(transport, "tls", StringComparison.OrdinalIgnoreCase));
 
-    /// <summary>The SKIP reason for a transport the dotnet stack does not implement.</summary>
-    public static string DotnetUnavailableReason(string transport) =>
-        $"transport {transport} is not implemented by the dotnet stack (tcp only)";
+    /// <summary>The SKIP reason for a transport the dotnet stack's <paramref name="end"/> does not implement.</summary>
+    public static string DotnetUnavailableReason(string transport, DotnetEnd end) => string.Equals(transport, "tls", StringComparison.OrdinalIgnoreCase)
+        ? "transport tls: the dotnet client has no tls yet (its server has; tcp only on the client)"
+        : $"transport {transport} is not implemented by the dotnet stack ({(end == DotnetEnd.Server ? "its server runs tcp and tls" : "tcp only")})";
 
-    /// <summary>Why <paramref name="stack"/> cannot run <paramref name="transport"/> here, or null when it can.</summary>
-    public static string? UnavailableReason(string transport, string stack) => stack == Scenarios.StackNames.Dotnet
-        ? (DotnetSupports(transport) ? null : DotnetUnavailableReason(transport))
+    /// <summary>Why the server of <paramref name="stack"/> cannot serve <paramref name="transport"/> here, or null when it can.</summary>
+    public static string? ServerUnavailableReason(string transport, string stack) => stack == Scenarios.StackNames.Dotnet
+        ? (DotnetSupports(transport, DotnetEnd.Server) ? null : DotnetUnavailableReason(transport, DotnetEnd.Server))
         : (IsAvailable(transport) ? null : UnavailableReason(transport));
+}
+
+/// <summary>Which end of a run the dotnet stack plays.</summary>
+internal enum DotnetEnd
+{
+    /// <summary>The load client.</summary>
+    Client,
+
+    /// <summary>The echo server.</summary>
+    Server,
 }

@@ -7,6 +7,7 @@
 // handler's call (just after the engine's read) to the echo handed back to the engine (ServerTimes).
 using NetZlink.Engine;
 using NetZlink.Stress.Latency;
+using NetZlink.Stress.Tls;
 
 namespace NetZlink.Stress.Scenarios;
 
@@ -63,7 +64,8 @@ public sealed class EchoServer : IDisposable, IEchoServer
         string port = Settings.Port == 0 ? "*" : Settings.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
         var engine = new ServerEngine(new EngineOptions
         {
-            Endpoints = [$"tcp://{host}:{port}"],
+            Endpoints = [$"{Settings.Transport}://{host}:{port}"],
+            Tls = TlsEngineSettings.Server(Settings),
             Framer = RawStreamFramer.Instance,
             Backlog = Settings.Backlog,
             HighWaterMark = Settings.Hwm,

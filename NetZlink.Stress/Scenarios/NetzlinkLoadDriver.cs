@@ -2,6 +2,7 @@
 // EchoLoadHandler per shard thread. Sums the handlers' plain counters with Volatile.Read.
 using HdrHistogram;
 using NetZlink.Stress.Latency;
+using NetZlink.Stress.Tls;
 using NetZlink.Engine;
 
 namespace NetZlink.Stress.Scenarios;
@@ -33,6 +34,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
         var options = new EngineOptions
         {
             Endpoints = Endpoints(settings),
+            Tls = TlsEngineSettings.Client(settings),
             ShardCount = settings.Shards,
             ConnectConcurrency = settings.ConnectConcurrency,
             ConnectTimeout = TimeSpan.FromSeconds(settings.ConnectTimeoutSeconds),
@@ -125,11 +127,11 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
     {
         if (settings.Servers.Count == 0)
         {
-            return [$"tcp://{FormatHost(settings.Host)}:{settings.Port}"];
+            return [$"{settings.Transport}://{FormatHost(settings.Host)}:{settings.Port}"];
         }
 
         int count = settings.Servers.Count;
-        return Enumerable.Range(0, count).Select(j => "tcp://" + settings.Servers[(settings.ServerOffset + j) % count]).ToArray();
+        return Enumerable.Range(0, count).Select(j => $"{settings.Transport}://" + settings.Servers[(settings.ServerOffset + j) % count]).ToArray();
     }
 
     private static string FormatHost(string host)

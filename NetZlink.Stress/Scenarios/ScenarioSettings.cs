@@ -8,7 +8,14 @@ public sealed record ScenarioSettings
     public string Scenario { get; init; } = "s2";
     /// <summary>Free-form id written in METRIC/CSV/JSON; defaults to "&lt;stack&gt;-&lt;scenario&gt;".</summary>
     public string? ScenarioId { get; init; }
+    /// <summary>tcp, tls, ws or wss: the scheme of the endpoints both ends use.</summary>
     public string Transport { get; init; } = "tcp";
+    /// <summary>--tls-cert: the echo server's PEM certificate for tls (--role both makes one per run when it is not given).</summary>
+    public string? TlsCertificateFile { get; init; }
+    /// <summary>--tls-key: the PEM private key of <see cref="TlsCertificateFile"/>; null: in the certificate's file.</summary>
+    public string? TlsKeyFile { get; init; }
+    /// <summary>--tls-ca: the PEM CA file the client verifies the server's certificate against.</summary>
+    public string? TlsCaFile { get; init; }
     public string Host { get; init; } = "127.0.0.1";
     public string BindHost { get; init; } = "127.0.0.1";
     public int Port { get; init; } = 27110;
