@@ -91,6 +91,11 @@ public sealed class EngineOptions
 
     internal void Validate()
     {
+        if (Endpoints is null)
+        {
+            throw new ArgumentNullException(nameof(Endpoints), "EngineOptions.Endpoints is null: name at least one tcp:// endpoint to connect to (client) or bind (server).");
+        }
+
         if (Endpoints.Count == 0)
         {
             throw new ArgumentException("EngineOptions.Endpoints is empty: name at least one tcp:// endpoint to connect to (client) or bind (server).");

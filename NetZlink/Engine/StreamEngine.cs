@@ -125,7 +125,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <see cref="PostAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
     /// An empty frame is accepted and ignored.
     /// </returns>
-    /// <exception cref="ArgumentException">The connection is not one of this engine's.</exception>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>, so it could never be accepted.</exception>
     public bool TryPost(Connection connection, ReadOnlySpan<byte> frame)
         => TryPostCore(connection, frame) == EngineShard.PostStatus.Accepted;
@@ -136,7 +136,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// </summary>
     /// <returns>True once accepted; false when the engine is not running or stops while waiting (nothing was accepted).</returns>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first; nothing was accepted.</exception>
-    /// <exception cref="ArgumentException">The connection is not one of this engine's.</exception>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>.</exception>
     public ValueTask<bool> PostAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
     {
@@ -175,6 +175,12 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     private EngineShard.PostStatus TryPostCore(Connection connection, ReadOnlySpan<byte> frame)
     {
         EngineShard shard = ShardOf(connection);
+        if (frame.IsEmpty)
+        {
+            // On a STREAM socket an empty payload means "close this connection"; a post never does that.
+            throw new ArgumentException("An empty frame posts nothing: give at least one byte (to close a connection, call EngineShard.Close on its shard's thread).", nameof(frame));
+        }
+
         if (frame.Length > _options.PostCapacityPerConnection)
         {
             throw new ArgumentOutOfRangeException(

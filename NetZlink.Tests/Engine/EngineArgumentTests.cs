@@ -1,0 +1,46 @@
+// Arguments an engine refuses with a clear exception before anything runs or is sent: no endpoint
+// list, and an empty frame (which on a STREAM socket would mean "close this connection").
+using NetZlink.Engine;
+
+namespace NetZlink.Tests.Engine;
+
+[TestFixture]
+[NonParallelizable]
+public sealed class EngineArgumentTests
+{
+    [Test, CancelAfter(30_000)]
+    public void NullEndpoints_AreRefusedWithArgumentNullException()
+    {
+        var e = Assert.Throws<ArgumentNullException>(() => new ClientEngine(1, new EngineOptions { Endpoints = null! }));
+        Assert.That(e!.Message, Does.Contain("EngineOptions.Endpoints is null"));
+        Assert.Throws<ArgumentNullException>(() => new ServerEngine(new EngineOptions { Endpoints = null! }));
+    }
+
+    [Test, CancelAfter(60_000)]
+    public async Task AnEmptyFrame_IsRefused_AndTheConnectionStaysUsable()
+    {
+        await using var server = new ChannelEchoServer(endpoints: 1);
+        await using var engine = new ClientEngine(1, new EngineOptions { Endpoints = [server.Engine.BoundEndpoints[0]] });
+        EngineChannel channel = engine.StartChannel();
+        using var patience = new CancellationTokenSource(TimeSpan.FromSeconds(20));
+        await foreach (EngineEvent e in channel.Reader.ReadAllAsync(patience.Token))
+        {
+            using (e)
+            {
+                if (e.Kind == EngineEventKind.Connected)
+                {
+                    Connection connection = e.Connection;
+                    var refused = Assert.Throws<ArgumentException>(() => channel.TryWrite(connection, ReadOnlySpan<byte>.Empty));
+                    Assert.That(refused!.Message, Does.Contain("An empty frame posts nothing"));
+                    Assert.ThrowsAsync<ArgumentException>(async () => await engine.PostAsync(connection, ReadOnlyMemory<byte>.Empty));
+                    Assert.That(channel.TryWrite(connection, [0, 0, 0, 1, 42]), Is.True);
+                }
+                else if (e.Kind == EngineEventKind.Packet)
+                {
+                    Assert.That(e.Packet.ToArray(), Is.EqualTo(new byte[] { 0, 0, 0, 1, 42 }), "the connection still echoes after the refusal");
+                    break;
+                }
+            }
+        }
+    }
+}
