@@ -117,4 +117,31 @@ public sealed class SocketOptionTests
         var error = Assert.Throws<SocketOptionException>(() => context.SetOption((ContextOption)777, 1))!;
         Assert.That(error.Option, Is.EqualTo("777"));
     }
+
+    [Test, CancelAfter(30_000)]
+    public void PastMaxSockets_CreateSocketSaysItWasTheContextsLimit()
+    {
+        using var context = new Context();
+        context.MaxSockets = 4;
+        var sockets = new List<ZlinkSocket>();
+        try
+        {
+            var error = Assert.Throws<ZlinkException>(() =>
+            {
+                for (int i = 0; i < 16; i++)
+                {
+                    sockets.Add(context.CreateSocket(ZlinkSocketType.Pair));
+                }
+            })!;
+            Assert.That(error.Message, Does.Contain("EMFILE").And.Contain("MaxSockets is 4").And.Contain("raise Context.MaxSockets"));
+            Assert.That(sockets, Has.Count.LessThanOrEqualTo(4));
+        }
+        finally
+        {
+            foreach (ZlinkSocket socket in sockets)
+            {
+                socket.Dispose();
+            }
+        }
+    }
 }

@@ -156,7 +156,12 @@ public sealed class Context : IDisposable
                 nint socket = NativeMethods.zlink_socket(_handle.DangerousGetHandle(), (int)type);
                 if (socket == 0)
                 {
-                    Ensure.Throw(NativeMethods.zlink_errno(), $"CreateSocket({type})");
+                    int errno = NativeMethods.zlink_errno();
+                    // EMFILE here is usually the context's own socket limit, not the process's files.
+                    string operation = errno == ZlinkConstants.EMFILE
+                        ? $"CreateSocket({type}) with {_open.Count} sockets open in this context (its MaxSockets is {MaxSockets}: raise Context.MaxSockets, or the process's open-file limit)"
+                        : $"CreateSocket({type})";
+                    Ensure.Throw(errno, operation);
                 }
 
                 var socketHandle = new SocketHandle(socket, _handle, type);

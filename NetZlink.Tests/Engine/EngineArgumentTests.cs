@@ -43,4 +43,14 @@ public sealed class EngineArgumentTests
             }
         }
     }
+
+    [Test, CancelAfter(30_000)]
+    public async Task StartingTwice_NamesBothWaysToStart()
+    {
+        await using var engine = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"] });
+        await using EngineChannel channel = engine.StartChannel();
+        var again = Assert.Throws<InvalidOperationException>(() => engine.StartChannel());
+        Assert.That(again!.Message, Does.Contain("StartChannel was already called"));
+        Assert.Throws<InvalidOperationException>(() => engine.Start(_ => throw new InvalidOperationException("never called")));
+    }
 }

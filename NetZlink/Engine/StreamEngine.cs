@@ -428,7 +428,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         if (Interlocked.Exchange(ref _started, 1) != 0)
         {
-            throw new InvalidOperationException($"{caller} was already called; an engine runs once.");
+            throw new InvalidOperationException($"{caller} or StartChannel was already called on this engine; an engine starts once.");
         }
 
         _shardsRunning = _shards.Length;
