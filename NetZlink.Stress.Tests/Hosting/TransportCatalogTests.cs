@@ -31,22 +31,21 @@ public sealed class TransportCatalogTests
 
     [Test]
     [CancelAfter(10_000)]
-    public void TheDotnetServerRunsTcpAndTlsAndItsClientTcpOnly()
+    public void BothDotnetEndsRunTcpAndTls()
     {
         Assert.Multiple(() =>
         {
             Assert.That(TransportCatalog.DotnetSupports("tcp", DotnetEnd.Client), Is.True);
-            Assert.That(TransportCatalog.DotnetSupports("tls", DotnetEnd.Client), Is.False);
+            Assert.That(TransportCatalog.DotnetSupports("tls", DotnetEnd.Client), Is.True);
+            Assert.That(TransportCatalog.DotnetSupports("wss", DotnetEnd.Client), Is.False);
             Assert.That(TransportCatalog.DotnetSupports("tls", DotnetEnd.Server), Is.True);
             Assert.That(TransportCatalog.DotnetSupports("ws", DotnetEnd.Server), Is.False);
             Assert.That(TransportCatalog.ServerUnavailableReason("tcp", StackNames.Dotnet), Is.Null);
             Assert.That(TransportCatalog.ServerUnavailableReason("tls", StackNames.Dotnet), Is.Null);
             Assert.That(TransportCatalog.ServerUnavailableReason("ws", StackNames.Dotnet),
                 Is.EqualTo("transport ws is not implemented by the dotnet stack (its server runs tcp and tls)"));
-            Assert.That(TransportCatalog.DotnetUnavailableReason("tls", DotnetEnd.Client),
-                Is.EqualTo("transport tls: the dotnet client has no tls yet (its server has; tcp only on the client)"));
             Assert.That(TransportCatalog.DotnetUnavailableReason("wss", DotnetEnd.Client),
-                Is.EqualTo("transport wss is not implemented by the dotnet stack (tcp only)"));
+                Is.EqualTo("transport wss is not implemented by the dotnet stack (its client runs tcp and tls)"));
         });
     }
 

@@ -95,6 +95,102 @@ public sealed class TlsRunTests
         });
     }
 
+    [TestCase("netzlink", "s0")]
+    [TestCase("netzlink", "s2")]
+    [TestCase("dotnet", "s0")]
+    [TestCase("dotnet", "s2")]
+    [CancelAfter(120_000)]
+    public async Task TheDotnetClientRunsOverTls(string serverStack, string scenario, CancellationToken cancellationToken)
+    {
+        string[] load = scenario == "s0" ? [] : ["--ccu", "10", "--warmup", "0.2", "--measure", "1"];
+        (int exitCode, string stdout, string stderr) = await RunAsync(
+            null,
+            cancellationToken,
+            ["--scenario", scenario, "--transport", "tls", "--client-stack", "dotnet", "--server-stack", serverStack, .. load, "--drain-timeout", "5", "--port", Port()]);
+
+        string result = Line(stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass), stderr);
+            Assert.That(Field(result, "transport"), Is.EqualTo("tls"));
+            Assert.That(Field(result, "stack"), Is.EqualTo(serverStack == "dotnet" ? "dotnet" : "dotnet+netzlink"));
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), result);
+            Assert.That(Number(result, "lost"), Is.Zero);
+            Assert.That(Number(result, "connect_success"), Is.EqualTo(scenario == "s0" ? 1 : 10));
+            Assert.That(Number(result, "recv"), Is.Positive.And.EqualTo(Number(result, "sent")));
+        });
+    }
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task TheDotnetClientOverTlsKeepsAnOpenModelSchedule(CancellationToken cancellationToken)
+    {
+        (int exitCode, string stdout, string stderr) = await RunAsync(
+            null,
+            cancellationToken,
+            "--transport", "tls", "--stack", "dotnet", "--ccu", "10", "--rate", "2000", "--warmup", "0.2", "--measure", "1", "--drain-timeout", "5", "--port", Port());
+
+        string result = Line(stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass), stderr);
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), result);
+            Assert.That(Number(result, "lost"), Is.Zero);
+            // 2,000 packets a second for one measured second, every one of them echoed.
+            Assert.That(Number(result, "sent"), Is.EqualTo(2000));
+            Assert.That(Number(result, "recv"), Is.EqualTo(2000));
+        });
+    }
+
+    [TestCase("netzlink")]
+    [TestCase("dotnet")]
+    [CancelAfter(120_000)]
+    public async Task TheDotnetClientRefusesACertificateFromAnotherCa(string serverStack, CancellationToken cancellationToken)
+    {
+        using RunCertificates server = RunCertificates.Create();
+        using RunCertificates other = RunCertificates.Create();
+
+        (int exitCode, string stdout, string stderr) = await RunAsync(
+            null,
+            cancellationToken,
+            "--scenario", "s2", "--transport", "tls", "--ccu", "3", "--measure", "1", "--connect-timeout", "2", "--connect-retries", "0", "--port", Port(),
+            "--tls-cert", server.CertificateFile, "--tls-key", server.KeyFile, "--tls-ca", other.CaFile, "--client-stack", "dotnet", "--server-stack", serverStack);
+
+        string result = Line(stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(exitCode, Is.EqualTo(ExitCodes.Failure), stderr);
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("FAIL"));
+            Assert.That(Number(result, "connect_success"), Is.Zero, "a connection came up against a CA that did not sign the server");
+            Assert.That(Number(result, "connect_fail"), Is.EqualTo(3));
+            Assert.That(Field(Line(stdout, "METRIC "), "errors_by_errno"), Does.Contain("71:3"));
+        });
+    }
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task TheDotnetClientChecksTheHostName(CancellationToken cancellationToken)
+    {
+        using RunCertificates server = RunCertificates.Create();
+
+        // The certificate names localhost, the machine, 127.0.0.1 and ::1, not 127.0.0.2 (still loopback;
+        // with --role both the client dials the address the server binds).
+        (int exitCode, string stdout, string stderr) = await RunAsync(
+            null,
+            cancellationToken,
+            "--scenario", "s1", "--transport", "tls", "--ccu", "2", "--connect-timeout", "2", "--connect-retries", "0", "--port", Port(),
+            "--bind-host", "127.0.0.2",
+            "--tls-cert", server.CertificateFile, "--tls-key", server.KeyFile, "--tls-ca", server.CaFile, "--stack", "dotnet");
+
+        string result = Line(stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(exitCode, Is.EqualTo(ExitCodes.Failure), stderr);
+            Assert.That(Number(result, "connect_success"), Is.Zero, "a certificate that does not name the host was accepted");
+            Assert.That(Number(result, "connect_fail"), Is.EqualTo(2));
+        });
+    }
+
     [TestCase("netzlink")]
     [TestCase("dotnet")]
     [CancelAfter(120_000)]

@@ -1,4 +1,4 @@
-// Reads `NetZlink.Stress compare [--out DIR] [--stacks …] [--scenarios …] [scenario flags]`.
+// Reads `NetZlink.Stress compare [--out DIR] [--stacks …] [--scenarios …] [--transports …] [scenario flags]`.
 // compare's own flags are read here; every other flag is a scenario flag and goes through the
 // ordinary parser, so its checks and messages are exactly those of a single run.
 using System.Globalization;
@@ -26,7 +26,7 @@ internal static class CompareCommandLine
         ["--port"] = "each server takes a free port",
         ["--host"] = "the servers run on this machine",
         ["--bind-host"] = "the servers run on this machine",
-        ["--transport"] = "compare runs tcp, the one transport every stack has",
+        ["--transport"] = "use --transports",
         ["--metrics-csv"] = "each run writes DIR/<stack>/<scenario>/metrics.csv",
         ["--summary-json"] = "each run writes DIR/<stack>/<scenario>/summary.json",
         ["--timeseries-csv"] = "each run writes DIR/<stack>/<scenario>/timeseries.csv",
@@ -37,12 +37,14 @@ internal static class CompareCommandLine
 
     /// <summary>The help text of `compare --help`.</summary>
     public static string HelpText => string.Join('\n',
-        "usage: NetZlink.Stress compare [--out DIR] [--stacks netzlink,dotnet,c-epoll] [--scenarios s0,s1,s2] [scenario flags]",
+        "usage: NetZlink.Stress compare [--out DIR] [--stacks netzlink,dotnet,c-epoll] [--scenarios s0,s1,s2] [--transports tcp,tls] [scenario flags]",
         "Runs every scenario on every stack with the same flags, each run a separate server and client process,",
         "then writes DIR/<stack>/<scenario>/{metrics.csv,summary.json,summary.hgrm,timeseries.csv,stdout.txt}, DIR/report.md and DIR/report.html.",
         "  --out DIR         where to write (default compare-results/<UTC time>)",
         "  --stacks LIST     netzlink, dotnet (NetZlink.Stress) and c-epoll (native/build/bench/limit_echo); default all",
         "  --scenarios LIST  s0, s1, s2; default all",
+        "  --transports LIST tcp, tls; default tcp. Runs over tls are labelled tls-<scenario> (ids <stack>-tls-s2),",
+        "                    with a CA and server certificate made per run; c-epoll runs tcp only",
         "  --rate N          also an open-model s2 run (s2-open) per stack at N packets/s; the other runs stay closed-loop",
         "  --quiet           no per-second progress from the runs",
         "scenario flags: those of a single run (--ccu --size --inflight --warmup --measure --drain-timeout --connect-* ...; see --help);",
@@ -55,6 +57,7 @@ internal static class CompareCommandLine
         string? outDirectory = null;
         IReadOnlyList<string> stacks = CompareStacks.All;
         IReadOnlyList<string> scenarios = Scenarios;
+        IReadOnlyList<string> transports = [CompareTransports.Tcp];
         bool quiet = false;
         var errors = new List<string>();
         var scenarioArgs = new List<string> { "--role", "client" };
@@ -68,7 +71,7 @@ internal static class CompareCommandLine
                 return VerbParseOutcome<CompareOptions>.Help(HelpText);
             }
 
-            if (name is "--out" or "--stacks" or "--scenarios")
+            if (name is "--out" or "--stacks" or "--scenarios" or "--transports")
             {
                 string? value = arg.Contains('=', StringComparison.Ordinal) ? arg[(name.Length + 1)..]
                     : i + 1 < args.Count && !args[i + 1].StartsWith("--", StringComparison.Ordinal) ? args[++i] : null;
@@ -83,6 +86,10 @@ internal static class CompareCommandLine
                 else if (name == "--stacks")
                 {
                     stacks = List(errors, name, value, CompareStacks.All);
+                }
+                else if (name == "--transports")
+                {
+                    transports = List(errors, name, value, CompareTransports.All);
                 }
                 else
                 {
@@ -115,6 +122,8 @@ internal static class CompareCommandLine
         {
             scenarios = [.. scenarios, OpenScenario];
         }
+
+        scenarios = transports.SelectMany(t => scenarios.Select(s => CompareTransports.Label(t, s))).ToArray();
 
         return VerbParseOutcome<CompareOptions>.Run(new CompareOptions(outDirectory, stacks, scenarios, invocation.Settings, quiet));
     }

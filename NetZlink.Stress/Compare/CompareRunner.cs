@@ -68,14 +68,25 @@ internal sealed class CompareRunner
         ClientChildProcess.Outcome outcome;
         ServerTimeLine? serverTimes;
         string? serverTimeLine;
+        (string clientScenario, ScenarioSettings clientSettings) = _options.ClientRun(scenario);
+        // Over tls: a CA and server certificate for this run only, removed when it ends.
+        using Tls.RunCertificates? certificates = Tls.TlsEngineSettings.IsTls(clientSettings) ? Tls.RunCertificates.Create() : null;
+        if (certificates is not null)
+        {
+            clientSettings = clientSettings with
+            {
+                TlsCertificateFile = certificates.CertificateFile, TlsKeyFile = certificates.KeyFile, TlsCaFile = certificates.CaFile,
+            };
+        }
+
         try
         {
             ServerChildProcess server = await ServerChildProcess
-                .StartAsync(StackLaunch.Server(stack, _options.Settings, _limitEcho), _stderr, cancellationToken).ConfigureAwait(false);
+                .StartAsync(StackLaunch.Server(stack, certificates is null ? _options.Settings : clientSettings, _limitEcho), _stderr, cancellationToken)
+                .ConfigureAwait(false);
             await using (server.ConfigureAwait(false))
             {
                 TimeSpan deadline = StackLaunch.ClientDeadline(_options.Settings);
-                (string clientScenario, ScenarioSettings clientSettings) = _options.ClientRun(scenario);
                 outcome = await ClientChildProcess.RunAsync(
                     StackLaunch.Client(stack, clientScenario, clientSettings, server.Port, paths, _options.Quiet, _limitEcho),
                     $"  [{stack} {scenario}]", _stderr, deadline, stop: CancellationToken.None).ConfigureAwait(false);

@@ -49,9 +49,9 @@ internal static class HtmlReport
         html.Append("<p class=\"note\">throughput in packets/s, latency in µs; ratios are this stack's figure over ")
             .Append(E(CompareStacks.Baseline)).Append("'s (throughput above 1 and p99 below 1 are better). ")
             .Append(E(ReportTables.ClientUsageNote)).Append("</p>\n");
-        if (ReportTables.OpenModelNote(report) is { } open)
+        foreach (string note in ReportTables.RunNotes(report))
         {
-            html.Append("<p class=\"note\">").Append(E(open)).Append("</p>\n");
+            html.Append("<p class=\"note\">").Append(E(note)).Append("</p>\n");
         }
         html.Append("<h2>Cold start</h2>\n");
         Table(html, ReportTables.ColdStart(report));

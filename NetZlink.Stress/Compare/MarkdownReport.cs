@@ -23,9 +23,9 @@ internal static class MarkdownReport
         md.Append("\nthroughput in packets/s, latency in µs; ratios are this stack's figure over `")
             .Append(CompareStacks.Baseline).Append("`'s (throughput above 1 and p99 below 1 are better). ")
             .Append(ReportTables.ClientUsageNote).Append("\n\n");
-        if (ReportTables.OpenModelNote(report) is { } open)
+        foreach (string note in ReportTables.RunNotes(report))
         {
-            md.Append(open).Append("\n\n");
+            md.Append(note).Append("\n\n");
         }
 
         md.Append("## Cold start\n\n");

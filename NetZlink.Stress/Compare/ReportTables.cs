@@ -74,7 +74,7 @@ internal static class ReportTables
     private static ReportTable FieldTable(CompareReport report, IReadOnlyList<string> fields)
     {
         var rows = new List<IReadOnlyList<string>>();
-        foreach (string scenario in report.Scenarios.Where(s => s != "s1"))
+        foreach (string scenario in report.Scenarios.Where(s => CompareTransports.Split(s).Scenario != "s1"))
         {
             foreach (string stack in report.Stacks)
             {
@@ -97,7 +97,7 @@ internal static class ReportTables
             "scenario", $"{n}/{d} throughput", $"{n}/{d} p99", $"{n}/{c} throughput", $"{n}/{c} p99", $"{d}/{c} throughput",
         ];
         var rows = new List<IReadOnlyList<string>>();
-        foreach (string scenario in report.Scenarios.Where(s => s != "s1"))
+        foreach (string scenario in report.Scenarios.Where(s => CompareTransports.Split(s).Scenario != "s1"))
         {
             rows.Add(
             [
@@ -125,9 +125,23 @@ internal static class ReportTables
         .. s.Rate > 0 ? [("rate (s2-open only)", D(s.Rate))] : Array.Empty<(string, string)>(),
     ];
 
+    /// <summary>The notes under the run table: the s2-open rows (--rate) and c-epoll beside runs over tls, when the compare has them.</summary>
+    public static IEnumerable<string> RunNotes(CompareReport report)
+    {
+        if (OpenModelNote(report) is { } open)
+        {
+            yield return open;
+        }
+
+        if (report.Stacks.Contains(CompareStacks.CEpoll) && report.Scenarios.Any(s => CompareTransports.Split(s).Transport != CompareTransports.Tcp))
+        {
+            yield return CompareTransports.CEpollTcpOnlyNote;
+        }
+    }
+
     /// <summary>What the s2-open rows are, when the compare has them (--rate); null otherwise.</summary>
     public static string? OpenModelNote(CompareReport report) =>
-        report.Scenarios.Contains(CompareCommandLine.OpenScenario)
+        report.Scenarios.Any(s => CompareTransports.Split(s).Scenario == CompareCommandLine.OpenScenario)
             ? string.Create(CultureInfo.InvariantCulture,
                 $"{CompareCommandLine.OpenScenario}: s2 as an open model at {report.Settings.Rate:0.###} packets/s over all connections (--rate): each packet leaves at its due time, --inflight stays a cap, and its latency counts from the due time, so a stall shows in the percentiles; late = measured packets the cap or a full send queue held past their due time. The other rows are closed-loop (rate 0). c-epoll's s2-open row is limit_echo --rate, the same schedule in C.")
             : null;

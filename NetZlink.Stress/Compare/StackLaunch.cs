@@ -68,15 +68,30 @@ internal static class StackLaunch
             // limit_echo writes no result files: it prints counts, which CompareRunner judges and writes.
             Add(info, "--metrics-csv", paths.MetricsCsv, "--summary-json", paths.SummaryJson);
         }
+        string? label = null;
         if (settings.Rate > 0)
         {
             // The open-model run of s2 (compare's s2-open): its id says so in METRIC/CSV/JSON
             // (limit_echo's COUNTS line is given its id when it is judged).
             Add(info, "--rate", D(settings.Rate));
-            if (CompareStacks.IsDotnetProcess(stack))
+            label = CompareCommandLine.OpenScenario;
+        }
+
+        if (settings.Transport != CompareTransports.Tcp)
+        {
+            // A .NET client only (c-epoll has no tls runs): the transport, the run's CA, and an id that names the transport.
+            Add(info, "--transport", settings.Transport);
+            if (settings.TlsCaFile is { } ca)
             {
-                Add(info, "--scenario-id", $"{stack}-{CompareCommandLine.OpenScenario}");
+                Add(info, "--tls-ca", ca);
             }
+
+            label = CompareTransports.Label(settings.Transport, label ?? scenario);
+        }
+
+        if (label is not null && CompareStacks.IsDotnetProcess(stack))
+        {
+            Add(info, "--scenario-id", $"{stack}-{label}");
         }
 
         if (quiet)

@@ -109,7 +109,7 @@ internal sealed partial class DotnetClientShard
         try
         {
             socket = new Socket(_endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-            ConfigureClientSocket(socket);
+            ConfigureClientSocket(socket, _settings);
         }
         catch (SocketException e)
         {
@@ -147,20 +147,21 @@ internal sealed partial class DotnetClientShard
         }
     }
 
-    private void ConfigureClientSocket(Socket socket)
+    /// <summary>No delay, a reset on close, and --sndbuf/--rcvbuf: every client socket of the dotnet stack.</summary>
+    internal static void ConfigureClientSocket(Socket socket, ScenarioSettings settings)
     {
         socket.NoDelay = true;
         // Closing ends with a reset, not TIME_WAIT: back-to-back 10,000-connection runs would
         // otherwise run out of ephemeral ports towards the one server port.
         socket.LingerState = new LingerOption(enable: true, seconds: 0);
-        if (_settings.SendBuffer > 0)
+        if (settings.SendBuffer > 0)
         {
-            socket.SendBufferSize = _settings.SendBuffer;
+            socket.SendBufferSize = settings.SendBuffer;
         }
 
-        if (_settings.ReceiveBuffer > 0)
+        if (settings.ReceiveBuffer > 0)
         {
-            socket.ReceiveBufferSize = _settings.ReceiveBuffer;
+            socket.ReceiveBufferSize = settings.ReceiveBuffer;
         }
     }
 

@@ -266,7 +266,8 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
         return nextDue;
     }
 
-    private static unsafe void SleepUntil(long nanoseconds)
+    /// <summary>Sleeps until <paramref name="nanoseconds"/> on LoadPlan's clock (at once when it has passed).</summary>
+    internal static unsafe void SleepUntil(long nanoseconds)
     {
         if (nanoseconds <= LoadPlan.NowNanoseconds())
         {

@@ -34,15 +34,16 @@ internal static class TransportCatalog
     public static string UnavailableReason(string transport) =>
         $"transport {transport} is not available in this native library";
 
-    /// <summary>Whether the dotnet stack's <paramref name="end"/> runs <paramref name="transport"/>: tcp, and tls on the server (SslStream).</summary>
+    /// <summary>Whether the dotnet stack's <paramref name="end"/> runs <paramref name="transport"/>: tcp, and tls (SslStream) on both ends.</summary>
+#pragma warning disable IDE0060 // both ends run the same transports now; the parameter stays for the call sites and the reason
     public static bool DotnetSupports(string transport, DotnetEnd end) =>
+#pragma warning restore IDE0060
         string.Equals(transport, "tcp", StringComparison.OrdinalIgnoreCase)
-        || (end == DotnetEnd.Server && string.Equals(transport, "tls", StringComparison.OrdinalIgnoreCase));
+        || string.Equals(transport, "tls", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>The SKIP reason for a transport the dotnet stack's <paramref name="end"/> does not implement.</summary>
-    public static string DotnetUnavailableReason(string transport, DotnetEnd end) => string.Equals(transport, "tls", StringComparison.OrdinalIgnoreCase)
-        ? "transport tls: the dotnet client has no tls yet (its server has; tcp only on the client)"
-        : $"transport {transport} is not implemented by the dotnet stack ({(end == DotnetEnd.Server ? "its server runs tcp and tls" : "tcp only")})";
+    public static string DotnetUnavailableReason(string transport, DotnetEnd end) =>
+        $"transport {transport} is not implemented by the dotnet stack (its {(end == DotnetEnd.Server ? "server" : "client")} runs tcp and tls)";
 
     /// <summary>Why the server of <paramref name="stack"/> cannot serve <paramref name="transport"/> here, or null when it can.</summary>
     public static string? ServerUnavailableReason(string transport, string stack) => stack == Scenarios.StackNames.Dotnet

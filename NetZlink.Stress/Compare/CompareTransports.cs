@@ -1,0 +1,39 @@
+// The transports compare can run (--transports) and how a run's label carries one: tcp runs keep
+// the scenario's own name (s0, s1, s2, s2-open), so a tcp-only compare reads as it always did;
+// other transports prefix it ("tls-s2"), which makes the row ids <stack>-tls-s2 and the folders
+// DIR/<stack>/tls-s2. c-epoll (limit_echo) speaks tcp only, so it has no tls runs at all.
+namespace NetZlink.Stress.Compare;
+
+/// <summary>Names for --transports and the labels of per-transport runs.</summary>
+internal static class CompareTransports
+{
+    /// <summary>The default and, without --transports, the only one.</summary>
+    public const string Tcp = "tcp";
+
+    /// <summary>Every transport compare runs, in report order.</summary>
+    public static readonly IReadOnlyList<string> All = [Tcp, Tls.TlsEngineSettings.Transport];
+
+    /// <summary>What the report says when a compare has runs over tls and c-epoll is among the stacks.</summary>
+    public const string CEpollTcpOnlyNote =
+        "c-epoll (limit_echo) speaks plain tcp only: it has no rows over tls, and ratios to it there are n/a. Over tls both .NET stacks verify the server against a CA made for the run.";
+
+    /// <summary>The run label of <paramref name="scenario"/> over <paramref name="transport"/>: the scenario itself on tcp, "transport-scenario" otherwise.</summary>
+    public static string Label(string transport, string scenario) => transport == Tcp ? scenario : $"{transport}-{scenario}";
+
+    /// <summary>The transport and scenario of a run label.</summary>
+    public static (string Transport, string Scenario) Split(string label)
+    {
+        foreach (string transport in All)
+        {
+            if (transport != Tcp && label.StartsWith(transport + "-", StringComparison.Ordinal))
+            {
+                return (transport, label[(transport.Length + 1)..]);
+            }
+        }
+
+        return (Tcp, label);
+    }
+
+    /// <summary>Whether <paramref name="stack"/> has a run labelled <paramref name="label"/> (c-epoll: tcp ones only).</summary>
+    public static bool Runs(string stack, string label) => CompareStacks.IsDotnetProcess(stack) || Split(label).Transport == Tcp;
+}
