@@ -103,9 +103,9 @@ internal static class OptionsValidator
             errors.Add("--json-histogram adds the latency histogram to the --summary-json file: give --summary-json PATH too");
         }
 
-        if (o.ExitOnStdinEof && !serverOnly)
+        if (o.ExitOnStdinEof && string.Equals(o.Role, "both", StringComparison.OrdinalIgnoreCase))
         {
-            errors.Add("--exit-on-stdin-eof is for --role server (a server started as a child, stopped when its parent closes its stdin); --role both stops its own server child");
+            errors.Add("--exit-on-stdin-eof is for --role server or client (a child stopped when its parent closes its stdin or dies); --role both stops its own children");
         }
 
         Scale(errors, o, given, environment ?? Environment.GetEnvironmentVariable);
