@@ -200,6 +200,12 @@ internal static class OptionsValidator
             {
                 errors.Add($"--ccu {o.Ccu} is fewer connections than --processes {o.Processes}: every client process needs one at least");
             }
+            else if (o.Rate > 0 && o.Rate * (o.Ccu / o.Processes) / o.Ccu < FlagRanges.Rate.Min)
+            {
+                // Each child paces its share of --rate (its connections' share), and a child's --rate has the same minimum.
+                errors.Add(string.Create(CultureInfo.InvariantCulture,
+                    $"--rate {o.Rate} split over --processes {o.Processes} leaves a client process {o.Rate * (o.Ccu / o.Processes) / o.Ccu:G6} packets per second, below the minimum of {FlagRanges.Rate.Min}: raise --rate or lower --processes"));
+            }
         }
 
         if (o.ServerProcesses > 1)
