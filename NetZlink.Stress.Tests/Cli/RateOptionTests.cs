@@ -69,6 +69,25 @@ public sealed class RateOptionTests
 
     [Test]
     [CancelAfter(10_000)]
+    public void ARateSplitOverProcessesBelowTheMinimumIsRefusedUpFront()
+    {
+        ParseOutcome tooThin = CommandLineParsing.Parse(["--rate", "0.003", "--processes", "4", "--ccu", "8"]);
+        ParseOutcome enough = CommandLineParsing.Parse(["--rate", "0.004", "--processes", "4", "--ccu", "8"]);
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(tooThin.Invocation, Is.Null);
+            Assert.That(tooThin.ExitCode, Is.EqualTo(ExitCodes.Usage));
+            Assert.That(tooThin.Errors, Is.EqualTo(new[]
+            {
+                "--rate 0.003 split over --processes 4 leaves a client process 0.00075 packets per second, below the minimum of 0.001: raise --rate or lower --processes",
+            }));
+            Assert.That(enough.Errors, Is.Empty, "0.001 each is the minimum itself");
+        });
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
     public void HelpDescribesRate()
     {
         string help = CommandLineParsing.Parse(["--help"]).Text!;

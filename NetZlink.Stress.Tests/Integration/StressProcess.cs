@@ -151,7 +151,10 @@ internal sealed class StressProcess : IDisposable
     }
 
     /// <summary>Processes still running `… --role server … --port <paramref name="port"/> …` (left-over server children).</summary>
-    public static IReadOnlyList<int> ServersOnPort(int port)
+    public static IReadOnlyList<int> ServersOnPort(int port) => OnPort("server", port);
+
+    /// <summary>Processes still running `… --role <paramref name="role"/> … --port <paramref name="port"/> …` (left-over children).</summary>
+    public static IReadOnlyList<int> OnPort(string role, int port)
     {
         var found = new List<int>();
         foreach (string dir in Directory.EnumerateDirectories("/proc"))
@@ -176,7 +179,7 @@ internal sealed class StressProcess : IDisposable
             }
 
             string portText = port.ToString(System.Globalization.CultureInfo.InvariantCulture);
-            bool server = argv.Zip(argv.Skip(1)).Any(p => p is ("--role", "server"));
+            bool server = argv.Zip(argv.Skip(1)).Any(p => p.First == "--role" && p.Second == role);
             bool onPort = argv.Zip(argv.Skip(1)).Any(p => p.First == "--port" && p.Second == portText);
             if (server && onPort)
             {

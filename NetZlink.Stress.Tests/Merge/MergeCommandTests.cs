@@ -130,6 +130,31 @@ public sealed class MergeCommandTests
 
     [Test]
     [CancelAfter(10_000)]
+    public void ACopyOfAnInputIsRefusedNamingBothFiles()
+    {
+        using var temp = new TempDirectory();
+        string a = SampleHosts.Write(temp.File("a.json"), SampleHosts.Host(10, 1));
+        string copy = temp.File("copy-of-a.json");
+        File.Copy(a, copy);
+
+        // Shards of one --processes run share their start times, not their counts and histograms.
+        ScenarioResult sibling = SampleHosts.Host(10, 2);
+        sibling.MeasureStartedAt = SampleHosts.Host(10, 1).MeasureStartedAt;
+        (int siblingCode, _, string siblingErr) = Merge(a, SampleHosts.Write(temp.File("sibling.json"), sibling));
+        (int code, string stdout, string stderr) = Merge(a, copy);
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(siblingCode, Is.Zero, siblingErr);
+            Assert.That(code, Is.EqualTo(1));
+            Assert.That(stdout, Is.Empty);
+            Assert.That(stderr, Does.StartWith($"error: {copy} has the same counts and latency histogram as {a}").And.Contain("counted twice"));
+            Assert.That(stderr.TrimEnd().Split('\n'), Has.Length.EqualTo(1));
+        });
+    }
+
+    [Test]
+    [CancelAfter(10_000)]
     public void MeasuredPhasesFarApartGiveAWarning()
     {
         using var temp = new TempDirectory();

@@ -103,9 +103,9 @@ internal static class OptionsValidator
             errors.Add("--json-histogram adds the latency histogram to the --summary-json file: give --summary-json PATH too");
         }
 
-        if (o.ExitOnStdinEof && !serverOnly)
+        if (o.ExitOnStdinEof && string.Equals(o.Role, "both", StringComparison.OrdinalIgnoreCase))
         {
-            errors.Add("--exit-on-stdin-eof is for --role server (a server started as a child, stopped when its parent closes its stdin); --role both stops its own server child");
+            errors.Add("--exit-on-stdin-eof is for --role server or client (a child stopped when its parent closes its stdin or dies); --role both stops its own children");
         }
 
         Scale(errors, o, given, environment ?? Environment.GetEnvironmentVariable);
@@ -199,6 +199,12 @@ internal static class OptionsValidator
             if (o.Ccu < o.Processes)
             {
                 errors.Add($"--ccu {o.Ccu} is fewer connections than --processes {o.Processes}: every client process needs one at least");
+            }
+            else if (o.Rate > 0 && o.Rate * (o.Ccu / o.Processes) / o.Ccu < FlagRanges.Rate.Min)
+            {
+                // Each child paces its share of --rate (its connections' share), and a child's --rate has the same minimum.
+                errors.Add(string.Create(CultureInfo.InvariantCulture,
+                    $"--rate {o.Rate} split over --processes {o.Processes} leaves a client process {o.Rate * (o.Ccu / o.Processes) / o.Ccu:G6} packets per second, below the minimum of {FlagRanges.Rate.Min}: raise --rate or lower --processes"));
             }
         }
 

@@ -160,7 +160,7 @@ internal sealed class StressOptions
     public double FaultAfter { get; set; } = 2;
 
     [Option("exit-on-stdin-eof",
-        HelpText = "--role server only: also stop (exit code 0) when stdin reaches end of file. For a parent that starts the server as its child with stdin a pipe it holds, so the server never outlives it (the server child of --role both and compare, scripts/echo-server-lib.sh). Without it stdin is never read and the server runs until Ctrl+C or SIGTERM, also under nohup, systemd or a container without -i.")]
+        HelpText = "--role server: also stop (exit code 0) when stdin reaches end of file; --role client: take the end of stdin as SIGTERM. For a parent that starts the tool as its child with stdin a pipe it holds, so the child never outlives it (the server child of --role both and compare, scripts/echo-server-lib.sh, the client children of --processes). Without it stdin is never read and the server runs until Ctrl+C or SIGTERM, also under nohup, systemd or a container without -i.")]
     public bool ExitOnStdinEof { get; set; }
 
     [Option("quiet", HelpText = "No progress lines on stderr.")]

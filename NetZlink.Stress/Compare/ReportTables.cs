@@ -59,11 +59,11 @@ internal static class ReportTables
 
     /// <summary>What the cold-start table shows.</summary>
     public const string ColdStartNote =
-        "Times from the client process's start (compare stamps each client as it launches it) to its first connection and to its first echo; first_n_p50_us and first_n_max_us are the round trips of the run's first first_n echoes (at most 100, warm-up included, every one timed), p50_us the measured phase's median (s0: its one echo, so the same as the first).";
+        "Times from the client process's start (compare stamps each client as it launches it) to its first connection and to its first echo; first_n_p50_us and first_n_max_us are the round trips of the run's first first_n echoes (at most 100, warm-up included, every one timed), p50_us the measured phase's median (s0: its one echo, timed separately from first_n_p50_us, so the two are close but not the same number).";
 
     /// <summary>What the server-time table shows.</summary>
     public const string ServerTimeNote =
-        "server_*: the echo server's own time per read, from the read to its echo handed to the socket or engine (every latency-sample-rate-th read of a connection, its first included), beside the client's round trip; the rest of the round trip is the network stack, scheduling and the client.";
+        "server_*: the echo server's own time per read, from the read to its echo handed to the socket or engine (every latency-sample-rate-th read of a connection, its first included), beside the client's round trip. The server's clock stops after its send returns, and on loopback that send already delivers the echo, so one sample of the server's time can exceed the client's round trip; in the main it is a part of it.";
 
     /// <summary>Per stack and scenario: how the run started (see <see cref="ColdStartNote"/>).</summary>
     public static ReportTable ColdStart(CompareReport report) => FieldTable(report, ColdStartColumns);

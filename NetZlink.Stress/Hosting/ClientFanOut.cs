@@ -41,6 +41,9 @@ internal static class ClientFanOut
             "--latency-sample-rate", I(s.LatencySampleRate),
             "--client-stack", s.ClientStack, "--server-stack", s.ServerStack,
             "--json-histogram", "--summary-json", summaryJson,
+
+            // Its stdin is a pipe this process holds for the child's whole run: its end (this process gone) stops the child.
+            "--exit-on-stdin-eof",
         ]);
         ServerLaunch.AddPath(args, "--tls-ca", s.TlsCaFile);
         if (s.Rate > 0)
@@ -101,7 +104,7 @@ internal static class ClientFanOut
                 try
                 {
                     return await ClientChildProcess.RunAsync(
-                        ServerLaunch.ChildStartInfo(Arguments(settings, i, count, startAt, gated, summaries[i], quiet), redirectStdin: gated),
+                        ServerLaunch.ChildStartInfo(Arguments(settings, i, count, startAt, gated, summaries[i], quiet), redirectStdin: true),
                         string.Create(CultureInfo.InvariantCulture, $"[client {i}]"), stderr, deadline, gated ? gate.OnStdout : null, cancellationToken).ConfigureAwait(false);
                 }
                 finally

@@ -30,18 +30,21 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     private readonly TaskCompletionSource<int> _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Queue<string> _stderrTail = new();
     private readonly EventHandler _onProcessExit;
+    private readonly int? _index;
     private volatile string? _serverTimeLine;
     private volatile bool _forwardStderr;
     private volatile bool _started;
     private int _stopped;
 
-    private ServerChildProcess(ProcessStartInfo startInfo, TextWriter stderr)
+    private ServerChildProcess(ProcessStartInfo startInfo, TextWriter stderr, int? index)
     {
         _stderr = stderr;
+        _index = index;
         _commandLine = ServerLaunch.Describe(startInfo);
         _process = new Process { StartInfo = startInfo, EnableRaisingEvents = true };
         _process.OutputDataReceived += OnStdout;
         _process.ErrorDataReceived += OnStderr;
+        _process.Exited += OnExited;
         _onProcessExit = (_, _) => Kill();
     }
 
@@ -85,18 +88,19 @@ internal sealed class ServerChildProcess : IAsyncDisposable
     /// </summary>
     /// <exception cref="StressHostException">It could not start, exited first or stayed silent for <see cref="ReadyTimeout"/>.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first.</exception>
+    /// <param name="index">Server i of --server-processes (named so in its lines and warnings); null: the one server.</param>
     public static Task<ServerChildProcess> StartAsync(
-        ScenarioSettings settings, bool quiet, TextWriter stderr, CancellationToken cancellationToken) =>
-        StartAsync(ServerLaunch.StartInfo(settings, quiet), stderr, cancellationToken);
+        ScenarioSettings settings, bool quiet, TextWriter stderr, CancellationToken cancellationToken, int? index = null) =>
+        StartAsync(ServerLaunch.StartInfo(settings, quiet), stderr, cancellationToken, index);
 
     /// <summary>
     /// Starts another echo server program that speaks the same protocol (prints "READY port=N",
     /// stops when its stdin closes), e.g. limit_echo for `compare`; stdin, stdout and stderr must be redirected.
     /// </summary>
     public static async Task<ServerChildProcess> StartAsync(
-        ProcessStartInfo startInfo, TextWriter stderr, CancellationToken cancellationToken)
+        ProcessStartInfo startInfo, TextWriter stderr, CancellationToken cancellationToken, int? index = null)
     {
-        var child = new ServerChildProcess(startInfo, stderr);
+        var child = new ServerChildProcess(startInfo, stderr, index);
         try
         {
             child.Start();
@@ -208,7 +212,7 @@ internal sealed class ServerChildProcess : IAsyncDisposable
 
         if (_forwardStderr)
         {
-            _stderr.WriteLine($"[server] {line}");
+            _stderr.WriteLine(_index is { } i ? string.Create(CultureInfo.InvariantCulture, $"[server {i}] {line}") : $"[server] {line}");
             return;
         }
 
@@ -220,6 +224,19 @@ internal sealed class ServerChildProcess : IAsyncDisposable
                 _stderrTail.Dequeue();
             }
         }
+    }
+
+    /// <summary>A server that ends before it is told to (killed, crashed) is said once, by name, port and exit code.</summary>
+    private void OnExited(object? sender, EventArgs e)
+    {
+        if (Volatile.Read(ref _stopped) != 0 || !_ready.Task.IsCompletedSuccessfully)
+        {
+            return;
+        }
+
+        string name = _index is { } i ? string.Create(CultureInfo.InvariantCulture, $"server process {i}") : "the echo server process";
+        _stderr.WriteLine(string.Create(CultureInfo.InvariantCulture,
+            $"warning: {name} (port {_ready.Task.Result}) exited with code {_process.ExitCode} during the run"));
     }
 
     private string StderrTail()

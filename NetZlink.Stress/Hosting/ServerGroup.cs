@@ -37,7 +37,7 @@ internal sealed class ServerGroup : IAsyncDisposable
             for (int i = 0; i < count; i++)
             {
                 ServerChildProcess server = await ServerChildProcess
-                    .StartAsync(settings with { Port = settings.Port + i }, quiet, stderr, cancellationToken).ConfigureAwait(false);
+                    .StartAsync(settings with { Port = settings.Port + i }, quiet, stderr, cancellationToken, count > 1 ? i : null).ConfigureAwait(false);
                 group._servers.Add(server);
                 group._residentWhenReady.Add(ProcessStats.ResidentBytes(server.ProcessId));
             }

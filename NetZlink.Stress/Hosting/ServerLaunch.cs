@@ -16,7 +16,7 @@ internal static class ServerLaunch
 {
     /// <summary>
     /// A NetZlink.Stress executable (a native AOT or ReadyToRun build) to start instead of this
-    /// program: the server child, and `compare`'s .NET server and client processes.
+    /// program: the server children, the --processes client children, and `compare`'s .NET server and client processes.
     /// </summary>
     public const string BinaryVariable = "NETZLINK_STRESS_BINARY";
 

@@ -19,7 +19,7 @@ internal static class StdinStartGate
     {
         Console.Out.WriteLine(ConnectedLine);
         Console.Out.Flush();
-        string? line = await Console.In.ReadLineAsync(cancellationToken).AsTask().WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? line = await StdinEnd.ReadLineAsync(cancellationToken).ConfigureAwait(false);
         if (line is null)
         {
             throw new OperationCanceledException("stdin ended before the start time came: the parent is gone");

@@ -19,7 +19,10 @@ internal sealed class StressApp
     /// <param name="stderr">Progress, notices and errors; written from several threads, so it is synchronized here.</param>
     /// <param name="runClient">The scenario logic; ScenarioRunner.RunClientAsync (warnings to <paramref name="stderr"/>) unless a test stands in.</param>
     /// <param name="transportAvailable">Which transports can run; <see cref="TransportCatalog.IsAvailable"/> unless a test stands in.</param>
-    /// <param name="watchStdin">Whether this process's stdin may be read: --role server with --exit-on-stdin-eof stops at its end (the real process only).</param>
+    /// <param name="watchStdin">
+    /// Whether this process's stdin may be read: with --exit-on-stdin-eof, --role server stops at its end and
+    /// --role client takes it as SIGTERM (the real process only).
+    /// </param>
     /// <param name="serverStarting">
     /// Called with the settings just before an echo server starts, in this process (--role server) or as the child of
     /// --role both; a test can throw from it to see that nothing started.
@@ -72,12 +75,28 @@ internal sealed class StressApp
     {
         if (invocation.Role != StressRole.Server)
         {
-            return new PlanRunner(invocation, _runClient, _stdout, _stderr, _serverStarting)
-                .RunAsync(SweepPlan.For(invocation, _transportAvailable), cancellationToken);
+            return invocation.Role == StressRole.Client && _watchStdin && invocation.ExitOnStdinEof
+                ? RunUntilStdinEndsAsync(invocation, cancellationToken)
+                : RunPlanAsync(invocation, cancellationToken);
         }
 
         _serverStarting?.Invoke(invocation.Settings);
         return ServerHost.RunAsync(invocation.Settings, invocation.Quiet, _watchStdin && invocation.ExitOnStdinEof, _stdout, _stderr, cancellationToken);
+    }
+
+    private Task<int> RunPlanAsync(StressInvocation invocation, CancellationToken cancellationToken) =>
+        new PlanRunner(invocation, _runClient, _stdout, _stderr, _serverStarting)
+            .RunAsync(SweepPlan.For(invocation, _transportAvailable), cancellationToken);
+
+    /// <summary>
+    /// A --processes client child: the end of its stdin (its parent gone, however it went) is taken as
+    /// SIGTERM at any point of the run, so that no child runs on without the parent that merges it.
+    /// </summary>
+    private async Task<int> RunUntilStdinEndsAsync(StressInvocation invocation, CancellationToken cancellationToken)
+    {
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, StdinEnd.Watch());
+        using CancellationTokenRegistration notice = StdinEnd.Watch().Register(() => _stderr.WriteLine("stdin closed (the parent is gone): stopping"));
+        return await RunPlanAsync(invocation, stop.Token).ConfigureAwait(false);
     }
 
     private int Print(ParseOutcome parsed) => ParseMessages.Print(parsed.Text, parsed.Errors, parsed.ExitCode, _stdout, _stderr);

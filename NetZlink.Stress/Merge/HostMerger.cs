@@ -31,6 +31,7 @@ internal static class HostMerger
     {
         ArgumentOutOfRangeException.ThrowIfZero(hosts.Count);
         CheckAlike(hosts);
+        CheckNoCopies(hosts);
 
         var merged = new ScenarioResult { Settings = new ScenarioSettings() };
         foreach (ResultField field in ResultSchema.Fields.Where(f => f.IsStored))
@@ -91,6 +92,26 @@ internal static class HostMerger
                     throw new InvalidDataException(
                         $"cannot merge {host.Path} with {first.Path}: {name} is {actual} there and {expected} here; every host must run the same {all}");
                 }
+            }
+        }
+    }
+
+    /// <summary>
+    /// Two hosts with the same counts and the same latency histogram are one run given twice (a copy of
+    /// a file): merged, every count would be doubled. Hosts of one run may share their start times, never all of these.
+    /// </summary>
+    private static void CheckNoCopies(IReadOnlyList<HostSummary> hosts)
+    {
+        ResultField[] counts = ResultSchema.Fields.Where(f => f.IsStored && f.Merge == MergeRule.Sum).ToArray();
+        var seen = new Dictionary<string, HostSummary>(StringComparer.Ordinal);
+        foreach (HostSummary host in hosts)
+        {
+            string fingerprint = string.Join('|', counts.Select(f => f.Read(host.Result).ToString()))
+                + "|" + LatencyHistograms.ToCounts(host.Result.Latency!);
+            if (!seen.TryAdd(fingerprint, host))
+            {
+                throw new InvalidDataException(
+                    $"{host.Path} has the same counts and latency histogram as {seen[fingerprint].Path}: one run given twice (a copy?) would be counted twice; give each host's file once");
             }
         }
     }
