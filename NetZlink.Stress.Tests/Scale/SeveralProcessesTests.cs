@@ -59,6 +59,26 @@ public sealed class SeveralProcessesTests
     }
 
     [Test]
+    [CancelAfter(120_000)]
+    public async Task WithStartAtTheChildrenStartOnTheirOwnAndNoHandshakeLineIsPrinted(CancellationToken cancellationToken)
+    {
+        string startAt = (DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() / 1000.0 + 4).ToString("0.000", System.Globalization.CultureInfo.InvariantCulture);
+        using StressProcess run = await StressProcess.RunAsync(cancellationToken,
+            "--ccu", "20", "--processes", "2", "--port", Invariant(FreePort.Next()), "--start-at", startAt,
+            "--shards", "1", "--inflight", "2", "--warmup", "0", "--measure", "1");
+
+        string result = Line(run.Stdout, "RESULT ");
+        Assert.Multiple(() =>
+        {
+            Assert.That(run.ExitCode, Is.Zero, run.Stdout + "\n" + run.Stderr);
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"));
+            Assert.That(Number(result, "connect_success"), Is.EqualTo(20));
+            // It used to print "0 of 2 client processes connected" as each child ended.
+            Assert.That(run.Stderr, Does.Not.Contain("client processes connected"), "no start handshake with --start-at");
+        });
+    }
+
+    [Test]
     [CancelAfter(180_000)]
     public async Task TheIndexedJobsCommandsRunAsLocalProcessesAndMergeExactly(CancellationToken cancellationToken)
     {

@@ -98,7 +98,8 @@ internal static class ClientFanOut
             string[] summaries = Enumerable.Range(0, count)
                 .Select(i => Path.Combine(scratch.FullName, string.Create(CultureInfo.InvariantCulture, $"client-{i}.json"))).ToArray();
             TimeSpan deadline = StackLaunch.ClientDeadline(settings) + TimeSpan.FromSeconds(Math.Max(0, (startAt ?? 0) - UnixTime.Now));
-            var gate = new StartGate(count, quiet ? null : stderr);
+            // Only the handshake prints "N of M connected": with --start-at the children start on their own.
+            var gate = new StartGate(count, gated && !quiet ? stderr : null);
             ClientChildProcess.Outcome[] outcomes = await Task.WhenAll(Enumerable.Range(0, count).Select(async i =>
             {
                 try
