@@ -21,13 +21,27 @@ const models = {
 const problems = [];
 const objects = {};
 for (const file of files) {
-  const docs = parseAllDocuments(readFileSync(join(here, file), "utf8"));
+  let text;
+  try {
+    text = readFileSync(join(here, file), "utf8");
+  } catch (e) {
+    problems.push(`${file}: cannot be read (${e.code ?? e.message})`);
+    continue;
+  }
+  const docs = parseAllDocuments(text);
   for (const doc of docs) {
     if (doc.errors.length > 0) {
       problems.push(`${file}: YAML: ${doc.errors.map((e) => e.message).join("; ")}`);
       continue;
     }
     const object = doc.toJS();
+    if (object === null || object === undefined) {
+      continue; // an empty document (a trailing "---"): valid YAML, nothing to check
+    }
+    if (typeof object !== "object" || Array.isArray(object)) {
+      problems.push(`${file}: a document that is not a Kubernetes object`);
+      continue;
+    }
     const key = `${object.apiVersion}/${object.kind}`;
     if (!models[key]) {
       problems.push(`${file}: no schema here for ${key}`);
@@ -41,7 +55,7 @@ for (const file of files) {
     } catch (e) {
       problems.push(`${file}: ${key} ${object.metadata?.name}: ${e.message}`);
     }
-    objects[`${object.kind}/${object.metadata.name}`] = object;
+    objects[`${object.kind}/${object.metadata?.name}`] = object;
   }
 }
 
