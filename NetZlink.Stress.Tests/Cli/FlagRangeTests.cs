@@ -22,6 +22,7 @@ public sealed class FlagRangeTests
     [
         ("--port", ["--port", "0"], "--port must be 1..65535 (got 0); 0, any free port, is for --role server only"),
         ("--tls-cert", ["--transport", "tls", "--tls-cert", "/no/such/server.pem", "--tls-ca", "/no/such/ca.pem"], "--tls-cert /no/such/server.pem: no such file"),
+        ("--tls-cert", ["--transport", "tls", "--tls-cert", "/tmp", "--tls-ca", "/no/such/ca.pem"], "--tls-cert /tmp: is a directory, not a PEM file"),
         ("--tls-cert", ["--tls-cert", AFile, "--tls-ca", AFile], "--tls-cert, --tls-key and --tls-ca are for --transport tls or --scenario s4"),
         ("--tls-cert", ["--role", "server", "--transport", "tls"], "--role server --transport tls needs --tls-cert"),
         ("--tls-cert", ["--scenario", "s4", "--tls-cert", AFile], "--role both: give --tls-cert and --tls-ca together, or neither"),
@@ -113,6 +114,7 @@ public sealed class FlagRangeTests
         ("--server-processes", ["--server-processes", "257"], "--server-processes must be 1..256 (got 257)"),
         ("--server-processes", ["--server-processes", "2", "--role", "client"], "--server-processes starts that many echo server children, which only --role both does"),
         ("--server-processes", ["--server-processes", "2", "--client-stack", "dotnet"], "the dotnet client connects to one (use --client-stack netzlink)"),
+        ("--server-processes", ["--server-processes", "2", "--port", "65535"], "--server-processes 2 puts its servers on ports 65535..65536, beyond 65535: lower --port"),
         ("--servers", ["--role", "client", "--servers", "127.0.0.1"], "--servers takes host:port entries joined by commas"),
         ("--servers", ["--role", "client", "--servers", "127.0.0.1:1,127.0.0.1:0"], "(got '127.0.0.1:0' in '127.0.0.1:1,127.0.0.1:0')"),
         ("--servers", ["--role", "client", "--servers", "::1:5"], "an IPv6 host in brackets"),

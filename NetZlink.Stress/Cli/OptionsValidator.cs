@@ -219,6 +219,12 @@ internal static class OptionsValidator
             {
                 errors.Add("--server-processes spreads the netzlink client's connections over several servers; the dotnet client connects to one (use --client-stack netzlink)");
             }
+
+            if (o.Port + o.ServerProcesses - 1 > 65535)
+            {
+                errors.Add(string.Create(CultureInfo.InvariantCulture,
+                    $"--server-processes {o.ServerProcesses} puts its servers on ports {o.Port}..{o.Port + o.ServerProcesses - 1}, beyond 65535: lower --port"));
+            }
         }
 
         if (o.Servers is not null)

@@ -52,6 +52,10 @@ internal static class TlsFlagRules
         {
             errors.Add($"{flag} needs a file path");
         }
+        else if (Directory.Exists(path))
+        {
+            errors.Add($"{flag} {path}: is a directory, not a PEM file");
+        }
         else if (!File.Exists(path))
         {
             errors.Add($"{flag} {path}: no such file");
