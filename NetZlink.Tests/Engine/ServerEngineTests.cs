@@ -54,19 +54,7 @@ public sealed class ServerEngineTests
     {
         using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"] });
         server.Start(_ => new EchoHandler());
-        var received = new ConcurrentQueue<byte[]>();
-        using var client = new ClientEngine(20, new EngineOptions { Endpoints = [server.BoundEndpoints[0]], ShardCount = 2, ConnectRetries = 0 });
-        var connected = new ConcurrentBag<Connection>();
-        client.Start(_ => new CollectingHandler(connected, received));
-        Assert.That(client.ConnectsResolved.Wait(Patience), Is.True);
-        foreach (Connection connection in connected)
-        {
-            byte[] packet = [0, 0, 0, 4, (byte)connection.Index, 1, 2, 3];
-            Assert.That(client.TryPost(connection, packet), Is.True);
-        }
-
-        Wait.Until(() => received.Count == 20, "20 echoed packets", Patience);
-        Assert.That(received.Select(p => p[4]).Order(), Is.EqualTo(Enumerable.Range(0, 20).Select(i => (byte)i)));
+        EveryConnectionGetsItsPacketBack(new EngineOptions { Endpoints = [server.BoundEndpoints[0]], ShardCount = 2, ConnectRetries = 0 });
     }
 
     [Test, CancelAfter(60_000)]
@@ -85,14 +73,20 @@ public sealed class ServerEngineTests
         });
         server.Start(_ => new EchoHandler());
         Assert.That(server.BoundEndpoints[0], Does.StartWith("tls://127.0.0.1:"));
-        var received = new ConcurrentQueue<byte[]>();
-        using var client = new ClientEngine(20, new EngineOptions
+        EveryConnectionGetsItsPacketBack(new EngineOptions
         {
             Endpoints = [server.BoundEndpoints[0]],
             ShardCount = 2,
             ConnectRetries = 0,
             Tls = new EngineTlsOptions { CaFile = certs.Ca, Hostname = "localhost" },
         });
+    }
+
+    /// <summary>A 20-connection ClientEngine with <paramref name="options"/>: every connection comes up, posts one packet carrying its index and gets it back.</summary>
+    private static void EveryConnectionGetsItsPacketBack(EngineOptions options)
+    {
+        var received = new ConcurrentQueue<byte[]>();
+        using var client = new ClientEngine(20, options);
         var connected = new ConcurrentBag<Connection>();
         client.Start(_ => new CollectingHandler(connected, received));
         Assert.That(client.ConnectsResolved.Wait(Patience), Is.True);

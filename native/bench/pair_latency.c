@@ -28,83 +28,72 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void *zmq_echo(void *s)
+/* one library's calls: zmq_* and zlink_* have the same shapes */
+typedef struct api {
+    const char *name;
+    int pair, last_endpoint;
+    void *(*ctx_new)(void);
+    int (*ctx_term)(void *);
+    void *(*socket)(void *, int);
+    int (*close)(void *);
+    int (*bind)(void *, const char *);
+    int (*connect)(void *, const char *);
+    int (*getsockopt)(void *, int, void *, size_t *);
+    int (*send)(void *, const void *, size_t, int);
+    int (*recv)(void *, void *, size_t, int);
+} api_t;
+
+static const api_t zmq_api = {"libzmq", ZMQ_PAIR, ZMQ_LAST_ENDPOINT, zmq_ctx_new, zmq_ctx_term, zmq_socket,
+                              zmq_close, zmq_bind, zmq_connect, zmq_getsockopt, zmq_send, zmq_recv};
+static const api_t zlink_api = {"libzlink", ZLINK_PAIR, ZLINK_LAST_ENDPOINT, zlink_ctx_new, zlink_ctx_term,
+                                zlink_socket, zlink_close, zlink_bind, zlink_connect, zlink_getsockopt,
+                                zlink_send, zlink_recv};
+
+typedef struct echo {
+    const api_t *api;
+    void *socket;
+} echo_t;
+
+static void *echo_loop(void *arg)
 {
+    const echo_t *e = arg;
     char b[65536];
     for (int i = 0; i < ROUND_TRIPS; i++) {
-        int n = zmq_recv(s, b, sizeof b, 0);
-        zmq_send(s, b, (size_t)n, 0);
+        int n = e->api->recv(e->socket, b, sizeof b, 0);
+        e->api->send(e->socket, b, (size_t)n, 0);
     }
     return NULL;
 }
 
-static void *zlink_echo(void *s)
-{
-    char b[65536];
-    for (int i = 0; i < ROUND_TRIPS; i++) {
-        int n = zlink_recv(s, b, sizeof b, 0);
-        zlink_send(s, b, (size_t)n, 0);
-    }
-    return NULL;
-}
-
-static double run_zmq(const char *transport)
+/* one-way latency in microseconds: half the mean round trip of ROUND_TRIPS ping-pongs */
+static double run(const api_t *api, const char *transport)
 {
     char ep[256], buf[65536];
     memset(buf, 1, sizeof buf);
-    void *c = zmq_ctx_new();
-    void *a = zmq_socket(c, ZMQ_PAIR), *b = zmq_socket(c, ZMQ_PAIR);
+    void *c = api->ctx_new();
+    void *a = api->socket(c, api->pair), *b = api->socket(c, api->pair);
     if (!strcmp(transport, "tcp")) {
-        zmq_bind(a, "tcp://127.0.0.1:*");
+        api->bind(a, "tcp://127.0.0.1:*");
         size_t l = sizeof ep;
-        zmq_getsockopt(a, ZMQ_LAST_ENDPOINT, ep, &l);
+        api->getsockopt(a, api->last_endpoint, ep, &l);
     } else {
-        snprintf(ep, sizeof ep, "ipc:///tmp/pair-latency-zmq-%d", (int)getpid());
-        zmq_bind(a, ep);
+        snprintf(ep, sizeof ep, "ipc:///tmp/pair-latency-%s-%d", api->name, (int)getpid());
+        api->bind(a, ep);
     }
-    zmq_connect(b, ep);
+    api->connect(b, ep);
+    echo_t echo = {api, a};
     pthread_t t;
-    pthread_create(&t, NULL, zmq_echo, a);
+    pthread_create(&t, NULL, echo_loop, &echo);
     double t0 = now_s();
     for (int i = 0; i < ROUND_TRIPS; i++) {
-        zmq_send(b, buf, (size_t)g_size, 0);
-        zmq_recv(b, buf, sizeof buf, 0);
+        api->send(b, buf, (size_t)g_size, 0);
+        api->recv(b, buf, sizeof buf, 0);
     }
     double dt = now_s() - t0;
     pthread_join(t, NULL);
-    zmq_close(a);
-    zmq_close(b);
-    zmq_ctx_term(c);
-    return dt / ROUND_TRIPS / 2 * 1e6;
-}
-
-static double run_zlink(const char *transport)
-{
-    char ep[256], buf[65536];
-    memset(buf, 1, sizeof buf);
-    void *c = zlink_ctx_new();
-    void *a = zlink_socket(c, ZLINK_PAIR), *b = zlink_socket(c, ZLINK_PAIR);
-    if (!strcmp(transport, "tcp")) {
-        zlink_bind(a, "tcp://127.0.0.1:*");
-        size_t l = sizeof ep;
-        zlink_getsockopt(a, ZLINK_LAST_ENDPOINT, ep, &l);
-    } else {
-        snprintf(ep, sizeof ep, "ipc:///tmp/pair-latency-zlink-%d", (int)getpid());
-        zlink_bind(a, ep);
-    }
-    zlink_connect(b, ep);
-    pthread_t t;
-    pthread_create(&t, NULL, zlink_echo, a);
-    double t0 = now_s();
-    for (int i = 0; i < ROUND_TRIPS; i++) {
-        zlink_send(b, buf, (size_t)g_size, 0);
-        zlink_recv(b, buf, sizeof buf, 0);
-    }
-    double dt = now_s() - t0;
-    pthread_join(t, NULL);
-    zlink_close(a);
-    zlink_close(b);
-    zlink_ctx_term(c);
+    api->close(a);
+    api->close(b);
+    api->ctx_term(c);
     return dt / ROUND_TRIPS / 2 * 1e6;
 }
 
@@ -123,7 +112,7 @@ int main(int argc, char **argv)
         }
     }
     for (int round = 1; round <= 3; round++) {
-        double z = run_zmq(transport), l = run_zlink(transport);
+        double z = run(&zmq_api, transport), l = run(&zlink_api, transport);
         printf("round %d %s PAIR %dB one-way: libzmq %.1f us, libzlink %.1f us\n", round, transport, g_size, z, l);
     }
     return 0;
