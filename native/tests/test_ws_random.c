@@ -8,6 +8,8 @@
 
 #define NCONN 200
 #define BYTES 6000
+#define STALL_MS 15000  /* no stream moved for this long: stuck */
+#define LIMIT_MS 240000 /* the whole run, however slow the machine */
 
 typedef struct cstate {
     uint32_t id;
@@ -47,10 +49,31 @@ int main(void)
     size_t nec = 0;
     int ups = 0;
     static unsigned char buf[70000];
-    long long end = tu_now_ms() + 50000;
-    size_t done = 0;
+    /* A stall (no connection's stream moving for STALL_MS) fails with the
+     * state of every unfinished connection; a slow machine (ASan, load) only
+     * makes the whole run longer, up to the hard limit. */
+    long long start = tu_now_ms(), moved = start;
+    size_t done = 0, last_back = 0;
     while (done < NCONN) {
-        CHECK(tu_now_ms() < end);
+        long long now = tu_now_ms();
+        size_t total_back = (size_t)ups;
+        for (uint32_t i = 0; i < NCONN; i++)
+            total_back += cs[i].back;
+        if (total_back != last_back) {
+            last_back = total_back;
+            moved = now;
+        }
+        if (now - moved > STALL_MS || now - start > LIMIT_MS) {
+            fprintf(stderr, "test_ws_random: %s after %lld ms: %zu of %d done, %d up\n",
+                    now - moved > STALL_MS ? "stalled" : "too slow", now - start, done, NCONN, ups);
+            for (uint32_t i = 0; i < NCONN; i++)
+                if (cs[i].back < BYTES)
+                    fprintf(stderr, "  conn %u: sent %zu, back %zu\n", cs[i].id, cs[i].sent, cs[i].back);
+            for (size_t k = 0; k < nec; k++)
+                if (ec[k].len)
+                    fprintf(stderr, "  server echo pending for %u: %zu bytes\n", ec[k].id, ec[k].len);
+            CHECK(!"the streams did not finish");
+        }
         int progress = 0;
         /* server: receive, queue for echo */
         uint32_t id;
