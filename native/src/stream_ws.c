@@ -681,7 +681,7 @@ static int frame_start(zl_ws_t *w, const struct wslay_frame_iocb *io)
         ok = 0;
         break;
     }
-    if (!ok || io->rsv || (w->server && !io->mask) ||
+    if (!ok || io->rsv || (w->server ? !io->mask : io->mask) ||
         io->payload_length >> 63) {
         fail_proto(w);
         return -1;

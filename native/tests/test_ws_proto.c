@@ -1,5 +1,6 @@
 /* test_ws_proto.c - a ws:// server's frames against a raw client written
- * here: protocol errors after the handshake (an unmasked frame, RSV bits,
+ * here: protocol errors after the handshake (an unmasked client frame, a
+ * masked server frame, RSV bits,
  * an unknown opcode, an oversize or fragmented control frame, a
  * continuation without a start) each end the connection with a close frame
  * 1002 and DISCONNECTED(TRANSPORT_ERROR); a ping is answered by a pong with
@@ -256,9 +257,18 @@ static void test_client_masks(void *ctx)
     for (int i = 1; i < 8; i++)
         distinct += memcmp(keys[i], keys[i - 1], 4) != 0;
     CHECK(distinct >= 6);
+    /* a server must not mask: the client answers a masked frame with close
+     * 1002 and drops the connection, delivering none of its payload */
+    size_t ml = tu_ws_frame(fr, 1, 0x2, 1, "masked", 6);
+    tu_send_all(fd, fr, ml);
+    CHECK(TU_UNTIL(&p, p.sa.downs == 1, 5000));
+    CHECK(p.sa.bytes == 8);
+    size_t n;
+    int masked;
+    CHECK(tu_ws_read_frame(fd, b, sizeof b, &n, &masked) == 0x88);
+    CHECK(masked && n == 2 && b[0] == 0x03 && b[1] == 0xea);
     close(fd);
     close(lfd);
-    CHECK(TU_UNTIL(&p, p.sa.downs == 1, 5000));
     zlink_close(cli);
 }
 
