@@ -70,7 +70,7 @@ internal sealed class CompareRunner
         string? serverTimeLine;
         (string clientScenario, ScenarioSettings clientSettings) = _options.ClientRun(scenario);
         // Over tls: a CA and server certificate for this run only, removed when it ends.
-        using Tls.RunCertificates? certificates = Tls.TlsEngineSettings.IsTls(clientSettings) ? Tls.RunCertificates.Create() : null;
+        using Tls.RunCertificates? certificates = Tls.TlsEngineSettings.UsesTls(clientSettings) ? Tls.RunCertificates.Create() : null;
         if (certificates is not null)
         {
             clientSettings = clientSettings with
