@@ -29,6 +29,45 @@ public sealed class CompareTransportsTests
     }
 
     [Test]
+    public void WsAndWssRunsAreLabelledByTheirTransportAndCEpollHasNone()
+    {
+        CompareOptions options = CompareCommandLine.Parse(["--transports", "tcp,tls,ws,wss", "--scenarios", "s2"], Now).Options!;
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(options.Scenarios, Is.EqualTo(new[] { "s2", "tls-s2", "ws-s2", "wss-s2" }));
+            Assert.That(options.Runs.Where(r => r.Stack == "c-epoll").Select(r => r.Scenario), Is.EqualTo(new[] { "s2" }));
+            Assert.That(options.Runs.Where(r => r.Stack == "netzlink").Select(r => r.Scenario), Is.EqualTo(options.Scenarios));
+            Assert.That(CompareTransports.Split("wss-s2"), Is.EqualTo(("wss", "s2")));
+            Assert.That(CompareTransports.Split("ws-s2-open"), Is.EqualTo(("ws", "s2-open")));
+            Assert.That(options.ClientRun("wss-s2").Settings.Transport, Is.EqualTo("wss"));
+            Assert.That(options.ClientRun("ws-s2").Settings.Transport, Is.EqualTo("ws"));
+        });
+    }
+
+    [Test]
+    public void TheTransportCostTableDividesEachTransportByTcpOnTheSameStack()
+    {
+        using var temp = new TempDirectory();
+        CompareReport report = SampleCompare.WithTransports(
+            temp,
+            ("netzlink", "s2", 1000, 100), ("netzlink", "ws-s2", 500, 200), ("netzlink", "wss-s2", 250, 400),
+            ("dotnet", "s2", 800, 100), ("dotnet", "ws-s2", 200, 300));
+
+        ReportTable cost = ReportTables.TransportCostTable(report);
+        ReportTable ratios = ReportTables.RatioTable(report);
+        Assert.Multiple(() =>
+        {
+            Assert.That(cost.Rows.Select(r => string.Join(' ', r)), Is.EqualTo(new[]
+            {
+                "netzlink ws-s2 ws 0.50x 2.00x", "netzlink wss-s2 wss 0.25x 4.00x", "dotnet ws-s2 ws 0.25x 3.00x", "dotnet wss-s2 wss n/a n/a",
+            }));
+            Assert.That(ratios.Rows.Single(r => r[0] == "ws-s2")[1], Is.EqualTo("2.50x"), "netzlink/dotnet throughput over ws");
+            Assert.That(ReportTables.TransportCostTable(SampleCompare.WithTransports(temp, ("netzlink", "s2", 1, 1))).Rows, Is.Empty);
+        });
+    }
+
+    [Test]
     public void WithoutTransportsACompareIsTcpOnlyAsBefore()
     {
         CompareOptions options = CompareCommandLine.Parse([], Now).Options!;
@@ -41,7 +80,7 @@ public sealed class CompareTransportsTests
         });
     }
 
-    [TestCase(new[] { "--transports", "tcp,ws" }, "--transports takes a comma-separated list of tcp, tls (got 'tcp,ws')")]
+    [TestCase(new[] { "--transports", "tcp,quic" }, "--transports takes a comma-separated list of tcp, tls, ws, wss (got 'tcp,quic')")]
     [TestCase(new[] { "--transports" }, "--transports needs a value")]
     [TestCase(new[] { "--transport", "tls" }, "--transport cannot be given to compare: use --transports")]
     public void BadTransportsAreRefusedWithTheReason(string[] args, string error)

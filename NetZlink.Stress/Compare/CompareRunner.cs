@@ -44,15 +44,24 @@ internal sealed class CompareRunner
             }
 
             _stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}");
-            CompareRun run = await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
+            CompareRun run = SkipReason(stack, scenario) is { } skip
+                ? new CompareRun(stack, scenario, null, [], null, skip)
+                : await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
             runs.Add(run);
             string outcome = run.Summary is { } s
                 ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99_us={s.P99:F1}")
-                : "no result";
+                : run.Skip is { } reason ? $"SKIP ({reason})" : "no result";
             _stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
         }
 
         return runs;
+    }
+
+    /// <summary>Why the netzlink stack cannot run <paramref name="scenario"/>'s transport with this native library; null when it can (or the stack is another).</summary>
+    private static string? SkipReason(string stack, string scenario)
+    {
+        string transport = CompareTransports.Split(scenario).Transport;
+        return stack == StackNames.Netzlink && !TransportCatalog.IsAvailable(transport) ? TransportCatalog.UnavailableReason(transport) : null;
     }
 
     private async Task<CompareRun> RunOneAsync(string stack, string scenario, CancellationToken cancellationToken)
