@@ -8,6 +8,7 @@
 #include "stream_loop.h"
 
 int zl_tls_available(void); /* stream_tls.c */
+int zl_ws_available(void);  /* stream_ws.c */
 
 #include <errno.h>
 #include <string.h>
@@ -59,6 +60,8 @@ ZL_API int zlink_has(const char *capability)
         return zl_uring_available(); /* built with it and allowed here */
     if (strcmp(capability, "tls") == 0)
         return zl_tls_available(); /* built with OpenSSL */
+    if (strcmp(capability, "ws") == 0 || strcmp(capability, "wss") == 0)
+        return zl_ws_available(); /* built with wslay and OpenSSL */
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         if (strcmp(capability, yes[i]) == 0)
             return 1;

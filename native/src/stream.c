@@ -64,10 +64,11 @@ static int stream_bind(zl_handle_t *h, const char *ep)
         return -1;
     zl_sockaddr_t a;
     socklen_t al;
-    int tls = 0;
-    int rc = zl_parse_endpoint(ep, 1, s->opts.ipv6, &tls, &a, &al);
+    int kind = 0;
+    int rc = zl_parse_endpoint(ep, 1, s->opts.ipv6, &kind, &a, &al);
     if (rc)
         return zl_fail(-rc);
+    int tls = kind & ZL_K_TLS;
     struct ssl_ctx_st *tctx = NULL;
     if (tls && !(tctx = zl_tls_ctx_new(s, 1))) {
         zl_emit(s, ZLINK_EVENT_BIND_FAILED, (uint64_t)EINVAL, NULL, ep, NULL);
@@ -128,12 +129,22 @@ static int stream_bind(zl_handle_t *h, const char *ep)
     l->timer_id = 0;
     l->given = strdup(ep);
     l->tls = tctx;
-    zl_format_addr_tls(&real, tls, l->real, sizeof l->real);
-    if (!l->given || zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, EPOLLIN,
+    l->ws = (kind & ZL_K_WS) != 0;
+    l->ws_path = NULL;
+    if (l->ws) {
+        size_t hl;
+        l->ws_path = strdup(zl_ws_split(ep, &hl));
+        zl_format_addr_ws(&real, kind, l->ws_path, l->real, sizeof l->real);
+    } else {
+        zl_format_addr_tls(&real, tls, l->real, sizeof l->real);
+    }
+    if (!l->given || (l->ws && !l->ws_path) || zl_loop_ctl(&s->loop, EPOLL_CTL_ADD, fd, EPOLLIN,
                                  ZL_TAG(ZT_LISTENER, l->serial, li)) != 0) {
-        e = l->given ? errno : ENOMEM;
+        e = (l->given && (!l->ws || l->ws_path)) ? errno : ENOMEM;
         free(l->given);
         l->given = NULL;
+        free(l->ws_path);
+        l->ws_path = NULL;
         l->fd = -1;
         zl_tls_ctx_free(l->tls);
         l->tls = NULL;
@@ -156,6 +167,8 @@ static void listener_close(zl_stream_t *s, zl_listener_t *l)
     l->timer_id = 0;
     free(l->given);
     l->given = NULL;
+    free(l->ws_path);
+    l->ws_path = NULL;
     zl_tls_ctx_free(l->tls); /* its connections hold their own reference */
     l->tls = NULL;
 }
@@ -195,6 +208,17 @@ static int ep_set_host(zl_endpoint_t *ep, zl_stream_t *s)
     return ep->tls_host ? 0 : -1;
 }
 
+/* a ws endpoint's path and Host header, from its string */
+static int ep_set_ws(zl_endpoint_t *ep)
+{
+    size_t hl;
+    const char *path = zl_ws_split(ep->str, &hl);
+    ep->ws = 1;
+    ep->ws_path = strdup(path);
+    ep->ws_host = strndup(strstr(ep->str, "://") + 3, hl);
+    return ep->ws_path && ep->ws_host ? 0 : -1;
+}
+
 static int stream_connect(zl_handle_t *h, const char *str)
 {
     zl_stream_t *s = endpoint_stream(h, str);
@@ -210,10 +234,11 @@ static int stream_connect(zl_handle_t *h, const char *str)
     if (!ep) {
         zl_sockaddr_t a;
         socklen_t al;
-        int tls = 0;
-        int rc = zl_parse_endpoint(str, 0, s->opts.ipv6, &tls, &a, &al);
+        int kind = 0;
+        int rc = zl_parse_endpoint(str, 0, s->opts.ipv6, &kind, &a, &al);
         if (rc)
             return zl_fail(-rc);
+        int tls = kind & ZL_K_TLS;
         ep = calloc(1, sizeof *ep);
         if (!ep || !(ep->str = strdup(str))) {
             free(ep);
@@ -221,6 +246,10 @@ static int stream_connect(zl_handle_t *h, const char *str)
         }
         ep->addr = a;
         ep->addrlen = al;
+        if ((kind & ZL_K_WS) && ep_set_ws(ep) != 0) {
+            zl_endpoint_free(ep);
+            return zl_fail(ENOMEM);
+        }
         ep->tls = tls ? zl_tls_ctx_new(s, 0) : NULL;
         if (tls && (!ep->tls || ep_set_host(ep, s) != 0)) {
             int e = ep->tls ? ENOMEM : EINVAL;
@@ -360,6 +389,7 @@ static void stream_destroy(zl_stream_t *s)
     free(s->rdy);
     free(s->lst);
     free(s->scratch);
+    free(s->wsbuf);
     free(s);
 }
 

@@ -33,8 +33,12 @@ enum zl_conn_state {
     ZC_RETRY_WAIT, /* attempt failed, reconnect timer pending, no fd */
     ZC_ACTIVE,     /* established, 0x01 queued */
     ZC_CLOSING,    /* close requested, flushing the send queue */
-    ZC_HANDSHAKE,  /* tls://: TCP up, TLS handshake in progress */
+    ZC_HANDSHAKE,  /* tls://, ws://, wss://: TCP up, TLS and/or HTTP upgrade
+                      handshake in progress */
 };
+
+/* transport kinds of an endpoint (zl_parse_endpoint): bits */
+enum { ZL_K_TLS = 1, ZL_K_WS = 2 };
 
 #define ZL_TLS_STR 1024 /* longest TLS option string (paths, host name) + 1 */
 
@@ -51,6 +55,9 @@ typedef struct zl_endpoint {
     uint32_t nconns;
     struct ssl_ctx_st *tls; /* tls:// endpoints: the client context */
     char *tls_host;         /* TLS_HOSTNAME at connect time, or NULL */
+    int ws;                 /* ws:// or wss:// */
+    char *ws_path;          /* ws: the request path ("/" by default) */
+    char *ws_host;          /* ws: the Host header (the endpoint's host:port) */
 } zl_endpoint_t;
 
 /* Per-connection send queue: contiguous bytes (written with one send()) and
@@ -61,7 +68,10 @@ typedef struct zl_sendq {
     size_t head, tail, cap;
     uint32_t *lens;
     uint32_t lhead, lcount, lcap;
+    uint8_t partial; /* the head message is partly written */
 } zl_sendq_t;
+
+typedef struct zl_ws zl_ws_t;
 
 typedef struct zl_conn {
     int fd;
@@ -83,6 +93,7 @@ typedef struct zl_conn {
     zl_endpoint_t *ep;
     struct zl_conn *ep_prev, *ep_next;
     struct ssl_st *ssl;    /* tls:// connections (stream_tls.c), else NULL */
+    struct zl_ws *ws;      /* ws:// and wss:// connections (stream_ws.c) */
     zl_sendq_t q;
     zl_sockaddr_t remote;
     uint64_t connected_ms;
@@ -96,6 +107,8 @@ typedef struct zl_listener {
     int paused;    /* out of the epoll set after EMFILE */
     uint32_t timer_id;
     struct ssl_ctx_st *tls; /* tls:// listeners: the server context */
+    int ws;                 /* ws:// or wss:// */
+    char *ws_path;          /* ws: the path requests must name */
     char *given;   /* endpoint as passed to bind */
     char real[ZL_ADDR_MAX]; /* with the actual address and port */
 } zl_listener_t;
@@ -187,6 +200,8 @@ typedef struct zl_stream {
     zl_endpoint_t *eps;
     uint32_t nqueued; /* connections with a non-empty send queue */
     char *scratch;
+    char *wsbuf; /* ws: the frame being encoded (stream_ws.c) */
+    size_t wsbuf_len, wsbuf_cap;
 
     /* monitoring */
     int mon_mask; /* union of all the masks below */
@@ -229,13 +244,21 @@ void *zl_stream_monitor_open(zl_handle_t *h, int events);
 /* stream_conn.c */
 extern const zl_peer_ops_t zl_stream_peer_ops;
 
-/* stream_addr.c; *tls (may be NULL when only tcp:// is wanted) is set to 1
- * for a tls:// endpoint */
-int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *tls,
+/* stream_addr.c; *kind (may be NULL when only tcp:// is wanted) is set to
+ * the ZL_K_* bits of the endpoint (tls 1, ws 2, wss 3). A ws endpoint's
+ * path ("/..." after host:port) is not part of the address; see
+ * zl_ws_split. */
+int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *kind,
                       zl_sockaddr_t *out, socklen_t *outlen);
 void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n);
 /* the same as "tls://..." for a TLS connection or listener */
 void zl_format_addr_tls(const zl_sockaddr_t *a, int tls, char *buf, size_t n);
+/* "ws://" or "wss://" (kind's ZL_K_TLS) address, path appended unless "/" */
+void zl_format_addr_ws(const zl_sockaddr_t *a, int kind, const char *path,
+                       char *buf, size_t n);
+/* A ws endpoint "ws://host:port/path": *hostport_len is the length of
+ * host:port, the return value the path ("/" when none is given). */
+const char *zl_ws_split(const char *ep, size_t *hostport_len);
 
 /* stream_tls.c: tls:// over OpenSSL, driven by the same pump. Without
  * OpenSSL at build time every function fails or does nothing and tls://
@@ -267,18 +290,74 @@ int zl_tls_pending(zl_conn_t *c);
  * the session. */
 void zl_tls_end(zl_conn_t *c, int graceful);
 
-static inline ssize_t zl_conn_recv(zl_conn_t *c, void *buf, size_t len)
+/* stream_ws.c: ws:// and wss:// (RFC 6455) over the same connections: the
+ * HTTP/1.1 upgrade written here, the frames by wslay's frame layer. Without
+ * wslay (or OpenSSL) at build time, or libwslay.so.1 at run time in a
+ * dlopen build, zl_ws_available() is 0 and ws endpoints are
+ * EPROTONOSUPPORT. */
+int zl_ws_available(void);
+/* Gives c its ws state (server: an accepted connection whose request must
+ * name path; client: host and path go into the request). 0, or -1 with
+ * errno. */
+int zl_ws_start(zl_stream_t *s, zl_conn_t *c, int server, const char *path,
+                const char *host);
+/* One step of the upgrade, after TLS when wss. Returns 1 done, 0 waiting
+ * (interest set), -1 failed with *err and *event as zl_tls_handshake. */
+int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event);
+/* Payload bytes of the frames received, like recv(): 0 at the end (a close
+ * frame or the end of the stream), -1 with EPROTO on a protocol error. */
+ssize_t zl_ws_recv(zl_conn_t *c, void *buf, size_t len);
+/* 1 when received bytes wait inside the ws layer (epoll cannot see them) */
+int zl_ws_pending(const zl_conn_t *c);
+/* One frame (the client masks it) of len payload bytes in s->wsbuf; the
+ * return value points at it, NULL on ENOMEM. */
+const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
+                        const void *data, size_t len, size_t *out_len);
+/* A close frame with this status, queued behind what is queued already */
+int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status);
+/* A close frame (1000), sent at once if nothing is queued and no close
+ * frame went yet; for a local close without the request path */
+void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c);
+/* frees c's ws state */
+void zl_ws_end(zl_conn_t *c);
+/* the monitor/peer form of c's address: ws://, wss://, or tcp:// */
+void zl_format_conn_addr(const zl_conn_t *c, const zl_sockaddr_t *a, int tls,
+                         char *buf, size_t n);
+
+/* The transport under a connection: TCP, or the TLS session on it. */
+static inline ssize_t zl_raw_recv(zl_conn_t *c, void *buf, size_t len)
 {
     if (c->ssl)
         return zl_tls_recv(c, buf, len);
     return recv(c->fd, buf, len, 0);
 }
 
-static inline ssize_t zl_conn_send(zl_conn_t *c, const void *buf, size_t len)
+static inline ssize_t zl_raw_send(zl_conn_t *c, const void *buf, size_t len)
 {
     if (c->ssl)
         return zl_tls_send(c, buf, len);
     return send(c->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Payload bytes in: through the ws layer for ws connections. */
+static inline ssize_t zl_conn_recv(zl_conn_t *c, void *buf, size_t len)
+{
+    if (c->ws)
+        return zl_ws_recv(c, buf, len);
+    return zl_raw_recv(c, buf, len);
+}
+
+/* Bytes out: ws connections send frames zl_ws_frame made (the send queue
+ * holds frames, so a frame whose start went out is completed first). */
+static inline ssize_t zl_conn_send(zl_conn_t *c, const void *buf, size_t len)
+{
+    return zl_raw_send(c, buf, len);
+}
+
+/* 1 when input waits where epoll cannot see it (TLS or ws buffers) */
+static inline int zl_conn_pending(const zl_conn_t *c)
+{
+    return (c->ws && zl_ws_pending(c)) || zl_tls_pending((zl_conn_t *)c);
 }
 socklen_t zl_addr_len(const zl_sockaddr_t *a);
 
@@ -307,6 +386,11 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err);
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_flush(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len);
+/* The same, ahead of every message not started yet (ws control frames) */
+int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
+                        size_t len);
+/* EPOLLOUT interest of c on or off (EPOLLIN always) */
+void zl_conn_set_out(zl_stream_t *s, zl_conn_t *c, int want_out);
 void zl_setup_fd(zl_stream_t *s, int fd, int family);
 int zl_ht_insert(zl_stream_t *s, uint32_t id, uint32_t idx);
 void zl_ht_remove(zl_stream_t *s, uint32_t id);

@@ -1,6 +1,7 @@
 /*
  * stream_addr.c - endpoint strings: parsing a STREAM socket's
- * "tcp://host:port" (or "tls://host:port") into a socket address, formatting addresses back into
+ * "tcp://host:port" (or "tls://", "ws://host:port/path", "wss://...")
+ * into a socket address, formatting addresses back into
  * that form for LAST_ENDPOINT, monitor events and peer info, and the port
  * check every socket kind applies to tcp:// endpoints (libzmq does not
  * range-check ports and would wrap 99999 to 34463).
@@ -105,7 +106,54 @@ int zl_endpoint_port_check(const char *ep, int for_bind)
  * -EINVAL for anything malformed or unresolvable. A name getaddrinfo cannot
  * resolve is EINVAL as in libzmq's resolver (connect side), so callers that
  * test for it keep working; see native/README.md, Endpoints. */
-int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *tls,
+/* Which transport an endpoint's scheme names (ZL_K_* bits), or -1 for one
+ * the STREAM engine does not offer here. */
+static int scheme_kind(const char *ep, size_t slen, int want_others)
+{
+    if (slen == 3 && strncmp(ep, "tcp", 3) == 0)
+        return 0;
+    if (!want_others)
+        return -1;
+    if (slen == 3 && strncmp(ep, "tls", 3) == 0 && zl_tls_available())
+        return ZL_K_TLS;
+    if (slen == 2 && strncmp(ep, "ws", 2) == 0 && zl_ws_available())
+        return ZL_K_WS;
+    if (slen == 3 && strncmp(ep, "wss", 3) == 0 && zl_ws_available())
+        return ZL_K_WS | ZL_K_TLS;
+    return -1;
+}
+
+const char *zl_ws_split(const char *ep, size_t *hostport_len)
+{
+    const char *addr = strstr(ep, "://");
+    addr = addr ? addr + 3 : ep;
+    const char *slash = strchr(addr, '/');
+    if (!slash) {
+        *hostport_len = strlen(addr);
+        return "/";
+    }
+    *hostport_len = (size_t)(slash - addr);
+    for (const char *p = slash; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f)
+            return NULL; /* it goes into the request line as it is */
+    return slash;
+}
+
+void zl_format_addr_ws(const zl_sockaddr_t *a, int kind, const char *path,
+                       char *buf, size_t n)
+{
+    char tmp[ZL_ADDR_MAX];
+    zl_format_addr(a, tmp, sizeof tmp);
+    /* tmp is "tcp://..." */
+    snprintf(buf, n, "%s://%s%s", (kind & ZL_K_TLS) ? "wss" : "ws", tmp + 6,
+             (path && strcmp(path, "/") != 0) ? path : "");
+}
+
+/* Returns 0, or a negative errno: -EPROTONOSUPPORT for another transport,
+ * -EINVAL for anything malformed or unresolvable. A name getaddrinfo cannot
+ * resolve is EINVAL as in libzmq's resolver (connect side), so callers that
+ * test for it keep working; see native/README.md, Endpoints. */
+int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *kind,
                       zl_sockaddr_t *out, socklen_t *outlen)
 {
     if (!ep)
@@ -113,16 +161,19 @@ int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *tls,
     const char *sep = strstr(ep, "://");
     if (!sep || sep == ep)
         return -EINVAL;
-    int is_tls = (size_t)(sep - ep) == 3 && strncmp(ep, "tls", 3) == 0 &&
-                 tls && zl_tls_available();
-    if (((size_t)(sep - ep) != 3 || strncmp(ep, "tcp", 3) != 0) && !is_tls)
-        return -EPROTONOSUPPORT; /* ipc, inproc, ws, ... or unknown */
-    if (tls)
-        *tls = is_tls;
-    const char *addr = sep + 3;
-    size_t alen = strlen(addr);
+    int k = scheme_kind(ep, (size_t)(sep - ep), kind != NULL);
+    if (k < 0)
+        return -EPROTONOSUPPORT; /* ipc, inproc, ... or unknown */
+    if (kind)
+        *kind = k;
+    size_t alen = strlen(sep + 3);
+    if ((k & ZL_K_WS) && !zl_ws_split(ep, &alen))
+        return -EINVAL;
     if (alen == 0 || alen >= ZL_ADDR_MAX)
         return -EINVAL;
+    char addr[ZL_ADDR_MAX];
+    memcpy(addr, sep + 3, alen);
+    addr[alen] = '\0';
     char host[ZL_ADDR_MAX];
     const char *colon = strrchr(addr, ':');
     if (!colon || colon == addr)

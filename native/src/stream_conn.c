@@ -149,6 +149,7 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->announced = c->outbound = c->zero_delivered = 0;
     c->tls_dead = 0;
     c->ssl = NULL;
+    c->ws = NULL;
     c->peer_pos = -1;
     c->timer_id = 0;
     c->listener1 = 0;
@@ -156,6 +157,7 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->ep_prev = c->ep_next = NULL;
     c->connected_ms = c->msgs_sent = c->msgs_received = 0;
     c->q.head = c->q.tail = 0;
+    c->q.partial = 0;
     c->q.lhead = c->q.lcount = 0;
     if (!have_id) {
         for (;;) {
@@ -178,6 +180,8 @@ void zl_endpoint_free(zl_endpoint_t *ep)
 {
     zl_tls_ctx_free(ep->tls);
     free(ep->tls_host);
+    free(ep->ws_path);
+    free(ep->ws_host);
     free(ep->str);
     free(ep);
 }
@@ -207,6 +211,7 @@ static void ep_unlink(zl_stream_t *s, zl_conn_t *c)
 
 static void q_reset(zl_sendq_t *q)
 {
+    q->partial = 0;
     q->head = q->tail = 0;
     q->lhead = q->lcount = 0;
     if (q->cap > ZL_QBUF_KEEP) {
@@ -220,6 +225,8 @@ void zl_conn_release(zl_stream_t *s, zl_conn_t *c)
 {
     if (c->ssl)
         zl_tls_end(c, 0);
+    if (c->ws)
+        zl_ws_end(c);
     zl_ht_remove(s, c->id);
     ep_unlink(s, c);
     q_reset(&c->q);
@@ -312,9 +319,11 @@ static void q_consume(zl_sendq_t *q, size_t n)
             n -= *f;
             q->lhead = (q->lhead + 1) & (q->lcap - 1);
             q->lcount--;
+            q->partial = 0;
         } else {
             *f -= (uint32_t)n;
             n = 0;
+            q->partial = 1;
         }
     }
     if (q->head == q->tail)
@@ -370,6 +379,39 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
         }
     }
     return 0;
+}
+
+int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
+                        size_t len)
+{
+    unsigned char tmp[256];
+    if (len > sizeof tmp)
+        return zl_fail(EINVAL); /* control frames only */
+    memcpy(tmp, data, len); /* data may point into a buffer that moves */
+    if (zl_conn_queue(s, c, tmp, len) != 0)
+        return -1;
+    zl_sendq_t *q = &c->q;
+    /* rotate the new message to the front (behind a partly sent head) */
+    uint32_t at = q->partial ? 1 : 0;
+    size_t pos = q->head + (at ? q->lens[q->lhead] : 0);
+    size_t after = q->tail - len - pos;
+    memmove(q->buf + pos + len, q->buf + pos, after);
+    memcpy(q->buf + pos, tmp, len);
+    uint32_t mask = q->lcap - 1;
+    for (uint32_t i = q->lcount - 1; i > at; i--)
+        q->lens[(q->lhead + i) & mask] = q->lens[(q->lhead + i - 1) & mask];
+    q->lens[(q->lhead + at) & mask] = (uint32_t)len;
+    return 0;
+}
+
+void zl_conn_set_out(zl_stream_t *s, zl_conn_t *c, int want_out)
+{
+    if (c->want_out == want_out)
+        return;
+    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd,
+                want_out ? (EPOLLIN | EPOLLOUT) : EPOLLIN,
+                ZL_TAG(ZT_CONN, c->serial, c->idx));
+    c->want_out = (uint8_t)want_out;
 }
 
 static int error_reason(int e)
@@ -434,6 +476,8 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
     int established = c->state == ZC_ACTIVE || c->state == ZC_CLOSING;
     if (established)
         zl_emit(s, ZLINK_EVENT_DISCONNECTED, (uint64_t)reason, c, NULL, NULL);
+    if (c->ws && established && reason == ZLINK_DISCONNECT_LOCAL)
+        zl_ws_goodbye(s, c); /* a close frame if none went yet and it fits */
     if (c->ssl)
         zl_tls_end(c, established && reason != ZLINK_DISCONNECT_TRANSPORT_ERROR &&
                           reason != ZLINK_DISCONNECT_REMOTE);
@@ -453,6 +497,11 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
 
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
 {
+    /* ws: a close frame (1000) behind what is queued, flushed before the
+     * TCP connection closes; with LINGER 0 it gets one try */
+    if (c->ws && zl_ws_queue_close(s, c, 1000) == 0 && s->opts.linger == 0 &&
+        zl_conn_flush(s, c) < 0)
+        return;
     if (c->q.lcount == 0 || s->opts.linger == 0) {
         zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
         return;
@@ -489,24 +538,36 @@ static void established(zl_stream_t *s, zl_conn_t *c, int accepted,
 }
 
 static void attempt_failed(zl_stream_t *s, zl_conn_t *c, int err);
-static void tls_step(zl_stream_t *s, zl_conn_t *c);
+static void hs_step(zl_stream_t *s, zl_conn_t *c);
 
-/* TCP is up on c: plain TCP is established now; TLS (ctx set) reports the
- * TCP event and starts the handshake, bounded by HANDSHAKE_IVL. */
+/* What a connection speaks on top of TCP: a TLS context and/or ws (path,
+ * and the Host header of a client). */
+typedef struct conn_kind {
+    struct ssl_ctx_st *tls;
+    const char *tls_host;
+    int ws;
+    const char *ws_path, *ws_host;
+} conn_kind_t;
+
+/* TCP is up on c: plain TCP is established now; TLS and/or ws report the
+ * TCP event and start their handshakes, bounded together by HANDSHAKE_IVL. */
 static void conn_up(zl_stream_t *s, zl_conn_t *c, int accepted,
-                    struct ssl_ctx_st *ctx, const char *host)
+                    const conn_kind_t *k)
 {
-    if (!ctx) {
+    if (!k->tls && !k->ws) {
         established(s, c, accepted, 1);
         return;
     }
     zl_emit(s, accepted ? ZLINK_EVENT_ACCEPTED : ZLINK_EVENT_CONNECTED,
             (uint64_t)c->fd, c, NULL, NULL);
     c->state = ZC_HANDSHAKE;
-    if (zl_tls_start(s, c, ctx, accepted, host) != 0) {
+    if ((k->tls && zl_tls_start(s, c, k->tls, accepted, k->tls_host) != 0) ||
+        (k->ws && zl_ws_start(s, c, accepted, k->ws_path, k->ws_host) != 0)) {
         int e = errno;
         zl_emit(s, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, (uint64_t)e, c,
                 NULL, NULL);
+        if (c->ssl)
+            zl_tls_end(c, 0);
         close_fd(s, c->fd);
         if (accepted) {
             c->fd = -1;
@@ -521,19 +582,28 @@ static void conn_up(zl_stream_t *s, zl_conn_t *c, int accepted,
             &s->loop, zl_now_ms() + (uint64_t)s->opts.handshake_ivl, ZTM_CONN,
             c->idx);
     if (!accepted)
-        tls_step(s, c); /* the client speaks first */
+        hs_step(s, c); /* the client speaks first */
+}
+
+static void conn_up_ep(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_endpoint_t *ep = c->ep;
+    conn_kind_t k = {ep->tls, ep->tls_host, ep->ws, ep->ws_path, ep->ws_host};
+    conn_up(s, c, 0, &k);
 }
 
 /* A handshake that failed with err: an accepted connection just goes (the
  * application never saw it); a connect is a failed attempt, retried after
- * RECONNECT_IVL unless the peer refused at the TLS level (a certificate or
- * protocol failure, which another attempt would repeat): then it gives up
- * with CLOSED(err) and its 0x00. */
-static void tls_failed(zl_stream_t *s, zl_conn_t *c, int err, uint32_t event)
+ * RECONNECT_IVL unless the peer refused at the TLS or HTTP level (a
+ * certificate or protocol failure, which another attempt would repeat):
+ * then it gives up with CLOSED(err) and its 0x00. */
+static void hs_failed(zl_stream_t *s, zl_conn_t *c, int err, uint32_t event)
 {
     zl_emit(s, event, (uint64_t)err, c, NULL, NULL);
     c->timer_id = 0;
     zl_tls_end(c, 0);
+    if (c->ws)
+        zl_ws_end(c);
     close_fd(s, c->fd);
     c->fd = -1;
     if (!c->outbound) {
@@ -550,23 +620,25 @@ static void tls_failed(zl_stream_t *s, zl_conn_t *c, int err, uint32_t event)
     zl_conn_release(s, c);
 }
 
-static void tls_step(zl_stream_t *s, zl_conn_t *c)
+/* One step of the handshakes: TLS first (when there is a session; a
+ * finished one just returns 1), then the ws upgrade. */
+static void hs_step(zl_stream_t *s, zl_conn_t *c)
 {
     int err = 0;
     uint32_t event = 0;
-    int rc = zl_tls_handshake(s, c, &err, &event);
+    int rc = c->ssl ? zl_tls_handshake(s, c, &err, &event) : 1;
+    if (rc == 1 && c->ws)
+        rc = zl_ws_handshake(s, c, &err, &event);
     if (rc == 0)
         return;
     if (rc < 0) {
-        tls_failed(s, c, err, event);
+        hs_failed(s, c, err, event);
         return;
     }
     c->timer_id = 0; /* cancels the handshake timeout */
-    c->want_out = 0;
-    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
-                ZL_TAG(ZT_CONN, c->serial, c->idx));
+    zl_conn_set_out(s, c, 0);
     established(s, c, !c->outbound, 0);
-    if (zl_tls_pending(c))
+    if (zl_conn_pending(c))
         zl_ready_push(s, c);
 }
 
@@ -616,7 +688,8 @@ void zl_listener_on_event(zl_stream_t *s, uint32_t li)
             zl_conn_release(s, c);
             continue;
         }
-        conn_up(s, c, 1, l->tls, NULL);
+        conn_kind_t k = {l->tls, NULL, l->ws, l->ws_path, NULL};
+        conn_up(s, c, 1, &k);
     }
 }
 
@@ -684,7 +757,7 @@ int zl_conn_start_connect(zl_stream_t *s, zl_conn_t *c, int first)
         }
         c->fd = fd;
         if (rc == 0) {
-            conn_up(s, c, 0, ep->tls, ep->tls_host);
+            conn_up_ep(s, c);
             return 0;
         }
         c->state = ZC_CONNECTING;
@@ -711,7 +784,7 @@ static void conn_connect_done(zl_stream_t *s, zl_conn_t *c)
     if (err == 0) {
         if (zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
                         ZL_TAG(ZT_CONN, c->serial, c->idx)) == 0) {
-            conn_up(s, c, 0, c->ep->tls, c->ep->tls_host);
+            conn_up_ep(s, c);
             return;
         }
         err = errno;
@@ -729,7 +802,7 @@ void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
         attempt_failed(s, c, ETIMEDOUT);
         break;
     case ZC_HANDSHAKE: /* HANDSHAKE_IVL expired: the peer stalled */
-        tls_failed(s, c, ETIMEDOUT, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+        hs_failed(s, c, ETIMEDOUT, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
         break;
     case ZC_RETRY_WAIT:
         zl_conn_start_connect(s, c, 0);
@@ -759,7 +832,7 @@ void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
         conn_connect_done(s, c);
         break;
     case ZC_HANDSHAKE:
-        tls_step(s, c);
+        hs_step(s, c);
         break;
     case ZC_CLOSING:
         if (ev & (EPOLLERR | EPOLLHUP))
@@ -786,8 +859,8 @@ static void fill_info(const zl_conn_t *c, zlink_peer_info_t *info)
     memset(info, 0, sizeof *info);
     info->routing_id.size = 4;
     zl_put_be32(info->routing_id.data, c->id);
-    zl_format_addr_tls(&c->remote, c->ssl != NULL, info->remote_addr,
-                       sizeof info->remote_addr);
+    zl_format_conn_addr(c, &c->remote, c->ssl != NULL, info->remote_addr,
+                        sizeof info->remote_addr);
     info->connected_time_ms = c->connected_ms;
     info->msgs_sent = c->msgs_sent;
     info->msgs_received = c->msgs_received;

@@ -151,12 +151,14 @@ void zl_emit_slow(zl_stream_t *s, uint32_t event, uint64_t value,
         ev.routing_id.size = 4;
         zl_put_be32(ev.routing_id.data, c->id);
         if (!remote)
-            zl_format_addr(&c->remote, ev.remote_addr, sizeof ev.remote_addr);
+            zl_format_conn_addr(c, &c->remote, 0, ev.remote_addr,
+                                    sizeof ev.remote_addr);
         if (!local) {
             zl_sockaddr_t la;
             socklen_t ll = sizeof la;
             if (c->fd >= 0 && getsockname(c->fd, &la.sa, &ll) == 0)
-                zl_format_addr(&la, ev.local_addr, sizeof ev.local_addr);
+                zl_format_conn_addr(c, &la, 0, ev.local_addr,
+                                    sizeof ev.local_addr);
             else if (c->listener1 && s->lst[c->listener1 - 1].fd >= 0)
                 copy_str(ev.local_addr, s->lst[c->listener1 - 1].real);
         }

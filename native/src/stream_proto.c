@@ -139,17 +139,27 @@ static int send_payload(zl_stream_t *s, const void *buf, size_t len,
     }
     if (len > INT_MAX || !buf)
         return zl_fail(EMSGSIZE);
-    if (c->q.lcount == 0)
-        return send_direct(s, c, buf, len);
-    if (s->opts.sndhwm > 0 && c->q.lcount >= (uint32_t)s->opts.sndhwm) {
+    if (c->q.lcount && s->opts.sndhwm > 0 &&
+        c->q.lcount >= (uint32_t)s->opts.sndhwm) {
         c = wait_for_room(s, flags);
         if (!c)
             return -1;
-        if (c->q.lcount == 0)
-            return send_direct(s, c, buf, len);
+    }
+    const void *out = buf;
+    size_t olen = len;
+    if (c->ws) {
+        /* one binary frame per payload (encoded after the wait above,
+         * whose pump may encode pongs in the same buffer) */
+        out = zl_ws_frame(s, c, 0x2, buf, len, &olen);
+        if (!out)
+            return zl_fail(ENOMEM);
+    }
+    if (c->q.lcount == 0) {
+        send_direct(s, c, out, olen);
+        return (int)len;
     }
     /* keep ordering behind what is already queued */
-    if (zl_conn_queue(s, c, buf, len) != 0)
+    if (zl_conn_queue(s, c, out, olen) != 0)
         return -1;
     c->msgs_sent++;
     return (int)len;
@@ -348,9 +358,10 @@ static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
     }
     if (total)
         c->msgs_received++;
-    /* TLS: what OpenSSL decrypted but the buffer could not take is invisible
-     * to epoll, so the connection goes back on the ready list itself */
-    if (c->ssl && !c->in_ready && zl_tls_pending(c))
+    /* TLS, ws: what OpenSSL decrypted or wslay buffered but the buffer
+     * could not take is invisible to epoll, so the connection goes back on
+     * the ready list itself */
+    if ((c->ssl || c->ws) && !c->in_ready && zl_conn_pending(c))
         zl_ready_push(s, c);
     return (int)total;
 }

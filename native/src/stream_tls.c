@@ -235,16 +235,6 @@ static int cert_failure(SSL *ssl)
     return 0;
 }
 
-static void set_interest(zl_stream_t *s, zl_conn_t *c, int want_out)
-{
-    if (c->want_out == want_out)
-        return;
-    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd,
-                want_out ? (EPOLLIN | EPOLLOUT) : EPOLLIN,
-                ZL_TAG(ZT_CONN, c->serial, c->idx));
-    c->want_out = (uint8_t)want_out;
-}
-
 int zl_tls_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
 {
     ERR_clear_error();
@@ -253,7 +243,7 @@ int zl_tls_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
         return 1;
     int e = SSL_get_error(c->ssl, rc);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-        set_interest(s, c, e == SSL_ERROR_WANT_WRITE);
+        zl_conn_set_out(s, c, e == SSL_ERROR_WANT_WRITE);
         return 0;
     }
     c->tls_dead = 1;

@@ -1,0 +1,900 @@
+/*
+ * stream_ws.c - ws:// and wss:// on STREAM sockets (RFC 6455). A ws
+ * connection is a TCP connection of the same engine (wss: with the TLS
+ * session of stream_tls.c under it) that first runs an HTTP/1.1 upgrade,
+ * written here, in the ZC_HANDSHAKE state the pump drives; afterwards every
+ * payload the application sends is one binary frame and the payload bytes
+ * of the frames received are what recv delivers. Frames are encoded and
+ * parsed by wslay's frame layer (wslay_frame_send / wslay_frame_recv) with
+ * our own I/O callbacks: receiving reads through the transport
+ * (zl_raw_recv), sending encodes into a buffer (s->wsbuf) whose bytes then
+ * go through the send queue like any payload, so a frame whose start went
+ * out is completed before anything else is written on the connection.
+ *
+ * wslay is linked statically (scripts/wslay.sh builds it from Debian's
+ * source) or, where that source cannot be had, opened at run time from
+ * Debian's libwslay.so.1 (ZLINK_WSLAY_DLOPEN): libzlink.so has no link-time
+ * dependency on it either way.
+ */
+#include "stream.h"
+
+#include <errno.h>
+#include <string.h>
+
+#ifdef ZLINK_HAVE_WS
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <wslay/wslay.h>
+#ifdef ZLINK_WSLAY_DLOPEN
+#include <dlfcn.h>
+#endif
+
+#define WS_HEAD_MAX 8192 /* longest request or response head */
+#define WS_MASKS 256     /* random bytes drawn at once for frame masks */
+#define WS_BUF_KEEP (256 * 1024)
+#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+enum { HS_SEND = 1, HS_RECV, HS_DONE };
+enum { END_NONE = 0, END_EOF, END_ERR };
+
+struct zl_ws {
+    zl_stream_t *s;
+    zl_conn_t *c;
+    wslay_frame_context_ptr fr;
+    uint8_t server, tls, phase, close_sent, more;
+    uint8_t end;   /* END_*: what recv reports once the bytes before it went */
+    int end_errno; /* END_ERR */
+    char *path, *host;
+    /* handshake */
+    char *head; /* received head (and what came after it), NUL-terminated */
+    size_t hlen;
+    char *out; /* request or response being sent */
+    size_t olen, ooff;
+    int status;      /* server: the status it answers with */
+    size_t head_end; /* where the head ended in head */
+    char accept[32]; /* client: the Sec-WebSocket-Accept expected */
+    /* bytes read together with the head, handed to wslay first */
+    size_t pre_off, pre_len;
+    /* receive */
+    int rx_errno;     /* what the last failed transport read said */
+    uint8_t rx_eof;   /* the transport ended */
+    uint8_t in_frame; /* a frame's payload is being received */
+    uint8_t in_msg;   /* a fragmented data message waits for continuation */
+    uint8_t rx_op;
+    uint64_t rx_left;
+    uint64_t fed, used; /* bytes given to wslay, bytes of frames parsed */
+    uint8_t ctl[125];
+    size_t ctl_len;
+    uint8_t hold[4096 + 16]; /* payload the caller's buffer could not take */
+    size_t hold_off, hold_len;
+    uint8_t masks[WS_MASKS];
+    size_t mask_off;
+};
+
+/* ---- wslay -------------------------------------------------------------- */
+
+typedef struct ws_api {
+    int (*init)(wslay_frame_context_ptr *, const struct wslay_frame_callbacks *,
+                void *);
+    void (*free)(wslay_frame_context_ptr);
+    ssize_t (*send)(wslay_frame_context_ptr, struct wslay_frame_iocb *);
+    ssize_t (*recv)(wslay_frame_context_ptr, struct wslay_frame_iocb *);
+} ws_api_t;
+
+static ws_api_t api;
+static int api_ok;
+static pthread_once_t api_once = PTHREAD_ONCE_INIT;
+
+#ifdef ZLINK_WSLAY_DLOPEN
+static int sym(void *lib, const char *name, void *fp)
+{
+    void *p = dlsym(lib, name);
+    memcpy(fp, &p, sizeof p); /* object to function pointer */
+    return p != NULL;
+}
+
+static void api_load(void)
+{
+    void *lib = dlopen("libwslay.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return; /* kept open for the process's life when found */
+    api_ok = sym(lib, "wslay_frame_context_init", &api.init) &&
+             sym(lib, "wslay_frame_context_free", &api.free) &&
+             sym(lib, "wslay_frame_send", &api.send) &&
+             sym(lib, "wslay_frame_recv", &api.recv);
+}
+#else
+static void api_load(void)
+{
+    api.init = wslay_frame_context_init;
+    api.free = wslay_frame_context_free;
+    api.send = wslay_frame_send;
+    api.recv = wslay_frame_recv;
+    api_ok = 1;
+}
+#endif
+
+int zl_ws_available(void)
+{
+    pthread_once(&api_once, api_load);
+    return api_ok;
+}
+
+/* wslay asks for bytes: first those read with the handshake's head */
+static ssize_t cb_recv(uint8_t *buf, size_t len, int flags, void *user)
+{
+    (void)flags;
+    zl_ws_t *w = user;
+    if (w->pre_off < w->pre_len) {
+        size_t n = w->pre_len - w->pre_off;
+        if (n > len)
+            n = len;
+        memcpy(buf, w->head + w->pre_off, n);
+        w->pre_off += n;
+        if (w->pre_off == w->pre_len) {
+            free(w->head);
+            w->head = NULL;
+            w->pre_off = w->pre_len = 0;
+        }
+        w->fed += n;
+        return (ssize_t)n;
+    }
+    ssize_t n = zl_raw_recv(w->c, buf, len);
+    if (n > 0) {
+        w->fed += (uint64_t)n;
+        return n;
+    }
+    if (n == 0)
+        w->rx_eof = 1;
+    else
+        w->rx_errno = errno;
+    return -1; /* wslay_frame_recv returns WSLAY_ERR_WANT_READ */
+}
+
+/* wslay writes a frame: into s->wsbuf (zl_ws_frame made room for it) */
+static ssize_t cb_send(const uint8_t *data, size_t len, int flags, void *user)
+{
+    (void)flags;
+    zl_stream_t *s = ((zl_ws_t *)user)->s;
+    if (s->wsbuf_len + len > s->wsbuf_cap)
+        return -1;
+    memcpy(s->wsbuf + s->wsbuf_len, data, len);
+    s->wsbuf_len += len;
+    return (ssize_t)len;
+}
+
+/* a fresh mask per frame, from a buffer refilled with RAND_bytes */
+static int cb_mask(uint8_t *buf, size_t len, void *user)
+{
+    zl_ws_t *w = user;
+    if (len > WS_MASKS)
+        return -1;
+    if (w->mask_off + len > WS_MASKS) {
+        if (RAND_bytes(w->masks, WS_MASKS) != 1)
+            return -1;
+        w->mask_off = 0;
+    }
+    memcpy(buf, w->masks + w->mask_off, len);
+    w->mask_off += len;
+    return 0;
+}
+
+const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
+                        const void *data, size_t len, size_t *out_len)
+{
+    size_t need = len + 14; /* the longest header: 2 + 8 + 4 */
+    if (s->wsbuf_cap > WS_BUF_KEEP && need <= WS_BUF_KEEP) {
+        free(s->wsbuf); /* a burst of big frames is not kept for life */
+        s->wsbuf = NULL;
+        s->wsbuf_cap = 0;
+    }
+    if (need > s->wsbuf_cap) {
+        size_t cap = need < 4096 ? 4096 : need;
+        char *b = realloc(s->wsbuf, cap);
+        if (!b)
+            return NULL;
+        s->wsbuf = b;
+        s->wsbuf_cap = cap;
+    }
+    s->wsbuf_len = 0;
+    struct wslay_frame_iocb io;
+    memset(&io, 0, sizeof io);
+    io.fin = 1;
+    io.opcode = (uint8_t)opcode;
+    io.mask = !c->ws->server;
+    io.payload_length = len;
+    io.data = data;
+    io.data_length = len;
+    ssize_t n = api.send(c->ws->fr, &io);
+    if (n < 0 || (size_t)n != len)
+        return NULL; /* cannot happen with a sink that takes everything */
+    *out_len = s->wsbuf_len;
+    return s->wsbuf;
+}
+
+/* A control frame sent at once when nothing is queued (what a queue holds
+ * may be a frame half out), best effort: used only just before the
+ * connection closes. */
+static void send_ctl_now(zl_ws_t *w, int opcode, const void *p, size_t n)
+{
+    size_t fl;
+    if (w->c->q.lcount || w->c->fd < 0)
+        return;
+    const char *f = zl_ws_frame(w->s, w->c, opcode, p, n, &fl);
+    if (f && zl_raw_send(w->c, f, fl) < 0)
+        errno = 0;
+}
+
+static void put_status(uint8_t *b, unsigned status)
+{
+    b[0] = (uint8_t)(status >> 8);
+    b[1] = (uint8_t)status;
+}
+
+void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c)
+{
+    (void)s;
+    zl_ws_t *w = c->ws;
+    if (w->close_sent || w->phase != HS_DONE)
+        return;
+    w->close_sent = 1;
+    uint8_t st[2];
+    put_status(st, 1000);
+    send_ctl_now(w, WSLAY_CONNECTION_CLOSE, st, 2);
+}
+
+int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
+{
+    zl_ws_t *w = c->ws;
+    if (w->close_sent)
+        return -1;
+    uint8_t st[2];
+    size_t fl;
+    put_status(st, status);
+    const char *f = zl_ws_frame(s, c, WSLAY_CONNECTION_CLOSE, st, 2, &fl);
+    if (!f || zl_conn_queue(s, c, f, fl) != 0)
+        return -1;
+    w->close_sent = 1;
+    return 0;
+}
+
+/* ---- the upgrade -------------------------------------------------------- */
+
+static int b64(char *out, const unsigned char *in, int n)
+{
+    return EVP_EncodeBlock((unsigned char *)out, in, n);
+}
+
+/* base64(SHA-1(key GUID)) into out (29 bytes) */
+static int accept_of(const char *key, size_t klen, char *out)
+{
+    char buf[128];
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    if (klen + sizeof WS_GUID > sizeof buf)
+        return -1;
+    memcpy(buf, key, klen);
+    memcpy(buf + klen, WS_GUID, sizeof WS_GUID - 1);
+    if (EVP_Digest(buf, klen + sizeof WS_GUID - 1, md, &mdlen, EVP_sha1(),
+                   NULL) != 1 ||
+        mdlen != 20)
+        return -1;
+    b64(out, md, 20);
+    return 0;
+}
+
+/* What the header fields of a head say (both directions). */
+typedef struct ws_fields {
+    int upgrade, connection, version13, extensions, bad;
+    const char *key, *accept;
+    size_t key_len, accept_len;
+} ws_fields_t;
+
+static int is_token_char(char ch)
+{
+    return ch > 0x20 && ch < 0x7f && !strchr("()<>@,;:\\\"/[]?={}", ch);
+}
+
+/* whether the comma-separated list v (n bytes) has tok, any case */
+static int has_token(const char *v, size_t n, const char *tok)
+{
+    size_t tl = strlen(tok);
+    const char *end = v + n;
+    while (v < end) {
+        while (v < end && (*v == ' ' || *v == '\t' || *v == ','))
+            v++;
+        const char *e = v;
+        while (e < end && *e != ',')
+            e++;
+        const char *t = e;
+        while (t > v && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if ((size_t)(t - v) == tl && strncasecmp(v, tok, tl) == 0)
+            return 1;
+        v = e;
+    }
+    return 0;
+}
+
+static int name_is(const char *n, size_t nl, const char *want)
+{
+    return strlen(want) == nl && strncasecmp(n, want, nl) == 0;
+}
+
+/* Reads the header lines from p (just after the first line) to end (the
+ * empty line's start). */
+static void parse_fields(const char *p, const char *end, ws_fields_t *f)
+{
+    memset(f, 0, sizeof *f);
+    while (p < end) {
+        const char *eol = strstr(p, "\r\n");
+        if (!eol || eol > end)
+            eol = end;
+        const char *colon = memchr(p, ':', (size_t)(eol - p));
+        if (!colon || colon == p) {
+            f->bad = 1; /* no field name (or a folded line) */
+            return;
+        }
+        for (const char *q = p; q < colon; q++)
+            if (!is_token_char(*q)) {
+                f->bad = 1;
+                return;
+            }
+        size_t nl = (size_t)(colon - p);
+        const char *v = colon + 1, *ve = eol;
+        while (v < ve && (*v == ' ' || *v == '\t'))
+            v++;
+        while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+            ve--;
+        size_t vl = (size_t)(ve - v);
+        if (name_is(p, nl, "upgrade"))
+            f->upgrade |= has_token(v, vl, "websocket");
+        else if (name_is(p, nl, "connection"))
+            f->connection |= has_token(v, vl, "upgrade");
+        else if (name_is(p, nl, "sec-websocket-version"))
+            f->version13 = vl == 2 && memcmp(v, "13", 2) == 0;
+        else if (name_is(p, nl, "sec-websocket-key")) {
+            f->key = v;
+            f->key_len = vl;
+        } else if (name_is(p, nl, "sec-websocket-accept")) {
+            f->accept = v;
+            f->accept_len = vl;
+        } else if (name_is(p, nl, "sec-websocket-extensions") ||
+                   name_is(p, nl, "sec-websocket-protocol"))
+            f->extensions = 1;
+        p = eol + 2;
+    }
+}
+
+/* a Sec-WebSocket-Key: base64 of 16 bytes */
+static int key_ok(const char *k, size_t n)
+{
+    if (n != 24 || k[22] != '=' || k[23] != '=')
+        return 0;
+    for (size_t i = 0; i < 22; i++)
+        if (!((k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= 'a' && k[i] <= 'z') ||
+              (k[i] >= '0' && k[i] <= '9') || k[i] == '+' || k[i] == '/'))
+            return 0;
+    return 1;
+}
+
+/* The status a server answers the request head (end: its empty line) with;
+ * on 101, accept is set. */
+static int judge_request(zl_ws_t *w, const char *head, const char *end,
+                         char *accept)
+{
+    const char *eol = strstr(head, "\r\n");
+    if (!eol || strncmp(head, "GET ", 4) != 0)
+        return 400;
+    const char *path = head + 4;
+    const char *sp = memchr(path, ' ', (size_t)(eol - path));
+    if (!sp || sp == path || *path != '/' ||
+        (size_t)(eol - sp) != 9 || strncmp(sp, " HTTP/1.1", 9) != 0)
+        return 400;
+    ws_fields_t f;
+    parse_fields(eol + 2, end, &f);
+    if (f.bad)
+        return 400;
+    if ((size_t)(sp - path) != strlen(w->path) ||
+        strncmp(path, w->path, (size_t)(sp - path)) != 0)
+        return 404;
+    if (!f.upgrade || !f.connection || !f.version13 || !f.key ||
+        !key_ok(f.key, f.key_len) || accept_of(f.key, f.key_len, accept) != 0)
+        return 400;
+    return 101;
+}
+
+/* whether the response head (end: its empty line) accepts our request */
+static int judge_response(zl_ws_t *w, const char *head, const char *end)
+{
+    const char *eol = strstr(head, "\r\n");
+    if (!eol || strncmp(head, "HTTP/1.1 101", 12) != 0 ||
+        (eol > head + 12 && head[12] != ' '))
+        return 0;
+    ws_fields_t f;
+    parse_fields(eol + 2, end, &f);
+    return !f.bad && f.upgrade && f.connection && !f.extensions && f.accept &&
+           f.accept_len == strlen(w->accept) &&
+           memcmp(f.accept, w->accept, f.accept_len) == 0;
+}
+
+static int set_out(zl_ws_t *w, const char *text)
+{
+    free(w->out);
+    w->out = strdup(text);
+    w->olen = w->out ? strlen(w->out) : 0;
+    w->ooff = 0;
+    return w->out ? 0 : -1;
+}
+
+static int respond(zl_ws_t *w, int status, const char *accept)
+{
+    char buf[256];
+    const char *reason = status == 101   ? "Switching Protocols"
+                         : status == 404 ? "Not Found"
+                         : status == 431 ? "Request Header Fields Too Large"
+                                         : "Bad Request";
+    if (status == 101)
+        snprintf(buf, sizeof buf,
+                 "HTTP/1.1 101 %s\r\nUpgrade: websocket\r\n"
+                 "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+                 reason, accept);
+    else
+        snprintf(buf, sizeof buf,
+                 "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n"
+                 "Connection: close\r\n\r\n",
+                 status, reason);
+    w->status = status;
+    w->phase = HS_SEND;
+    return set_out(w, buf);
+}
+
+int zl_ws_start(zl_stream_t *s, zl_conn_t *c, int server, const char *path,
+                const char *host)
+{
+    if (!zl_ws_available()) {
+        errno = EPROTONOSUPPORT;
+        return -1;
+    }
+    zl_ws_t *w = calloc(1, sizeof *w);
+    if (!w) {
+        errno = ENOMEM;
+        return -1;
+    }
+    w->s = s;
+    w->c = c;
+    w->server = (uint8_t)server;
+    w->tls = c->ssl != NULL;
+    w->mask_off = WS_MASKS;
+    w->path = strdup(path ? path : "/");
+    w->host = strdup(host ? host : "");
+    w->head = malloc(WS_HEAD_MAX + 1);
+    struct wslay_frame_callbacks cb = {cb_send, cb_recv, cb_mask};
+    c->ws = w;
+    if (!w->path || !w->host || !w->head || api.init(&w->fr, &cb, w) != 0) {
+        zl_ws_end(c);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (server) {
+        w->phase = HS_RECV;
+        return 0;
+    }
+    unsigned char nonce[16];
+    char key[32], req[ZL_ADDR_MAX + 256];
+    if (RAND_bytes(nonce, sizeof nonce) != 1) {
+        zl_ws_end(c);
+        errno = EIO;
+        return -1;
+    }
+    b64(key, nonce, sizeof nonce);
+    accept_of(key, strlen(key), w->accept);
+    snprintf(req, sizeof req,
+             "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
+             "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+             "Sec-WebSocket-Version: 13\r\n\r\n",
+             w->path, w->host, key);
+    w->phase = HS_SEND;
+    if (set_out(w, req) != 0) {
+        zl_ws_end(c);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+static int hs_fail(int *err, uint32_t *event, int e, uint32_t ev)
+{
+    *err = e;
+    *event = ev;
+    return -1;
+}
+
+static int io_again(void)
+{
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+/* the head is complete: keep what came after it for wslay */
+static int hs_done(zl_ws_t *w, size_t head_end)
+{
+    w->phase = HS_DONE;
+    free(w->out);
+    w->out = NULL;
+    if (head_end < w->hlen) {
+        w->pre_off = head_end;
+        w->pre_len = w->hlen;
+    } else {
+        free(w->head);
+        w->head = NULL;
+    }
+    return 1;
+}
+
+/* Whether the head so far could still become what we wait for. */
+static int head_plausible(const zl_ws_t *w)
+{
+    const char *want = w->server ? "GET " : "HTTP/1.1 ";
+    size_t n = strlen(want);
+    return strncmp(w->head, want, w->hlen < n ? w->hlen : n) == 0;
+}
+
+int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
+{
+    zl_ws_t *w = c->ws;
+    for (;;) {
+        if (w->phase == HS_SEND) {
+            while (w->ooff < w->olen) {
+                ssize_t n = zl_raw_send(c, w->out + w->ooff, w->olen - w->ooff);
+                if (n > 0) {
+                    w->ooff += (size_t)n;
+                } else if (n < 0 && io_again()) {
+                    zl_conn_set_out(s, c, 1);
+                    return 0;
+                } else {
+                    return hs_fail(err, event, n < 0 ? errno : EPIPE,
+                                   ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+                }
+            }
+            if (w->server)
+                return w->status == 101
+                           ? hs_done(w, w->head_end)
+                           : hs_fail(err, event, EPROTO,
+                                     ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
+            w->phase = HS_RECV;
+            zl_conn_set_out(s, c, 0);
+        }
+        ssize_t n = zl_raw_recv(c, w->head + w->hlen, WS_HEAD_MAX - w->hlen);
+        if (n == 0 || (n < 0 && !io_again())) {
+            /* the peer went: a client that had part of an answer got a
+             * wrong one; otherwise a transport failure (retried) */
+            int e = n < 0 ? errno : ECONNRESET;
+            if (!w->server && w->hlen)
+                return hs_fail(err, event, EPROTO,
+                               ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
+            return hs_fail(err, event, e, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+        }
+        if (n < 0) {
+            zl_conn_set_out(s, c, 0);
+            return 0;
+        }
+        size_t from = w->hlen > 3 ? w->hlen - 3 : 0;
+        w->hlen += (size_t)n;
+        w->head[w->hlen] = '\0';
+        const char *end = memmem(w->head + from, w->hlen - from, "\r\n\r\n", 4);
+        /* the head is text; what follows it may be frames already */
+        size_t text = end ? (size_t)(end - w->head) : w->hlen;
+        int plausible = head_plausible(w) && !memchr(w->head, '\0', text);
+        if (!w->server) {
+            if (!plausible || (end && !judge_response(w, w->head, end + 2)))
+                return hs_fail(err, event, EPROTO,
+                               ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
+            if (end)
+                return hs_done(w, (size_t)(end + 4 - w->head));
+            if (w->hlen == WS_HEAD_MAX)
+                return hs_fail(err, event, EPROTO,
+                               ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
+            continue;
+        }
+        char accept[32] = "";
+        int status;
+        if (!plausible)
+            status = 400;
+        else if (end)
+            status = judge_request(w, w->head, end + 2, accept);
+        else if (w->hlen == WS_HEAD_MAX)
+            status = 431;
+        else
+            continue;
+        if (end)
+            w->head_end = (size_t)(end + 4 - w->head);
+        if (respond(w, status, accept) != 0)
+            return hs_fail(err, event, ENOMEM,
+                           ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL);
+    }
+}
+
+/* ---- frames in ------------------------------------------------------------ */
+
+static void fail_proto(zl_ws_t *w)
+{
+    if (!w->close_sent) {
+        uint8_t st[2];
+        put_status(st, 1002);
+        w->close_sent = 1;
+        send_ctl_now(w, WSLAY_CONNECTION_CLOSE, st, 2);
+    }
+    w->end = END_ERR;
+    w->end_errno = EPROTO;
+}
+
+/* a control frame complete in w->ctl */
+static void control(zl_ws_t *w)
+{
+    if (w->rx_op == WSLAY_PING) {
+        size_t fl;
+        const char *f;
+        if (w->close_sent)
+            return;
+        f = zl_ws_frame(w->s, w->c, WSLAY_PONG, w->ctl, w->ctl_len, &fl);
+        if (!f || zl_conn_queue_front(w->s, w->c, f, fl) != 0) {
+            w->end = END_ERR;
+            w->end_errno = ENOMEM;
+        }
+    } else if (w->rx_op == WSLAY_CONNECTION_CLOSE) {
+        if (w->ctl_len == 1) {
+            fail_proto(w);
+            return;
+        }
+        if (!w->close_sent) {
+            w->close_sent = 1;
+            send_ctl_now(w, WSLAY_CONNECTION_CLOSE, w->ctl,
+                         w->ctl_len >= 2 ? 2 : 0);
+        }
+        w->end = END_EOF;
+    } /* a pong: nothing to do */
+}
+
+/* Checks a frame's first chunk. 0, or -1 after fail_proto. */
+static int frame_start(zl_ws_t *w, const struct wslay_frame_iocb *io)
+{
+    int ok;
+    switch (io->opcode) {
+    case WSLAY_CONTINUATION_FRAME:
+        ok = w->in_msg;
+        break;
+    case WSLAY_TEXT_FRAME:
+    case WSLAY_BINARY_FRAME:
+        ok = !w->in_msg;
+        break;
+    case WSLAY_CONNECTION_CLOSE:
+    case WSLAY_PING:
+    case WSLAY_PONG:
+        ok = io->fin && io->payload_length <= 125;
+        break;
+    default:
+        ok = 0;
+        break;
+    }
+    if (!ok || io->rsv || (w->server && !io->mask) ||
+        io->payload_length >> 63) {
+        fail_proto(w);
+        return -1;
+    }
+    if (!wslay_is_ctrl_frame(io->opcode))
+        w->in_msg = !io->fin;
+    w->rx_op = io->opcode;
+    w->rx_left = io->payload_length;
+    /* the header's size (wslay takes only the shortest length form) */
+    w->used += 2 + (io->mask ? 4 : 0) +
+               (io->payload_length < 126     ? 0
+                : io->payload_length < 65536 ? 2
+                                             : 8);
+    w->ctl_len = 0;
+    w->in_frame = 1;
+    return 0;
+}
+
+/* One chunk wslay returned: data bytes to the caller (what does not fit
+ * into hold), control bytes into w->ctl. */
+static void frame_chunk(zl_ws_t *w, const struct wslay_frame_iocb *io,
+                        char *buf, size_t len, size_t *got)
+{
+    if (!w->in_frame && frame_start(w, io) != 0)
+        return;
+    size_t n = io->data_length;
+    if (n > w->rx_left) {
+        fail_proto(w);
+        return;
+    }
+    w->rx_left -= n;
+    w->used += n;
+    if (wslay_is_ctrl_frame(w->rx_op)) {
+        memcpy(w->ctl + w->ctl_len, io->data, n);
+        w->ctl_len += n;
+    } else {
+        size_t k = len - *got < n ? len - *got : n;
+        memcpy(buf + *got, io->data, k);
+        *got += k;
+        if (k < n) {
+            memcpy(w->hold, io->data + k, n - k);
+            w->hold_off = 0;
+            w->hold_len = n - k;
+        }
+    }
+    if (w->rx_left == 0) {
+        w->in_frame = 0;
+        if (wslay_is_ctrl_frame(w->rx_op))
+            control(w);
+    }
+}
+
+ssize_t zl_ws_recv(zl_conn_t *c, void *vbuf, size_t len)
+{
+    zl_ws_t *w = c->ws;
+    char *buf = vbuf;
+    size_t got = 0;
+    w->more = 0;
+    if (w->hold_len) {
+        size_t k = w->hold_len < len ? w->hold_len : len;
+        memcpy(buf, w->hold + w->hold_off, k);
+        w->hold_off += k;
+        w->hold_len -= k;
+        got = k;
+    }
+    while (got < len && !w->end) {
+        struct wslay_frame_iocb io;
+        memset(&io, 0, sizeof io);
+        w->rx_errno = 0;
+        w->rx_eof = 0;
+        ssize_t r = api.recv(w->fr, &io);
+        if (r == WSLAY_ERR_WANT_READ) {
+            if (w->rx_eof) {
+                w->end = END_EOF;
+            } else if (w->rx_errno && w->rx_errno != EAGAIN &&
+                       w->rx_errno != EWOULDBLOCK && w->rx_errno != EINTR) {
+                w->end = END_ERR;
+                w->end_errno = w->rx_errno;
+            }
+            break;
+        }
+        if (r < 0) {
+            fail_proto(w); /* what wslay itself rejects: bad lengths */
+            break;
+        }
+        frame_chunk(w, &io, buf, len, &got);
+    }
+    if (got) {
+        w->more = w->end != END_NONE; /* the end comes with the next read */
+        return (ssize_t)got;
+    }
+    if (w->end == END_EOF)
+        return 0;
+    errno = w->end == END_ERR ? w->end_errno : EAGAIN;
+    return -1;
+}
+
+int zl_ws_pending(const zl_conn_t *c)
+{
+    const zl_ws_t *w = c->ws;
+    /* bytes wslay holds (those of a frame's header alone may make one read
+     * find nothing) */
+    return w->more || w->hold_len || w->pre_off < w->pre_len ||
+           w->fed > w->used;
+}
+
+void zl_ws_end(zl_conn_t *c)
+{
+    zl_ws_t *w = c->ws;
+    if (!w)
+        return;
+    if (w->fr)
+        api.free(w->fr);
+    free(w->path);
+    free(w->host);
+    free(w->head);
+    free(w->out);
+    free(w);
+    c->ws = NULL;
+}
+
+void zl_format_conn_addr(const zl_conn_t *c, const zl_sockaddr_t *a, int tls,
+                         char *buf, size_t n)
+{
+    if (!c->ws) {
+        zl_format_addr_tls(a, tls, buf, n);
+        return;
+    }
+    /* the path belongs to the server's address */
+    int server_side = (a == &c->remote) == (c->outbound != 0);
+    zl_format_addr_ws(a, ZL_K_WS | (c->ws->tls ? ZL_K_TLS : 0),
+                      server_side ? c->ws->path : NULL, buf, n);
+}
+
+#else /* !ZLINK_HAVE_WS */
+
+int zl_ws_available(void)
+{
+    return 0;
+}
+
+int zl_ws_start(zl_stream_t *s, zl_conn_t *c, int server, const char *path,
+                const char *host)
+{
+    (void)s;
+    (void)c;
+    (void)server;
+    (void)path;
+    (void)host;
+    errno = EPROTONOSUPPORT;
+    return -1;
+}
+
+int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
+{
+    (void)s;
+    (void)c;
+    *err = EPROTONOSUPPORT;
+    *event = ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+    return -1;
+}
+
+ssize_t zl_ws_recv(zl_conn_t *c, void *buf, size_t len)
+{
+    (void)c;
+    (void)buf;
+    (void)len;
+    errno = EPROTONOSUPPORT;
+    return -1;
+}
+
+int zl_ws_pending(const zl_conn_t *c)
+{
+    (void)c;
+    return 0;
+}
+
+const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
+                        const void *data, size_t len, size_t *out_len)
+{
+    (void)s;
+    (void)c;
+    (void)opcode;
+    (void)data;
+    (void)len;
+    (void)out_len;
+    return NULL;
+}
+
+int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
+{
+    (void)s;
+    (void)c;
+    (void)status;
+    return -1;
+}
+
+void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c)
+{
+    (void)s;
+    (void)c;
+}
+
+void zl_ws_end(zl_conn_t *c)
+{
+    (void)c;
+}
+
+void zl_format_conn_addr(const zl_conn_t *c, const zl_sockaddr_t *a, int tls,
+                         char *buf, size_t n)
+{
+    (void)c;
+    zl_format_addr_tls(a, tls, buf, n);
+}
+
+#endif

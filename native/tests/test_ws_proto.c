@@ -1,0 +1,2 @@
+#include "ws_testutil.h"
+int main(void) { return 0; }
