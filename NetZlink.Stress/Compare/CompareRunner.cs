@@ -91,7 +91,7 @@ internal sealed class CompareRunner
         try
         {
             ServerChildProcess server = await ServerChildProcess
-                .StartAsync(StackLaunch.Server(stack, certificates is null ? _options.Settings : clientSettings, _limitEcho), _stderr, cancellationToken)
+                .StartAsync(StackLaunch.Server(stack, certificates is null ? _options.Settings with { Transport = clientSettings.Transport } : clientSettings, _limitEcho), _stderr, cancellationToken)
                 .ConfigureAwait(false);
             await using (server.ConfigureAwait(false))
             {
