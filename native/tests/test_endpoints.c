@@ -71,9 +71,13 @@ int main(void)
     /* tls:// without a certificate: EINVAL with TLS, else like the rest */
     CHECK_ERR(zlink_bind(st, "tls://127.0.0.1:*"),
               zlink_has("tls") ? EINVAL : EPROTONOSUPPORT);
-    const char *other[] = {"ipc:///tmp/x", "inproc://x",
-                           "ws://127.0.0.1:1", "wss://127.0.0.1:1", "pgm://x;y:1",
-                           "udp://127.0.0.1:1"};
+    /* wss:// without a certificate likewise; ws:// with a bad path */
+    CHECK_ERR(zlink_bind(st, "wss://127.0.0.1:*"),
+              zlink_has("wss") ? EINVAL : EPROTONOSUPPORT);
+    CHECK_ERR(zlink_connect(st, "ws://127.0.0.1:1/a b"),
+              zlink_has("ws") ? EINVAL : EPROTONOSUPPORT);
+    const char *other[] = {"ipc:///tmp/x", "inproc://x", "pgm://x;y:1",
+                           "udp://127.0.0.1:1", "wsx://127.0.0.1:1"};
     for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
         CHECK_ERR(zlink_bind(st, other[i]), EPROTONOSUPPORT);
         CHECK_ERR(zlink_connect(st, other[i]), EPROTONOSUPPORT);

@@ -26,7 +26,11 @@ int main(void)
     CHECK(zlink_has("inproc") == 1);
     /* tls: whether this build has OpenSSL (test_tls_* check it works) */
     CHECK(zlink_has("tls") == 0 || zlink_has("tls") == 1);
-    const char *no[] = {"ws", "wss", "curve", "gssapi", "norm",
+    /* ws and wss: together, whether this build has wslay (test_ws_* check
+     * they work) */
+    CHECK(zlink_has("ws") == zlink_has("wss") && zlink_has("ws") <= 1);
+    CHECK(zlink_has("ws") == 0 || zlink_has("tls") == 1);
+    const char *no[] = {"curve", "gssapi", "norm",
                         "pgm", "epgm", "vmci", "draft", "bogus", ""};
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
         CHECK(zlink_has(no[i]) == 0);

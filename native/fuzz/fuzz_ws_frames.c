@@ -1,0 +1,42 @@
+/*
+ * fuzz_ws_frames.c - libFuzzer target: a ws:// connection's input after the
+ * upgrade. A raw TCP peer does a valid handshake with a ws:// STREAM
+ * socket, then writes the input as it is (frames or garbage); the STREAM
+ * socket receives until the connection ends or the bytes run out. Checked:
+ * 0x01 first, never a one-byte data payload, 0x00 at most once, no more
+ * payload bytes than the input holds, no crash, hang or leak.
+ */
+#include "fuzz_common.h"
+#include "ws_testutil.h"
+
+#include <errno.h>
+
+static void *srv;
+static char ep[256];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!srv) {
+        srv = fuzz_socket(ZLINK_STREAM);
+        int zero = 0;
+        zlink_setsockopt(srv, ZLINK_LINGER, &zero, sizeof zero);
+        FUZZ_ASSERT(zlink_bind(srv, "ws://127.0.0.1:*") == 0);
+        tu_last_endpoint(srv, ep, sizeof ep);
+        fuzz_allow_port(tu_ep_port(ep));
+    }
+    int fd = fuzz_tcp_connect(tu_ep_port(ep));
+    tu_pair_t p = {srv, NULL, {0}, {0}};
+    tu_ws_client_handshake(fd, "/", &p);
+    FUZZ_ASSERT(TU_UNTIL(&p, p.sa.ups == 1, 5000));
+    if (size)
+        send(fd, data, size, MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    long long end = fuzz_now_ms() + 10000;
+    while (p.sa.downs == 0) {
+        FUZZ_ASSERT(fuzz_now_ms() < end);
+        tu_step(&p);
+    }
+    FUZZ_ASSERT(p.sa.downs == 1 && p.sa.ups == 1 && p.sa.bytes <= (long long)size);
+    close(fd);
+    return 0;
+}
