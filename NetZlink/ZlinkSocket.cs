@@ -56,15 +56,15 @@ public sealed unsafe partial class ZlinkSocket : IDisposable
     /// </summary>
     internal nint NativeHandle => _handle.DangerousGetHandle();
 
-    /// <summary>Accepts connections on <paramref name="endpoint"/> (tcp://, ipc://, inproc://).</summary>
+    /// <summary>Accepts connections on <paramref name="endpoint"/> (tcp://, ipc://, inproc://; STREAM sockets also tls://, ws://, wss:// when the library has them).</summary>
     /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>, <c>tcp://127.0.0.1:*</c> (see <see cref="LastEndpoint"/>), <c>inproc://name</c>.</param>
-    /// <exception cref="EndpointException">The endpoint is malformed, in use, or its transport unknown; EINVAL also when it holds a NUL character or an unpaired surrogate (refused by the binding: the library would see another endpoint).</exception>
+    /// <exception cref="EndpointException">The endpoint is malformed, in use, or its transport unknown (EPROTONOSUPPORT; for tls://, ws:// or wss:// on a library without them the message names the missing <c>zlink_has</c> capability); EINVAL also when it holds a NUL character or an unpaired surrogate (refused by the binding: the library would see another endpoint).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public void Bind(string endpoint) => EndpointCall(endpoint, "Bind", &NativeMethods.zlink_bind);
 
     /// <summary>Connects to <paramref name="endpoint"/>; the connection is made in the background.</summary>
-    /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>.</param>
-    /// <exception cref="EndpointException">The endpoint is malformed or its transport unknown; EINVAL also when it holds a NUL character or an unpaired surrogate.</exception>
+    /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>, <c>ws://127.0.0.1:8080/path</c> (STREAM, with ws).</param>
+    /// <exception cref="EndpointException">The endpoint is malformed or its transport unknown (EPROTONOSUPPORT; the message names a missing <c>zlink_has</c> capability); EINVAL also when it holds a NUL character or an unpaired surrogate.</exception>
     /// <exception cref="ZlinkNotSupportedException">This socket type cannot connect with this native library (zlink 1.3 STREAM).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     public void Connect(string endpoint) => EndpointCall(endpoint, "Connect", &NativeMethods.zlink_connect);
@@ -106,7 +106,8 @@ public sealed unsafe partial class ZlinkSocket : IDisposable
         {
             if (call(socket.Value, p) != 0)
             {
-                Ensure.ThrowEndpoint(NativeMethods.zlink_errno(), operation, endpoint);
+                int errno = NativeMethods.zlink_errno();
+                Ensure.ThrowEndpoint(errno, operation, endpoint, errno == ZlinkConstants.EPROTONOSUPPORT ? EndpointTransports.Missing(endpoint) : null);
             }
         }
 

@@ -99,7 +99,9 @@ public sealed class SweepPlanTests
         {
             Assert.That(runs.Where(r => r.Settings.Transport == "tls").Select(r => r.SkipReason),
                 Has.Exactly(3).EqualTo("tls with --role client needs --tls-ca (the CA the server's certificate is verified against)"));
-            Assert.That(runs.Where(r => r.Settings.Transport != "tls").Select(r => r.SkipReason), Has.All.Null);
+            Assert.That(runs.Where(r => r.Settings.Transport == "wss").Select(r => r.SkipReason),
+                Has.Exactly(3).EqualTo("wss with --role client needs --tls-ca (the CA the server's certificate is verified against)"));
+            Assert.That(runs.Where(r => r.Settings.Transport is "tcp" or "ws").Select(r => r.SkipReason), Has.Exactly(6).Null);
         });
     }
 

@@ -29,6 +29,45 @@ public sealed class CompareTransportsTests
     }
 
     [Test]
+    public void WsAndWssRunsAreLabelledByTheirTransportAndCEpollHasNone()
+    {
+        CompareOptions options = CompareCommandLine.Parse(["--transports", "tcp,tls,ws,wss", "--scenarios", "s2"], Now).Options!;
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(options.Scenarios, Is.EqualTo(new[] { "s2", "tls-s2", "ws-s2", "wss-s2" }));
+            Assert.That(options.Runs.Where(r => r.Stack == "c-epoll").Select(r => r.Scenario), Is.EqualTo(new[] { "s2" }));
+            Assert.That(options.Runs.Where(r => r.Stack == "netzlink").Select(r => r.Scenario), Is.EqualTo(options.Scenarios));
+            Assert.That(CompareTransports.Split("wss-s2"), Is.EqualTo(("wss", "s2")));
+            Assert.That(CompareTransports.Split("ws-s2-open"), Is.EqualTo(("ws", "s2-open")));
+            Assert.That(options.ClientRun("wss-s2").Settings.Transport, Is.EqualTo("wss"));
+            Assert.That(options.ClientRun("ws-s2").Settings.Transport, Is.EqualTo("ws"));
+        });
+    }
+
+    [Test]
+    public void TheTransportCostTableDividesEachTransportByTcpOnTheSameStack()
+    {
+        using var temp = new TempDirectory();
+        CompareReport report = SampleCompare.WithTransports(
+            temp,
+            ("netzlink", "s2", 1000, 100), ("netzlink", "ws-s2", 500, 200), ("netzlink", "wss-s2", 250, 400),
+            ("dotnet", "s2", 800, 100), ("dotnet", "ws-s2", 200, 300));
+
+        ReportTable cost = ReportTables.TransportCostTable(report);
+        ReportTable ratios = ReportTables.RatioTable(report);
+        Assert.Multiple(() =>
+        {
+            Assert.That(cost.Rows.Select(r => string.Join(' ', r)), Is.EqualTo(new[]
+            {
+                "netzlink ws-s2 ws 0.50x 2.00x", "netzlink wss-s2 wss 0.25x 4.00x", "dotnet ws-s2 ws 0.25x 3.00x", "dotnet wss-s2 wss n/a n/a",
+            }));
+            Assert.That(ratios.Rows.Single(r => r[0] == "ws-s2")[1], Is.EqualTo("2.50x"), "netzlink/dotnet throughput over ws");
+            Assert.That(ReportTables.TransportCostTable(SampleCompare.WithTransports(temp, ("netzlink", "s2", 1, 1))).Rows, Is.Empty);
+        });
+    }
+
+    [Test]
     public void WithoutTransportsACompareIsTcpOnlyAsBefore()
     {
         CompareOptions options = CompareCommandLine.Parse([], Now).Options!;
@@ -41,7 +80,7 @@ public sealed class CompareTransportsTests
         });
     }
 
-    [TestCase(new[] { "--transports", "tcp,ws" }, "--transports takes a comma-separated list of tcp, tls (got 'tcp,ws')")]
+    [TestCase(new[] { "--transports", "tcp,quic" }, "--transports takes a comma-separated list of tcp, tls, ws, wss (got 'tcp,quic')")]
     [TestCase(new[] { "--transports" }, "--transports needs a value")]
     [TestCase(new[] { "--transport", "tls" }, "--transport cannot be given to compare: use --transports")]
     public void BadTransportsAreRefusedWithTheReason(string[] args, string error)
@@ -68,7 +107,7 @@ public sealed class CompareTransportsTests
     [Test]
     [Category("Integration")]
     [CancelAfter(180_000)]
-    public async Task ACompareOverTcpAndTlsHasTlsRowsForBothDotnetStacks(CancellationToken cancellationToken)
+    public async Task ACompareOverEveryTransportHasItsRowsForBothDotnetStacks(CancellationToken cancellationToken)
     {
         if (!ZlinkLibrary.Has("tls"))
         {
@@ -81,7 +120,7 @@ public sealed class CompareTransportsTests
         using var stderr = new StringWriter();
 
         int exitCode = await CompareCommand.RunAsync(
-            ["--out", outDir, "--stacks", "netzlink,dotnet,c-epoll", "--scenarios", "s2", "--transports", "tcp,tls", "--ccu", "4", "--warmup", "0",
+            ["--out", outDir, "--stacks", "netzlink,dotnet,c-epoll", "--scenarios", "s2", "--transports", "tcp,tls,ws,wss", "--ccu", "4", "--warmup", "0",
                 "--measure", "1", "--drain-timeout", "5", "--quiet"],
             stdout, stderr, cancellationToken);
 
@@ -89,20 +128,31 @@ public sealed class CompareTransportsTests
         string md = await File.ReadAllTextAsync(Path.Combine(outDir, "report.md"), cancellationToken);
         Assert.Multiple(() =>
         {
-            foreach (string stack in new[] { "netzlink", "dotnet" })
+            foreach (string transport in new[] { "tls", "ws", "wss" })
             {
-                RunSummary tls = RunSummary.Read(RunPaths.For(outDir, stack, "tls-s2").SummaryJson);
-                Assert.That(tls.Text("scenario_id"), Is.EqualTo($"{stack}-tls-s2"));
-                Assert.That(tls.Text("transport"), Is.EqualTo("tls"));
-                Assert.That(tls.PassFail, Is.EqualTo("PASS"));
-                Assert.That(tls.Number("lost"), Is.Zero);
-                Assert.That(tls.Number("recv"), Is.Positive.And.EqualTo(tls.Number("sent")));
+                foreach (string stack in new[] { "netzlink", "dotnet" })
+                {
+                    if (stack == "netzlink" && !NetZlink.Stress.Hosting.TransportCatalog.IsAvailable(transport))
+                    {
+                        Assert.That(md, Does.Contain($"netzlink {transport}-s2: SKIP (transport {transport} is not available in this native library)."));
+                        continue;
+                    }
+
+                    RunSummary run = RunSummary.Read(RunPaths.For(outDir, stack, $"{transport}-s2").SummaryJson);
+                    Assert.That(run.Text("scenario_id"), Is.EqualTo($"{stack}-{transport}-s2"));
+                    Assert.That(run.Text("transport"), Is.EqualTo(transport));
+                    Assert.That(run.PassFail, Is.EqualTo("PASS"), $"{stack} {transport}");
+                    Assert.That(run.Number("lost"), Is.Zero);
+                    Assert.That(run.Number("recv"), Is.Positive.And.EqualTo(run.Number("sent")));
+                    Assert.That(stdout.ToString(), Does.Contain($"TRANSPORT_COST stack={stack} scenario={transport}-s2 transport={transport} throughput/tcp="));
+                }
+
+                Assert.That(Directory.Exists(Path.Combine(outDir, "c-epoll", $"{transport}-s2")), Is.False, $"c-epoll has no {transport} run");
+                Assert.That(stdout.ToString(), Does.Contain($"RATIOS scenario={transport}-s2 ").And.Contain("netzlink/c-epoll_throughput=n/a"));
             }
 
-            Assert.That(Directory.Exists(Path.Combine(outDir, "c-epoll", "tls-s2")), Is.False, "c-epoll has no tls run");
-            Assert.That(stderr.ToString(), Does.Contain("compare: run 5/5: dotnet tls-s2"));
-            Assert.That(stdout.ToString(), Does.Contain("RATIOS scenario=tls-s2 ").And.Contain("netzlink/c-epoll_throughput=n/a"));
-            Assert.That(md, Does.Contain("| netzlink | tls-s2 |").And.Contain("c-epoll (limit_echo) speaks plain tcp only"));
+            Assert.That(stderr.ToString(), Does.Contain("compare: run 5/9: dotnet tls-s2"));
+            Assert.That(md, Does.Contain("| netzlink | tls-s2 |").And.Contain("c-epoll (limit_echo) speaks plain tcp only").And.Contain("## Transport cost over tcp"));
         });
     }
 

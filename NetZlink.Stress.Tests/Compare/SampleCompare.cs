@@ -59,6 +59,24 @@ internal static class SampleCompare
         return new CompareReport(new ScenarioSettings { Ccu = 200 }, CompareStacks.All, ["s1", "s2"], runs, "NetZlink.Stress compare --ccu 200", new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc));
     }
 
+    /// <summary>netzlink and dotnet runs with the given labels (s2, ws-s2, ...), throughputs and p99s; the scenarios in first-seen order.</summary>
+    public static CompareReport WithTransports(TempDirectory temp, params (string Stack, string Label, double Throughput, double P99)[] rows)
+    {
+        var runs = rows.Select(r => Run(temp, r.Stack, r.Label, new ScenarioResult
+        {
+            Settings = SampleResults.Pass().Settings,
+            Stack = r.Stack,
+            ConnectSuccess = 10,
+            Sent = 100,
+            Recv = 100,
+            Throughput = r.Throughput,
+            P99Us = r.P99,
+            PassFail = "PASS",
+        }, [])).ToList();
+        string[] scenarios = rows.Select(r => r.Label).Distinct().ToArray();
+        return new CompareReport(new ScenarioSettings { Ccu = 10 }, ["netzlink", "dotnet"], scenarios, runs, "NetZlink.Stress compare", new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc));
+    }
+
     private static CompareRun Run(TempDirectory temp, string stack, string scenario, ScenarioResult result, IReadOnlyList<TimeseriesPoint> series)
     {
         string path = temp.File($"{stack}-{scenario}.json");

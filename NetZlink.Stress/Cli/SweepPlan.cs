@@ -40,7 +40,7 @@ internal static class SweepPlan
             .ToArray();
     }
 
-    /// <summary>Why a run cannot happen here: a dotnet end and a transport it lacks (the client: all but tcp; the server: ws, wss), or a netzlink
+    /// <summary>Why a run cannot happen here: a dotnet end and a transport it lacks (none of tcp, tls, ws, wss today), or a netzlink
     /// end and a transport the native library lacks; null when it can run.</summary>
     private static string? SkipReason(ScenarioSettings s, Func<string, bool> transportAvailable)
     {
@@ -58,10 +58,10 @@ internal static class SweepPlan
         return netzlinkEnd && !transportAvailable(s.Transport) ? TransportCatalog.UnavailableReason(s.Transport) : null;
     }
 
-    /// <summary>An s4 tls run with --role client and no --tls-ca: nothing to verify the server against.</summary>
+    /// <summary>An s4 tls or wss run with --role client and no --tls-ca: nothing to verify the server against.</summary>
     private static string? ClientTlsSkipReason(ScenarioSettings s, StressRole role) =>
-        role == StressRole.Client && TlsEngineSettings.IsTls(s) && s.TlsCaFile is null
-            ? "tls with --role client needs --tls-ca (the CA the server's certificate is verified against)"
+        role == StressRole.Client && TlsEngineSettings.UsesTls(s) && s.TlsCaFile is null
+            ? $"{s.Transport} with --role client needs --tls-ca (the CA the server's certificate is verified against)"
             : null;
 
     private static IEnumerable<ScenarioSettings> S3Runs(ScenarioSettings given)

@@ -1,5 +1,5 @@
-// The checks on --tls-cert, --tls-key and --tls-ca: existing files, given where a tls run needs
-// them, and not given where nothing reads them.
+// The checks on --tls-cert, --tls-key and --tls-ca: existing files, given where a tls or wss run
+// needs them, and not given where nothing reads them (tcp, ws).
 namespace NetZlink.Stress.Cli;
 
 /// <summary>Adds the TLS flags' problems to a validation's list.</summary>
@@ -14,11 +14,12 @@ internal static class TlsFlagRules
 
         string role = o.Role.ToLowerInvariant();
         bool s4 = string.Equals(o.Scenario, "s4", StringComparison.OrdinalIgnoreCase);
-        bool tls = string.Equals(o.Transport, "tls", StringComparison.OrdinalIgnoreCase);
+        string transport = o.Transport.ToLowerInvariant();
+        bool tls = Tls.TlsEngineSettings.UsesTls(transport);
         bool anyGiven = o.TlsCert is not null || o.TlsKey is not null || o.TlsCa is not null;
         if (anyGiven && !tls && !s4)
         {
-            errors.Add("--tls-cert, --tls-key and --tls-ca are for --transport tls or --scenario s4");
+            errors.Add($"--tls-cert, --tls-key and --tls-ca are for --transport tls or wss or --scenario s4, not --transport {transport}");
             return;
         }
 
@@ -30,13 +31,13 @@ internal static class TlsFlagRules
         switch (role)
         {
             case "server" when tls && o.TlsCert is null:
-                errors.Add("--role server --transport tls needs --tls-cert (the server's PEM certificate) and, unless the key is in that file, --tls-key");
+                errors.Add($"--role server --transport {transport} needs --tls-cert (the server's PEM certificate) and, unless the key is in that file, --tls-key");
                 break;
             case "client" when tls && !s4 && o.TlsCa is null:
-                errors.Add("--role client --transport tls needs --tls-ca (the PEM CA file the server's certificate is verified against)");
+                errors.Add($"--role client --transport {transport} needs --tls-ca (the PEM CA file the server's certificate is verified against)");
                 break;
             case "both" when (o.TlsCert is null) != (o.TlsCa is null):
-                errors.Add("--role both: give --tls-cert and --tls-ca together, or neither (then every tls run makes its own CA and server certificate)");
+                errors.Add("--role both: give --tls-cert and --tls-ca together, or neither (then every tls or wss run makes its own CA and server certificate)");
                 break;
         }
     }

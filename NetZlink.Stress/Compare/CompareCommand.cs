@@ -44,10 +44,8 @@ internal static class CompareCommand
             string html = Path.Combine(options.OutDirectory, "report.html");
             await File.WriteAllTextAsync(markdown, MarkdownReport.Render(report), CancellationToken.None).ConfigureAwait(false);
             await File.WriteAllTextAsync(html, HtmlReport.Render(report), CancellationToken.None).ConfigureAwait(false);
-            foreach (IReadOnlyList<string> row in ReportTables.RatioTable(report).Rows)
-            {
-                stdout.WriteLine("RATIOS " + string.Join(' ', ReportTables.RatioTable(report).Header.Zip(row, (h, v) => $"{h.Replace(' ', '_')}={v}")));
-            }
+            PrintRows(stdout, "RATIOS", ReportTables.RatioTable(report));
+            PrintRows(stdout, "TRANSPORT_COST", ReportTables.TransportCostTable(report));
 
             stdout.WriteLine($"compare: wrote {markdown} and {html}");
             bool complete = runs.Count == options.Runs.Count;
@@ -57,6 +55,15 @@ internal static class CompareCommand
         {
             stderr.WriteLine($"error: {e.Message}");
             return ExitCodes.Failure;
+        }
+    }
+
+    /// <summary>One stdout line per row of <paramref name="table"/>: the tag, then header=value pairs (spaces in a header as _).</summary>
+    private static void PrintRows(TextWriter stdout, string tag, ReportTable table)
+    {
+        foreach (IReadOnlyList<string> row in table.Rows)
+        {
+            stdout.WriteLine(tag + " " + string.Join(' ', table.Header.Zip(row, (h, v) => $"{h.Replace(' ', '_')}={v}")));
         }
     }
 }

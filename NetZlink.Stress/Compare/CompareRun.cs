@@ -7,8 +7,9 @@ namespace NetZlink.Stress.Compare;
 /// <param name="Summary">Its summary.json; null when the run produced none.</param>
 /// <param name="Series">Its per-second progress.</param>
 /// <param name="Error">Why there is no summary, or why the run counts as failed beyond its pass_fail; null if none.</param>
-internal sealed record CompareRun(string Stack, string Scenario, RunSummary? Summary, IReadOnlyList<TimeseriesPoint> Series, string? Error)
+/// <param name="Skip">Why the run was not started (its transport is missing from the native library); null when it ran.</param>
+internal sealed record CompareRun(string Stack, string Scenario, RunSummary? Summary, IReadOnlyList<TimeseriesPoint> Series, string? Error, string? Skip = null)
 {
-    /// <summary>PASS only when the run wrote a summary saying so.</summary>
-    public bool Passed => Error is null && Summary?.PassFail == "PASS";
+    /// <summary>PASS when the run wrote a summary saying so; a SKIP fails nothing either.</summary>
+    public bool Passed => Skip is not null || (Error is null && Summary?.PassFail == "PASS");
 }

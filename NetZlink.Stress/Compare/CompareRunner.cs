@@ -44,15 +44,24 @@ internal sealed class CompareRunner
             }
 
             _stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}");
-            CompareRun run = await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
+            CompareRun run = SkipReason(stack, scenario) is { } skip
+                ? new CompareRun(stack, scenario, null, [], null, skip)
+                : await RunOneAsync(stack, scenario, cancellationToken).ConfigureAwait(false);
             runs.Add(run);
             string outcome = run.Summary is { } s
                 ? string.Create(CultureInfo.InvariantCulture, $"{s.PassFail} throughput={s.Throughput:F0}/s p99_us={s.P99:F1}")
-                : "no result";
+                : run.Skip is { } reason ? $"SKIP ({reason})" : "no result";
             _stderr.WriteLine($"compare: run {k + 1}/{pairs.Count}: {stack} {scenario}: {outcome}{(run.Error is null ? string.Empty : " (" + run.Error + ")")}");
         }
 
         return runs;
+    }
+
+    /// <summary>Why the netzlink stack cannot run <paramref name="scenario"/>'s transport with this native library; null when it can (or the stack is another).</summary>
+    private static string? SkipReason(string stack, string scenario)
+    {
+        string transport = CompareTransports.Split(scenario).Transport;
+        return stack == StackNames.Netzlink && !TransportCatalog.IsAvailable(transport) ? TransportCatalog.UnavailableReason(transport) : null;
     }
 
     private async Task<CompareRun> RunOneAsync(string stack, string scenario, CancellationToken cancellationToken)
@@ -70,7 +79,7 @@ internal sealed class CompareRunner
         string? serverTimeLine;
         (string clientScenario, ScenarioSettings clientSettings) = _options.ClientRun(scenario);
         // Over tls: a CA and server certificate for this run only, removed when it ends.
-        using Tls.RunCertificates? certificates = Tls.TlsEngineSettings.IsTls(clientSettings) ? Tls.RunCertificates.Create() : null;
+        using Tls.RunCertificates? certificates = Tls.TlsEngineSettings.UsesTls(clientSettings) ? Tls.RunCertificates.Create() : null;
         if (certificates is not null)
         {
             clientSettings = clientSettings with
@@ -82,7 +91,7 @@ internal sealed class CompareRunner
         try
         {
             ServerChildProcess server = await ServerChildProcess
-                .StartAsync(StackLaunch.Server(stack, certificates is null ? _options.Settings : clientSettings, _limitEcho), _stderr, cancellationToken)
+                .StartAsync(StackLaunch.Server(stack, certificates is null ? _options.Settings with { Transport = clientSettings.Transport } : clientSettings, _limitEcho), _stderr, cancellationToken)
                 .ConfigureAwait(false);
             await using (server.ConfigureAwait(false))
             {

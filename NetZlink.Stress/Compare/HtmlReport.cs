@@ -61,6 +61,12 @@ internal static class HtmlReport
         html.Append("<p class=\"note\">").Append(E(ReportTables.ServerTimeNote)).Append("</p>\n");
         html.Append("<h2>Ratios</h2>\n");
         Table(html, ReportTables.RatioTable(report));
+        if (ReportTables.TransportCostTable(report) is { Rows.Count: > 0 } cost)
+        {
+            html.Append("<h2>Transport cost over tcp</h2>\n");
+            Table(html, cost);
+            html.Append("<p class=\"note\">").Append(E(ReportTables.TransportCostNote)).Append("</p>\n");
+        }
 
         IReadOnlyList<string> problems = ReportTables.Problems(report);
         html.Append("<h2>Failures</h2>\n");

@@ -37,6 +37,12 @@ internal static class MarkdownReport
 
         md.Append("## Ratios\n\n");
         Table(md, ReportTables.RatioTable(report));
+        if (ReportTables.TransportCostTable(report) is { Rows.Count: > 0 } cost)
+        {
+            md.Append("\n## Transport cost over tcp\n\n");
+            Table(md, cost);
+            md.Append('\n').Append(ReportTables.TransportCostNote).Append('\n');
+        }
 
         IReadOnlyList<string> problems = ReportTables.Problems(report);
         md.Append("\n## Failures\n\n");

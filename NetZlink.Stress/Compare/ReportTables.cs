@@ -33,7 +33,8 @@ internal static class ReportTables
 
                 if (run.Summary is not { } s)
                 {
-                    rows.Add([stack, scenario, .. Columns.Select(c => c == ResultSchema.PassFail ? "NO RESULT" : "-"), "n/a", "n/a"]);
+                    string status = run.Skip is null ? "NO RESULT" : "SKIP";
+                    rows.Add([stack, scenario, .. Columns.Select(c => c == ResultSchema.PassFail ? status : "-"), "n/a", "n/a"]);
                     continue;
                 }
 
@@ -113,6 +114,41 @@ internal static class ReportTables
         return new ReportTable(header, rows);
     }
 
+    /// <summary>
+    /// What each transport costs on one stack: per .NET stack and run over tls, ws or wss, its throughput and p99 over
+    /// those of the same scenario over tcp on the same stack (throughput below 1: slower than tcp). Empty when the
+    /// compare ran tcp only.
+    /// </summary>
+    public static ReportTable TransportCostTable(CompareReport report)
+    {
+        string[] header = ["stack", "scenario", "transport", "throughput/tcp", "p99/tcp"];
+        var rows = new List<IReadOnlyList<string>>();
+        foreach (string stack in report.Stacks.Where(CompareStacks.IsDotnetProcess))
+        {
+            foreach (string label in report.Scenarios)
+            {
+                (string transport, string scenario) = CompareTransports.Split(label);
+                if (transport == CompareTransports.Tcp || scenario == "s1")
+                {
+                    continue;
+                }
+
+                rows.Add(
+                [
+                    stack, label, transport,
+                    Ratios.Format(Ratios.Of(report.Summary(stack, label)?.Throughput, report.Summary(stack, scenario)?.Throughput)),
+                    Ratios.Format(Ratios.Of(report.Summary(stack, label)?.P99, report.Summary(stack, scenario)?.P99)),
+                ]);
+            }
+        }
+
+        return new ReportTable(header, rows);
+    }
+
+    /// <summary>What <see cref="TransportCostTable"/> shows.</summary>
+    public const string TransportCostNote =
+        "Each transport's cost on one stack: a run's figure over the same scenario's over tcp on the same stack (throughput below 1 and p99 above 1: the transport costs that much). netzlink against dotnet per transport is in the ratio table above.";
+
     /// <summary>The flags every run shared, as "name value" pairs.</summary>
     public static IReadOnlyList<(string Name, string Value)> Settings(ScenarioSettings s) =>
     [
@@ -125,7 +161,7 @@ internal static class ReportTables
         .. s.Rate > 0 ? [("rate (s2-open only)", D(s.Rate))] : Array.Empty<(string, string)>(),
     ];
 
-    /// <summary>The notes under the run table: the s2-open rows (--rate) and c-epoll beside runs over tls, when the compare has them.</summary>
+    /// <summary>The notes under the run table: the s2-open rows (--rate), c-epoll beside runs over tls, ws or wss, and skipped runs, when the compare has them.</summary>
     public static IEnumerable<string> RunNotes(CompareReport report)
     {
         if (OpenModelNote(report) is { } open)
@@ -136,6 +172,11 @@ internal static class ReportTables
         if (report.Stacks.Contains(CompareStacks.CEpoll) && report.Scenarios.Any(s => CompareTransports.Split(s).Transport != CompareTransports.Tcp))
         {
             yield return CompareTransports.CEpollTcpOnlyNote;
+        }
+
+        foreach (CompareRun skipped in report.Runs.Where(r => r.Skip is not null))
+        {
+            yield return $"{skipped.Stack} {skipped.Scenario}: SKIP ({skipped.Skip}).";
         }
     }
 

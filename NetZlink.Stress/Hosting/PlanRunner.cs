@@ -119,7 +119,7 @@ internal sealed class PlanRunner
         }
 
         // A tls run without --tls-cert/--tls-ca gets a CA and server certificate of its own, removed when it ends.
-        using RunCertificates? certificates = TlsEngineSettings.IsTls(run.Settings) && run.Settings.TlsCertificateFile is null
+        using RunCertificates? certificates = TlsEngineSettings.UsesTls(run.Settings) && run.Settings.TlsCertificateFile is null
             ? RunCertificates.Create()
             : null;
         ScenarioSettings settings = certificates is null ? run.Settings : run.Settings with

@@ -34,7 +34,7 @@ internal static class ServerHost
 
         IEchoServer server = settings.Fault != FaultMode.None ? new FaultServer(settings)
             : settings.ServerStack != StackNames.Dotnet ? new EchoServer(settings)
-            : TlsEngineSettings.IsTls(settings) ? new DotnetTlsEchoServer(settings) : new DotnetEchoServer(settings);
+            : settings.Transport == "tcp" ? new DotnetEchoServer(settings) : new DotnetStreamEchoServer(settings);
         try
         {
             await ServeAsync(server, settings, quiet, stopAtStdinEnd, stdout, stderr, stop).ConfigureAwait(false);
@@ -66,8 +66,8 @@ internal static class ServerHost
         catch (Exception e)
         {
             // zlink answers EINVAL for a certificate or key it cannot read or use, and says no more; .NET names the PEM problem.
-            string tlsHint = TlsEngineSettings.IsTls(settings)
-                ? $" (tls: --tls-cert {settings.TlsCertificateFile} and --tls-key {settings.TlsKeyFile ?? "(in the certificate file)"} must be readable PEM files, the key matching the certificate)"
+            string tlsHint = TlsEngineSettings.UsesTls(settings)
+                ? $" ({settings.Transport}: --tls-cert {settings.TlsCertificateFile} and --tls-key {settings.TlsKeyFile ?? "(in the certificate file)"} must be readable PEM files, the key matching the certificate)"
                 : string.Empty;
             throw new StressHostException($"cannot start the echo server on {endpoint}: {e.Message}{tlsHint}", e);
         }

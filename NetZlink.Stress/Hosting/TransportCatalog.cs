@@ -8,9 +8,9 @@ internal static class TransportCatalog
     public static readonly IReadOnlyList<string> Known = ["tcp", "tls", "ws", "wss"];
 
     /// <summary>
-    /// Whether runs over <paramref name="transport"/> can happen here: tcp always; tls, ws and wss when
-    /// the native library reports them (zlink_has; real zlink builds only, never the project's own).
-    /// A library without zlink_has counts as tcp-only.
+    /// Whether the netzlink stack can run <paramref name="transport"/> here: tcp always; tls and ws when
+    /// the native library reports them (zlink_has), wss when it reports both. A library without
+    /// zlink_has counts as tcp-only.
     /// </summary>
     /// <exception cref="DllNotFoundException">The native library cannot be loaded at all.</exception>
     public static bool IsAvailable(string transport)
@@ -22,7 +22,8 @@ internal static class TransportCatalog
 
         try
         {
-            return ZlinkLibrary.Has(transport.ToLowerInvariant());
+            string name = transport.ToLowerInvariant();
+            return name == "wss" ? ZlinkLibrary.Has("ws") && ZlinkLibrary.Has("tls") : ZlinkLibrary.Has(name);
         }
         catch (EntryPointNotFoundException)
         {
@@ -34,16 +35,18 @@ internal static class TransportCatalog
     public static string UnavailableReason(string transport) =>
         $"transport {transport} is not available in this native library";
 
-    /// <summary>Whether the dotnet stack's <paramref name="end"/> runs <paramref name="transport"/>: tcp, and tls (SslStream) on both ends.</summary>
-#pragma warning disable IDE0060 // both ends run the same transports now; the parameter stays for the call sites and the reason
+    /// <summary>
+    /// Whether the dotnet stack's <paramref name="end"/> runs <paramref name="transport"/>: every known one on both ends
+    /// (tcp: sockets; tls: SslStream; ws: System.Net.WebSockets; wss: System.Net.WebSockets over SslStream).
+    /// </summary>
+#pragma warning disable IDE0060 // both ends run the same transports; the parameter stays for the call sites and the reason
     public static bool DotnetSupports(string transport, DotnetEnd end) =>
 #pragma warning restore IDE0060
-        string.Equals(transport, "tcp", StringComparison.OrdinalIgnoreCase)
-        || string.Equals(transport, "tls", StringComparison.OrdinalIgnoreCase);
+        Known.Contains(transport, StringComparer.OrdinalIgnoreCase);
 
     /// <summary>The SKIP reason for a transport the dotnet stack's <paramref name="end"/> does not implement.</summary>
     public static string DotnetUnavailableReason(string transport, DotnetEnd end) =>
-        $"transport {transport} is not implemented by the dotnet stack (its {(end == DotnetEnd.Server ? "server" : "client")} runs tcp and tls)";
+        $"transport {transport} is not implemented by the dotnet stack (its {(end == DotnetEnd.Server ? "server" : "client")} runs {string.Join(", ", Known)})";
 
     /// <summary>Why the server of <paramref name="stack"/> cannot serve <paramref name="transport"/> here, or null when it can.</summary>
     public static string? ServerUnavailableReason(string transport, string stack) => stack == Scenarios.StackNames.Dotnet

@@ -59,7 +59,7 @@ public static class ScenarioRunner
         long residentAtStart = ProcessStats.ResidentBytes();
         var connecting = Stopwatch.StartNew();
         using ILoadDriver driver = settings.ClientStack == StackNames.Dotnet
-            ? (Tls.TlsEngineSettings.IsTls(settings) ? DotnetTlsClient.Start(settings, ccu, plan) : DotnetClient.Start(settings, ccu, plan))
+            ? (settings.Transport == "tcp" ? DotnetClient.Start(settings, ccu, plan) : DotnetStreamClient.Start(settings, ccu, plan))
             : NetzlinkLoadDriver.Start(settings, ccu, plan, clientContext);
         result.ShardCount = driver.ShardCount;
         var run = new RunState(driver, plan, progress);

@@ -12,6 +12,8 @@
 //   (PostCounters), and the posters' own count of accepted frames is the engine's;
 // - every connection that connected hears OnDisconnected exactly once (a throwing handler stops
 //   the engine, and the reason is then EngineFault).
+// The same model runs over tcp, tls, ws and wss (ModelServer speaks each); a transport the native
+// library lacks (zlink_has) is ignored with the reason.
 // Each round prints its seed; NETZLINK_FUZZ_SEED replays it, NETZLINK_FUZZ_ITERATIONS runs more rounds.
 using System.Diagnostics;
 using NetZlink.Engine;
@@ -24,25 +26,42 @@ public sealed class EngineModelTests
 {
     private static readonly TimeSpan DrainBound = TimeSpan.FromSeconds(60);
 
-    [Test, CancelAfter(600_000)]
-    public void RandomPeersPostersAndCloses_KeepEveryStreamExact_AndAccountForEveryPacket()
+    [TestCase("tcp"), CancelAfter(600_000)]
+    [TestCase("tls")]
+    [TestCase("ws")]
+    [TestCase("wss")]
+    public void RandomPeersPostersAndCloses_KeepEveryStreamExact_AndAccountForEveryPacket(string transport)
     {
+        RequireTransport(transport);
         Random master = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(4);
         long refused = 0;
+        using TestCertificates? certificates = transport is "tls" or "wss" ? TestCertificates.Create() : null;
         for (int round = 0; round < rounds; round++)
         {
             int roundSeed = master.Next();
             // Round 1 of every four has a handler that throws mid-run.
-            refused += RunRound(roundSeed, throwing: round % 4 == 1, TimeSpan.FromSeconds(5));
+            refused += RunRound(roundSeed, throwing: round % 4 == 1, TimeSpan.FromSeconds(5), transport, certificates);
         }
 
         TestContext.Out.WriteLine($"{rounds} rounds passed (seed {seed}); frames the sockets refused at their high-water mark and the engine retried: {refused}");
         Assert.That(refused, Is.GreaterThan(0), "no round reached a high-water mark: the backpressure path went untested");
     }
 
+    /// <summary>Ignores the test, with the reason, when the native library lacks <paramref name="transport"/> (wss needs ws and tls).</summary>
+    internal static void RequireTransport(string transport)
+    {
+        foreach (string capability in transport switch { "wss" => new[] { "ws", "tls" }, "tcp" => [], _ => [transport] })
+        {
+            if (!ZlinkLibrary.Has(capability))
+            {
+                Assert.Ignore($"{transport}:// needs a native library with {capability} (zlink_has(\"{capability}\") is 0)");
+            }
+        }
+    }
+
     /// <summary>Runs one round; returns how many frames the sockets refused at their high-water mark.</summary>
-    private static long RunRound(int seed, bool throwing, TimeSpan runFor)
+    private static long RunRound(int seed, bool throwing, TimeSpan runFor, string transport, TestCertificates? certificates)
     {
         var random = new Random(seed);
         int connections = random.Next(8, 41);
@@ -56,15 +75,16 @@ public sealed class EngineModelTests
             PostCapacityPerShard = random.Next(100_000, 1_000_000),
             MaxPendingBytesPerConnection = random.Next(20_000, 200_000),
             ConnectTimeout = TimeSpan.FromSeconds(10),
+            Tls = certificates is null ? null : new EngineTlsOptions { CaFile = certificates.Ca, Hostname = "localhost" },
         };
         int maxFiller = random.Next(2) == 0 ? 64 : 16_000;
         double closeChance = random.NextDouble() * 0.0002;
         int posterCount = random.Next(1, 4);
-        string config = $"round seed {seed}: {connections} connections, {options.ShardCount} shards, hwm {options.HighWaterMark}, sndbuf {options.SendBufferSize}, "
+        string config = $"{transport} round seed {seed}: {connections} connections, {options.ShardCount} shards, hwm {options.HighWaterMark}, sndbuf {options.SendBufferSize}, "
             + $"post capacity {options.PostCapacityPerConnection}/{options.PostCapacityPerShard}, filler ≤ {maxFiller}, {posterCount} posters, throwing {throwing}";
         TestContext.Out.WriteLine(config);
 
-        using var server = new ModelServer(seed, resetShare: random.NextDouble() * 0.3);
+        using var server = new ModelServer(seed, resetShare: random.NextDouble() * 0.3, transport, certificates);
         options.Endpoints = [server.Endpoint];
         var model = new Model(connections, seed, maxFiller, closeChance, throwing ? (ThrowIn)random.Next(1, 4) : ThrowIn.Nowhere);
         TimeSpan throwAt = runFor * random.NextDouble();

@@ -3,9 +3,15 @@
 // It checks each connection's byte stream as it goes: one connection index throughout, sequence
 // numbers 0, 1, 2, ... without a gap, every byte as ModelPacket made it. The first violation is
 // kept with the connection, so a stray byte anywhere fails the test with the stream's position.
+// It speaks tcp, tls (SslStream with the test CA's server certificate), ws (the stress tool's
+// WebSocket upgrade and byte stream over System.Net.WebSockets) or wss (both), so the same model
+// runs over every transport the engine has.
 using System.Buffers.Binary;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
+using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Tests.Engine;
 
@@ -16,19 +22,33 @@ internal sealed class ModelServer : IDisposable
     private readonly Thread _acceptThread;
     private readonly int _seed;
     private readonly double _resetShare;
+    private readonly string _transport;
+    private readonly X509Certificate2? _certificate;
     private volatile bool _calm;
     private volatile bool _disposed;
 
-    public ModelServer(int seed, double resetShare)
+    /// <param name="seed">The round's seed.</param>
+    /// <param name="resetShare">The share of connections that end with a reset.</param>
+    /// <param name="transport">tcp, tls, ws or wss.</param>
+    /// <param name="certificates">The server certificate for tls and wss.</param>
+    public ModelServer(int seed, double resetShare, string transport = "tcp", TestCertificates? certificates = null)
     {
         _seed = seed;
         _resetShare = resetShare;
+        _transport = transport;
+        if (transport is "tls" or "wss")
+        {
+            ArgumentNullException.ThrowIfNull(certificates);
+            using X509Certificate2 pem = X509Certificate2.CreateFromPemFile(certificates.ServerCert, certificates.ServerKey);
+            _certificate = X509CertificateLoader.LoadPkcs12(pem.Export(X509ContentType.Pkcs12), password: null);
+        }
+
         _listener.Start(1024);
         _acceptThread = new Thread(AcceptLoop) { IsBackground = true, Name = "model-server-accept" };
         _acceptThread.Start();
     }
 
-    public string Endpoint => $"tcp://127.0.0.1:{((IPEndPoint)_listener.LocalEndpoint).Port}";
+    public string Endpoint => $"{_transport}://127.0.0.1:{((IPEndPoint)_listener.LocalEndpoint).Port}";
 
     /// <summary>From now on every connection reads as fast as it can, with no pause and no reset.</summary>
     public void Calm() => _calm = true;
@@ -54,6 +74,28 @@ internal sealed class ModelServer : IDisposable
             peer.Socket.Dispose();
             peer.Thread.Join(TimeSpan.FromSeconds(5));
         }
+
+        _certificate?.Dispose();
+    }
+
+    /// <summary>The connection's byte stream: the socket itself, under TLS and/or a WebSocket as the transport asks; null when the upgrade was refused.</summary>
+    private Stream? Open(System.Net.Sockets.Socket socket)
+    {
+        Stream stream = new NetworkStream(socket, ownsSocket: false);
+        if (_certificate is not null)
+        {
+            var tls = new SslStream(stream, leaveInnerStreamOpen: false);
+            tls.AuthenticateAsServer(new SslServerAuthenticationOptions { ServerCertificate = _certificate });
+            stream = tls;
+        }
+
+        if (_transport is "ws" or "wss")
+        {
+            System.Net.WebSockets.WebSocket? ws = WebSocketHandshake.AcceptAsync(stream, WebSocketHandshake.DefaultPath, CancellationToken.None).GetAwaiter().GetResult();
+            return ws is null ? null : new WebSocketByteStream(ws);
+        }
+
+        return stream;
     }
 
     private void AcceptLoop()
@@ -103,6 +145,13 @@ internal sealed class ModelServer : IDisposable
         int resetAfter = peer.WillReset ? random.Next(1, 400) : int.MaxValue;
         try
         {
+            Stream? stream = Open(peer.Socket);
+            if (stream is null)
+            {
+                peer.Fail("the WebSocket upgrade was refused");
+                return;
+            }
+
             while (!_disposed)
             {
                 bool calm = _calm;
@@ -112,7 +161,7 @@ internal sealed class ModelServer : IDisposable
                 }
 
                 int want = Math.Min(calm ? 64 * 1024 : maxRead, buffer.Length - filled);
-                int read = peer.Socket.Receive(buffer, filled, want, SocketFlags.None);
+                int read = stream.Read(buffer, filled, want);
                 if (read == 0)
                 {
                     return;
@@ -144,7 +193,7 @@ internal sealed class ModelServer : IDisposable
 
                     peer.Index = ModelPacket.IndexOf(packet);
                     peer.Packets++;
-                    peer.Socket.Send(packet);
+                    stream.Write(packet);
                     used += length;
                     if (!_calm && peer.Packets >= resetAfter)
                     {
@@ -160,7 +209,7 @@ internal sealed class ModelServer : IDisposable
                 filled -= used;
             }
         }
-        catch (SocketException)
+        catch (Exception e) when (e is SocketException or IOException or System.Security.Authentication.AuthenticationException)
         {
             // the client closed or reset the connection
         }

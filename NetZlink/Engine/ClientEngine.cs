@@ -25,6 +25,8 @@ public sealed class ClientEngine : StreamEngine
     /// <param name="context">The context to create sockets in; null makes (and later disposes) one of its own.</param>
     /// <exception cref="ArgumentException">The options are invalid, or a host name in an endpoint does not
     /// resolve to an IPv4 address: "could not resolve host 'name' in endpoint tcp://name:port: reason".</exception>
+    /// <exception cref="ZlinkNotSupportedException">An endpoint is tls://, ws:// or wss:// and the native library lacks that
+    /// transport; the message names the missing capability (<c>zlink_has("ws")</c> or <c>zlink_has("tls")</c>).</exception>
     /// <exception cref="InvalidOperationException">The process's descriptor limit cannot hold the connections (see <see cref="EngineOptions.RaiseDescriptorLimit"/>).</exception>
     public ClientEngine(int connectionCount, EngineOptions options, Context? context = null)
         : base(
@@ -95,6 +97,7 @@ public sealed class ClientEngine : StreamEngine
         ArgumentNullException.ThrowIfNull(options);
         ArgumentOutOfRangeException.ThrowIfLessThan(connectionCount, 1);
         options.Validate();
+        EndpointTransports.EnsureSupported(options.Endpoints, "ClientEngine: Connect");
         EndpointHosts.EnsureResolvable(options.Endpoints);
         // Before anything is opened: fail with both numbers when the run cannot fit.
         DescriptorBudget.Ensure(connectionCount, options.ReservedDescriptors + (ShardsFor(connectionCount, options) * 4), options.RaiseDescriptorLimit);

@@ -1,4 +1,4 @@
-// The engine's up-front name check: every host name in a tcp:// endpoint is resolved once, before
+// The engine's up-front name check: every host name in a tcp://, tls://, ws:// or wss:// endpoint is resolved once, before
 // anything is opened, so a name that does not resolve is one exception that says so, instead of
 // every connection failing with the native library's EINVAL.
 using System.Net;
@@ -8,10 +8,8 @@ namespace NetZlink.Engine;
 
 internal static class EndpointHosts
 {
-    private const string Tcp = "tcp://";
-
     /// <summary>
-    /// Resolves the host name of each <c>tcp://host:port</c> endpoint (once per name) to an IPv4
+    /// Resolves the host name of each <c>tcp://host:port</c> (or tls://, ws://host:port/path, wss://) endpoint (once per name) to an IPv4
     /// address, as the engine's STREAM sockets connect over IPv4 unless an endpoint gives an IPv6
     /// address literally. Address literals, other transports and malformed endpoints are left to
     /// the native library, which refuses the last two with a permanent errno.
@@ -29,15 +27,22 @@ internal static class EndpointHosts
         }
     }
 
-    /// <summary>The host of a <c>tcp://host:port</c> endpoint when it is a name, not an address; else null.</summary>
+    /// <summary>The host of a <c>tcp://host:port</c> (tls://, ws://host:port/path, wss://) endpoint when it is a name, not an address; else null.</summary>
     internal static string? HostName(string endpoint)
     {
-        if (!endpoint.StartsWith(Tcp, StringComparison.OrdinalIgnoreCase))
+        if (Interop.EndpointTransports.Scheme(endpoint) is not ("tcp" or "tls" or "ws" or "wss"))
         {
             return null;
         }
 
-        string address = endpoint[Tcp.Length..];
+        string address = endpoint[(endpoint.IndexOf("://", StringComparison.Ordinal) + 3)..];
+        int slash = address.IndexOf('/');
+        if (slash >= 0)
+        {
+            // ws:// and wss:// carry a path after host:port.
+            address = address[..slash];
+        }
+
         int colon = address.LastIndexOf(':');
         if (colon <= 0)
         {

@@ -8,7 +8,8 @@ namespace NetZlink.Engine;
 public sealed class EngineOptions
 {
     /// <summary>
-    /// Client: endpoints to connect to (<c>tcp://host:port</c>); connection <c>i</c> uses endpoint
+    /// Client: endpoints to connect to (<c>tcp://host:port</c>, or <c>tls://</c>, <c>ws://host:port/path</c>,
+    /// <c>wss://</c> when the native library has them); connection <c>i</c> uses endpoint
     /// <c>i % Count</c>. Server: endpoints to bind (<c>tcp://127.0.0.1:*</c> picks a port), one shard each.
     /// </summary>
     public IReadOnlyList<string> Endpoints { get; set; } = Array.Empty<string>();
@@ -81,7 +82,7 @@ public sealed class EngineOptions
     /// <summary>Server engines: the listen backlog of each bound endpoint. Default 4096.</summary>
     public int Backlog { get; set; } = 4096;
 
-    /// <summary>TLS settings for <c>tls://</c> endpoints, set on every shard's STREAM socket; null: none.</summary>
+    /// <summary>TLS settings for <c>tls://</c> and <c>wss://</c> endpoints, set on every shard's STREAM socket; null: none.</summary>
     public EngineTlsOptions? Tls { get; set; }
 
     /// <summary>Name prefix of the shard threads.</summary>
@@ -93,12 +94,12 @@ public sealed class EngineOptions
     {
         if (Endpoints is null)
         {
-            throw new ArgumentNullException(nameof(Endpoints), "EngineOptions.Endpoints is null: name at least one tcp:// endpoint to connect to (client) or bind (server).");
+            throw new ArgumentNullException(nameof(Endpoints), "EngineOptions.Endpoints is null: name at least one endpoint (tcp://, tls://, ws:// or wss://) to connect to (client) or bind (server).");
         }
 
         if (Endpoints.Count == 0)
         {
-            throw new ArgumentException("EngineOptions.Endpoints is empty: name at least one tcp:// endpoint to connect to (client) or bind (server).");
+            throw new ArgumentException("EngineOptions.Endpoints is empty: name at least one endpoint (tcp://, tls://, ws:// or wss://) to connect to (client) or bind (server).");
         }
 
         ArgumentOutOfRangeException.ThrowIfNegative(ShardCount);

@@ -1,9 +1,9 @@
-// TLS settings of an engine's STREAM sockets, for tls:// endpoints: each maps to one of zlink's
+// TLS settings of an engine's STREAM sockets, for tls:// and wss:// endpoints: each maps to one of zlink's
 // TLS socket options (TLS_CERT 95 ... TLS_PASSWORD 102), set on every shard's socket before it binds
 // or connects.
 namespace NetZlink.Engine;
 
-/// <summary>TLS settings for an engine whose endpoints are <c>tls://</c> (needs a native library with TLS: <see cref="ZlinkLibrary.Has(string)"/> "tls").</summary>
+/// <summary>TLS settings for an engine whose endpoints are <c>tls://</c> or <c>wss://</c> (needs a native library with TLS: <see cref="ZlinkLibrary.Has(string)"/> "tls"; wss also "ws").</summary>
 public sealed class EngineTlsOptions
 {
     /// <summary>PEM certificate (chain) file: required on a server, optional on a client (its client certificate).</summary>

@@ -32,6 +32,8 @@ public sealed class ServerEngine : StreamEngine
     /// <param name="options">Endpoints to bind and tuning; validated here.</param>
     /// <param name="context">The context to create sockets in; null makes (and later disposes) one of its own.</param>
     /// <exception cref="ArgumentException">The options are invalid.</exception>
+    /// <exception cref="ZlinkNotSupportedException">An endpoint is tls://, ws:// or wss:// and the native library lacks that
+    /// transport; the message names the missing capability (<c>zlink_has("ws")</c> or <c>zlink_has("tls")</c>).</exception>
     public ServerEngine(EngineOptions options, Context? context = null)
         : base(
             Checked(options),
@@ -83,6 +85,7 @@ public sealed class ServerEngine : StreamEngine
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
+        EndpointTransports.EnsureSupported(options.Endpoints, "ServerEngine: Bind");
         if (options.RaiseDescriptorLimit)
         {
             // A server cannot know how many will connect: the most the process may open.

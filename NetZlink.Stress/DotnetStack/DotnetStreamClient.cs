@@ -1,18 +1,22 @@
-// The dotnet stack's client over tls: the same LoadPlan, counters and pass rules as the tcp client
-// (DotnetClient), but each connection is an SslStream over a System.Net.Sockets socket, driven by
-// two async loops of its own: a reader that frames the echoes (the library's PacketReassembler,
-// as the tcp client) and counts them, and a writer that tops the connection up. SslStream has no
-// socket-event form, so this path does not follow the tcp client's shape (no task per
-// connection, nothing allocated per packet); it is the plain robust one, for correctness and
+// The dotnet stack's client over tls, ws and wss: the same LoadPlan, counters and pass rules as the
+// tcp client (DotnetClient), but each connection is a Stream over a System.Net.Sockets socket
+// (tls: an SslStream; ws: a System.Net.WebSockets WebSocket after an HTTP upgrade of our own, seen
+// as a byte stream by WebSocketByteStream; wss: the WebSocket over an SslStream), driven by two
+// async loops of its own: a reader that frames the echoes (the library's PacketReassembler, as the
+// tcp client) and counts them, and a writer that tops the connection up. Neither SslStream nor
+// WebSocket has a socket-event form, so this path does not follow the tcp client's shape (no task
+// per connection, nothing allocated per packet); it is the plain robust one, for correctness and
 // exact counts first.
 //
 //   connect: at most --connect-concurrency attempts at once; each attempt (TCP connect plus the
-//            handshake) within --connect-timeout, retried --connect-retries times
-//            --connect-retry-delay-ms apart; every failed attempt counted by errno (a refused
-//            certificate or a failed handshake: EPROTO, 71).
-//   verify:  the server's chain against --tls-ca only (custom root trust, no system store, no
-//            revocation check) and --host (a name, or an address checked against the
+//            TLS handshake and/or the WebSocket upgrade) within --connect-timeout, retried
+//            --connect-retries times --connect-retry-delay-ms apart; every failed attempt counted by
+//            errno (a refused certificate, a failed handshake or a refused upgrade: EPROTO, 71).
+//   verify:  (tls, wss) the server's chain against --tls-ca only (custom root trust, no system
+//            store, no revocation check) and --host (a name, or an address checked against the
 //            certificate's IP names) against the certificate. No client certificate is offered.
+//   ws:      GET / with Host --host:--port; every write is one binary frame (masked, as a client's
+//            must be); the echoes' frames are read as one byte stream, boundaries ignored.
 //   writer:  woken (Kick) by a phase change, by echoes, or in an open-model run by the control
 //            thread's pacer; it sends what the closed loop (inflight minus outstanding, at most
 //            --send-batch) or the schedule (owed, within the inflight cap) asks, one WriteAsync
@@ -30,12 +34,14 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Net.WebSockets;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using HdrHistogram;
 using NetZlink.Engine;
 using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.DotnetStack;
 
@@ -43,10 +49,10 @@ namespace NetZlink.Stress.DotnetStack;
 using Socket = System.Net.Sockets.Socket;
 using SocketType = System.Net.Sockets.SocketType;
 
-/// <summary>Runs a <see cref="LoadPlan"/> over <see cref="SslStream"/> connections.</summary>
-internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
+/// <summary>Runs a <see cref="LoadPlan"/> over <see cref="SslStream"/> and/or <see cref="WebSocket"/> connections.</summary>
+internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
 {
-    /// <summary>EPROTO: what a failed handshake or a refused server certificate counts as.</summary>
+    /// <summary>EPROTO: what a failed handshake, a refused server certificate or a refused upgrade counts as.</summary>
     public const int HandshakeErrno = 71;
 
     private const int StripeCount = 16;
@@ -54,8 +60,10 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
 
     private readonly ScenarioSettings _settings;
     private readonly IPEndPoint _endpoint;
-    private readonly X509Certificate2Collection _trusted;
-    private readonly TlsConnection[] _connections;
+    private readonly X509Certificate2Collection? _trusted;
+    private readonly bool _webSocket;
+    private readonly string _hostHeader;
+    private readonly StreamConnection[] _connections;
     private readonly LatencyStripe[] _stripes;
     private readonly byte[] _template;
     private readonly byte[] _expectedBody;
@@ -82,16 +90,19 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     private long _allocatedAtMeasure = -1;
     private long _allocatedDuringMeasure;
 
-    private DotnetTlsClient(ScenarioSettings settings, int ccu, LoadPlan plan, IPEndPoint endpoint, X509Certificate2Collection trusted)
+    private DotnetStreamClient(ScenarioSettings settings, int ccu, LoadPlan plan, IPEndPoint endpoint, X509Certificate2Collection? trusted)
     {
         _settings = settings;
         Plan = plan;
         _endpoint = endpoint;
         _trusted = trusted;
-        _connections = new TlsConnection[ccu];
+        _webSocket = Tls.TlsEngineSettings.IsWebSocket(settings);
+        string host = settings.Host.Contains(':', StringComparison.Ordinal) && !settings.Host.StartsWith('[') ? $"[{settings.Host}]" : settings.Host;
+        _hostHeader = string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{host}:{settings.Port}");
+        _connections = new StreamConnection[ccu];
         for (int i = 0; i < ccu; i++)
         {
-            _connections[i] = new TlsConnection(i);
+            _connections[i] = new StreamConnection(i);
         }
 
         _stripes = new LatencyStripe[Math.Min(StripeCount, ccu)];
@@ -121,7 +132,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         _pacer = plan.IsOpen ? new ShardPacer(0, 1, ccu) : null;
         _unresolved = ccu;
         _tasks = new Task[ccu];
-        _thread = new Thread(Run) { IsBackground = true, Name = "dotnet-tls-client" };
+        _thread = new Thread(Run) { IsBackground = true, Name = $"dotnet-{settings.Transport}-client" };
     }
 
     public LoadPlan Plan { get; }
@@ -135,21 +146,23 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
 
     public bool Stopped => Volatile.Read(ref _stopped) != 0;
 
-    /// <summary>Reads --tls-ca, resolves --host and starts every connection connecting.</summary>
-    /// <exception cref="InvalidOperationException">No --tls-ca, or the process may not open <paramref name="ccu"/> more sockets.</exception>
+    /// <summary>Reads --tls-ca (tls, wss), resolves --host and starts every connection connecting.</summary>
+    /// <exception cref="InvalidOperationException">No --tls-ca over tls or wss, or the process may not open <paramref name="ccu"/> more sockets.</exception>
     /// <exception cref="ArgumentException">--host does not resolve, or --tls-ca holds no PEM certificate.</exception>
-    public static DotnetTlsClient Start(ScenarioSettings settings, int ccu, LoadPlan plan)
+    public static DotnetStreamClient Start(ScenarioSettings settings, int ccu, LoadPlan plan)
     {
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentOutOfRangeException.ThrowIfLessThan(ccu, 1);
-        X509Certificate2Collection trusted = LoadCa(settings.TlsCaFile ?? throw new InvalidOperationException("the dotnet client over tls needs --tls-ca"));
+        X509Certificate2Collection? trusted = Tls.TlsEngineSettings.UsesTls(settings)
+            ? LoadCa(settings.TlsCaFile ?? throw new InvalidOperationException($"the dotnet client over {settings.Transport} needs --tls-ca"))
+            : null;
         Platform.DescriptorLimit.Ensure(ccu, reserved: 64);
         IPEndPoint endpoint = EndpointResolver.ForClient(settings.Host, settings.Port);
-        var client = new DotnetTlsClient(settings, ccu, plan, endpoint, trusted);
+        var client = new DotnetStreamClient(settings, ccu, plan, endpoint, trusted);
         client._thread.Start();
         for (int i = 0; i < ccu; i++)
         {
-            TlsConnection c = client._connections[i];
+            StreamConnection c = client._connections[i];
             client._tasks[i] = Task.Run(() => client.RunConnectionAsync(c));
         }
 
@@ -179,9 +192,9 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         long sentTotal = 0, receivedTotal = 0, sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, protocol = 0;
         long late = 0, unsent = 0, lastEcho = 0;
         OpenSchedule? owing = Plan.Phase == LoadPhase.Drain ? Plan.Schedule : null;
-        foreach (TlsConnection c in _connections)
+        foreach (StreamConnection c in _connections)
         {
-            if (owing is not null && Volatile.Read(ref c.State) == TlsConnection.Open)
+            if (owing is not null && Volatile.Read(ref c.State) == StreamConnection.Open)
             {
                 // Before Outstanding: the writer raises Outstanding before ScheduledSent.
                 long scheduledSent = ReferenceEquals(Volatile.Read(ref c.Schedule), owing) ? Volatile.Read(ref c.ScheduledSent) : 0;
@@ -259,7 +272,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         _stop.Cancel();
         _wake.Set();
         _thread.Join(timeout);
-        foreach (TlsConnection c in _connections)
+        foreach (StreamConnection c in _connections)
         {
             Close(c, errno: 0);
         }
@@ -282,7 +295,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         Stop(TimeSpan.FromSeconds(10));
         if (_tasks.All(t => t is not null && t.IsCompleted))
         {
-            foreach (TlsConnection c in _connections)
+            foreach (StreamConnection c in _connections)
             {
                 c.Dispose();
             }
@@ -296,7 +309,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
             _wake.Dispose();
         }
 
-        foreach (X509Certificate2 certificate in _trusted)
+        foreach (X509Certificate2 certificate in _trusted ?? [])
         {
             certificate.Dispose();
         }
@@ -374,7 +387,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
 
         if (_pacer is null && LoadPlan.IsSending(phase))
         {
-            foreach (TlsConnection c in _connections)
+            foreach (StreamConnection c in _connections)
             {
                 Kick(c);
             }
@@ -401,7 +414,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         }
     }
 
-    private async Task RunConnectionAsync(TlsConnection c)
+    private async Task RunConnectionAsync(StreamConnection c)
     {
         try
         {
@@ -411,7 +424,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
                 return;
             }
 
-            Volatile.Write(ref c.State, TlsConnection.Open);
+            Volatile.Write(ref c.State, StreamConnection.Open);
             Interlocked.Increment(ref _connected);
             Plan.ColdStart.Connected();
             Resolved();
@@ -435,7 +448,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     }
 
     /// <summary>Connects and completes the handshake, with retries; false when the connection failed for good (or the client stopped).</summary>
-    private async Task<bool> ConnectAsync(TlsConnection c)
+    private async Task<bool> ConnectAsync(StreamConnection c)
     {
         CancellationToken stop = _stop.Token;
         for (int attempt = 0; ; attempt++)
@@ -453,15 +466,27 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
                 using var deadline = CancellationTokenSource.CreateLinkedTokenSource(stop);
                 deadline.CancelAfter(TimeSpan.FromSeconds(_settings.ConnectTimeoutSeconds));
                 var socket = new Socket(_endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
-                SslStream? tls = null;
+                Stream? stream = null;
                 try
                 {
                     DotnetClientShard.ConfigureClientSocket(socket, _settings);
                     await socket.ConnectAsync(_endpoint, deadline.Token).ConfigureAwait(false);
-                    tls = new SslStream(new NetworkStream(socket, ownsSocket: true), leaveInnerStreamOpen: false);
-                    await tls.AuthenticateAsClientAsync(ClientOptions(), deadline.Token).ConfigureAwait(false);
+                    stream = new NetworkStream(socket, ownsSocket: true);
+                    if (_trusted is not null)
+                    {
+                        var tls = new SslStream(stream, leaveInnerStreamOpen: false);
+                        stream = tls;
+                        await tls.AuthenticateAsClientAsync(ClientOptions(_trusted), deadline.Token).ConfigureAwait(false);
+                    }
+
+                    if (_webSocket)
+                    {
+                        WebSocket ws = await WebSocketHandshake.ConnectAsync(stream, _hostHeader, WebSocketHandshake.DefaultPath, deadline.Token).ConfigureAwait(false);
+                        stream = new WebSocketByteStream(ws);
+                    }
+
                     c.Socket = socket;
-                    c.Stream = tls;
+                    c.Stream = stream;
                     return true;
                 }
                 catch (OperationCanceledException) when (!stop.IsCancellationRequested)
@@ -472,7 +497,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
                 {
                     errno = SocketErrno.Of(e.SocketErrorCode);
                 }
-                catch (AuthenticationException) when (!stop.IsCancellationRequested)
+                catch (Exception e) when (e is AuthenticationException or WebSocketException && !stop.IsCancellationRequested)
                 {
                     errno = HandshakeErrno;
                 }
@@ -483,12 +508,12 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
                 }
                 catch (Exception) when (stop.IsCancellationRequested)
                 {
-                    tls?.Dispose();
+                    stream?.Dispose();
                     socket.Dispose();
                     return false;
                 }
 
-                tls?.Dispose();
+                stream?.Dispose();
                 socket.Dispose();
             }
             finally
@@ -505,14 +530,14 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         }
     }
 
-    private SslClientAuthenticationOptions ClientOptions()
+    private SslClientAuthenticationOptions ClientOptions(X509Certificate2Collection trusted)
     {
         var policy = new X509ChainPolicy
         {
             TrustMode = X509ChainTrustMode.CustomRootTrust,
             RevocationMode = X509RevocationMode.NoCheck,
         };
-        policy.CustomTrustStore.AddRange(_trusted);
+        policy.CustomTrustStore.AddRange(trusted);
         string host = _settings.Host.Trim('[', ']');
         return new SslClientAuthenticationOptions
         {
@@ -528,7 +553,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     }
 
     /// <summary>Asks the connection's writer for a top-up.</summary>
-    private static void Kick(TlsConnection c)
+    private static void Kick(StreamConnection c)
     {
         if (Interlocked.Exchange(ref c.Wanted, 1) == 0)
         {
@@ -540,9 +565,9 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     /// Ends an open connection; false when it was not open. Whatever it had outstanding is lost;
     /// <paramref name="byPeer"/>: the server closed or reset it.
     /// </summary>
-    private bool Close(TlsConnection c, int errno, bool byPeer = false)
+    private bool Close(StreamConnection c, int errno, bool byPeer = false)
     {
-        if (Interlocked.CompareExchange(ref c.State, TlsConnection.Closed, TlsConnection.Open) != TlsConnection.Open)
+        if (Interlocked.CompareExchange(ref c.State, StreamConnection.Closed, StreamConnection.Open) != StreamConnection.Open)
         {
             return false;
         }
@@ -569,7 +594,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         return true;
     }
 
-    private async Task ReadLoopAsync(TlsConnection c)
+    private async Task ReadLoopAsync(StreamConnection c)
     {
         byte[] buffer = new byte[Math.Max(16 * 1024, 2 * Plan.PacketLength)];
         try
@@ -602,7 +627,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     }
 
     /// <summary>Frames and counts what one read brought; false when the connection was closed for a bad echo.</summary>
-    private bool OnRead(TlsConnection c, ReadOnlySpan<byte> data)
+    private bool OnRead(StreamConnection c, ReadOnlySpan<byte> data)
     {
         LoadPhase phase = Plan.Phase;
         long measuredBefore = c.ReceivedMeasured;
@@ -644,7 +669,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         return true;
     }
 
-    private bool OnEcho(TlsConnection c, ReadOnlySpan<byte> packet, LoadPhase phase)
+    private bool OnEcho(StreamConnection c, ReadOnlySpan<byte> packet, LoadPhase phase)
     {
         if (Plan.VerifyPayload && !packet[(4 + 9)..].SequenceEqual(_expectedBody.AsSpan(9)))
         {
@@ -676,7 +701,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         return true;
     }
 
-    private async Task WriteLoopAsync(TlsConnection c)
+    private async Task WriteLoopAsync(StreamConnection c)
     {
         int perFrame = Math.Max(1, Plan.SendBatch);
         byte[] frame = ArrayPool<byte>.Shared.Rent(perFrame * Plan.PacketLength);
@@ -688,7 +713,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
                 Interlocked.Exchange(ref c.Wanted, 0);
                 while (true)
                 {
-                    if (Volatile.Read(ref c.State) != TlsConnection.Open)
+                    if (Volatile.Read(ref c.State) != StreamConnection.Open)
                     {
                         return;
                     }
@@ -715,7 +740,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     }
 
     /// <summary>Builds the next frame into <paramref name="frame"/> and counts it as sent; its length, 0 when nothing is to be sent.</summary>
-    private int NextFrame(TlsConnection c, byte[] frame, int perFrame)
+    private int NextFrame(StreamConnection c, byte[] frame, int perFrame)
     {
         LoadPhase phase = Plan.Phase;
         if (!Plan.SendsIn(phase))
@@ -742,7 +767,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         }
 
         Interlocked.Add(ref c.Outstanding, want);
-        if (Volatile.Read(ref c.State) != TlsConnection.Open)
+        if (Volatile.Read(ref c.State) != StreamConnection.Open)
         {
             // Closed meanwhile: Close may have cleared Outstanding before this add, so clear it again.
             Interlocked.Exchange(ref c.Outstanding, 0);
@@ -781,7 +806,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     }
 
     /// <summary>Open model: how many packets the connection owes now, within the cap's room and the frame; late when held back before.</summary>
-    private static int Owed(TlsConnection c, OpenSchedule schedule, int room, int perFrame, out bool late)
+    private static int Owed(StreamConnection c, OpenSchedule schedule, int room, int perFrame, out bool late)
     {
         if (!ReferenceEquals(c.Schedule, schedule))
         {
@@ -808,7 +833,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     }
 
     /// <summary>Where the reassembler hands each whole echo of one connection.</summary>
-    private struct EchoSink(DotnetTlsClient client, TlsConnection c, LoadPhase phase) : IPacketSink
+    private struct EchoSink(DotnetStreamClient client, StreamConnection c, LoadPhase phase) : IPacketSink
     {
         public int Echoes;
 
@@ -833,7 +858,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
     }
 
     /// <summary>One connection's stream and counters. Receive fields: the reader's; send fields: the writer's.</summary>
-    private sealed class TlsConnection(int index) : IDisposable
+    private sealed class StreamConnection(int index) : IDisposable
     {
         public const int Connecting = 0;
         public const int Open = 1;
@@ -845,7 +870,7 @@ internal sealed class DotnetTlsClient : ILoadDriver, IDueSink
         public int Wanted;
         public int Outstanding;
         public Socket? Socket;
-        public SslStream? Stream;
+        public Stream? Stream;
         public PartialPacket Partial;
 
         // The writer's.

@@ -1,23 +1,31 @@
-// The dotnet stack's echo server over tls: the same listener as the plain server (ServerListener),
-// each accepted socket wrapped in an SslStream that presents --tls-cert/--tls-key, and one task per
-// connection that reads and writes back every byte in order. Unlike the tcp server (socket events,
-// no task per connection) this is the ordinary async path: SslStream has no socket-event form.
-// Same wire contract as the netzlink server over tls://: TLS 1.2 or later, no client certificate asked.
+// The dotnet stack's echo server over tls, ws and wss: the same listener as the plain server
+// (ServerListener); each accepted socket, for tls and wss, wrapped in an SslStream that presents
+// --tls-cert/--tls-key; for ws and wss the HTTP upgrade read and answered by hand
+// (WebSocketHandshake: 101 for GET /, 404 for another path, 400 for anything malformed) and the
+// connection then run by System.Net.WebSockets (WebSocket.CreateFromStream, server side, with
+// keep-alive), its data frames read as one byte stream (WebSocketByteStream). One task per connection
+// reads and writes back every byte in order (over ws each read's bytes as one binary frame). Unlike
+// the tcp server (socket events, no task per connection) this is the ordinary async path: neither
+// SslStream nor WebSocket has a socket-event form. Same wire contract as the netzlink server over
+// tls:// and ws(s)://: TLS 1.2 or later, no client certificate asked, no subprotocol, no extension.
 using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Net.WebSockets;
 using System.Security.Cryptography.X509Certificates;
 using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Tls;
+using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.DotnetStack;
 
 // Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
 using Socket = System.Net.Sockets.Socket;
 
-/// <summary>An echo server over <see cref="SslStream"/> on plain .NET sockets.</summary>
-internal sealed class DotnetTlsEchoServer : IEchoServer
+/// <summary>An echo server over <see cref="SslStream"/> and/or <see cref="WebSocket"/> on plain .NET sockets.</summary>
+internal sealed class DotnetStreamEchoServer : IEchoServer
 {
     private const int ReadBufferBytes = 64 * 1024;
 
@@ -27,13 +35,17 @@ internal sealed class DotnetTlsEchoServer : IEchoServer
     private Socket? _listener;
     private Task? _accepting;
     private Exception? _fault;
+    private long _refusedUpgrades;
 
     /// <summary>Creates the server; nothing is read or bound until <see cref="Start"/>.</summary>
-    public DotnetTlsEchoServer(ScenarioSettings settings)
+    public DotnetStreamEchoServer(ScenarioSettings settings)
     {
         Settings = settings ?? throw new ArgumentNullException(nameof(settings));
         Times = new ServerTimes(settings.LatencySampleRate);
     }
+
+    /// <summary>Upgrades refused (400, 404), over the server's life.</summary>
+    public long RefusedUpgrades => Interlocked.Read(ref _refusedUpgrades);
 
     public ScenarioSettings Settings { get; }
 
@@ -48,7 +60,7 @@ internal sealed class DotnetTlsEchoServer : IEchoServer
 
     ServerTimes? IEchoServer.Times => Times;
 
-    /// <summary>Loads the certificate and key, binds BindHost:Port and starts accepting.</summary>
+    /// <summary>Loads the certificate and key (tls, wss), binds BindHost:Port and starts accepting.</summary>
     /// <exception cref="System.Security.Cryptography.CryptographicException">The certificate or key cannot be read or do not match.</exception>
     public void Start()
     {
@@ -57,9 +69,11 @@ internal sealed class DotnetTlsEchoServer : IEchoServer
             throw new InvalidOperationException("The echo server is already started.");
         }
 
-        string certificate = Settings.TlsCertificateFile ?? throw new InvalidOperationException("a tls echo server needs --tls-cert");
-        using (X509Certificate2 pem = X509Certificate2.CreateFromPemFile(certificate, Settings.TlsKeyFile))
+        if (TlsEngineSettings.UsesTls(Settings))
         {
+            string certificate = Settings.TlsCertificateFile ?? throw new InvalidOperationException($"a {Settings.Transport} echo server needs --tls-cert");
+            using X509Certificate2 pem = X509Certificate2.CreateFromPemFile(certificate, Settings.TlsKeyFile);
+
             // A PEM key is ephemeral; a PKCS#12 round trip gives the handshake a key it can use on every platform.
             _certificate = X509CertificateLoader.LoadPkcs12(pem.Export(X509ContentType.Pkcs12), password: null);
         }
@@ -122,20 +136,37 @@ internal sealed class DotnetTlsEchoServer : IEchoServer
         try
         {
             socket.NoDelay = true;
-            var network = new NetworkStream(socket, ownsSocket: true);
-            await using (network.ConfigureAwait(false))
+            Stream stream = new NetworkStream(socket, ownsSocket: true);
+            try
             {
-                var tls = new SslStream(network, leaveInnerStreamOpen: false);
-                await using (tls.ConfigureAwait(false))
+                if (_certificate is not null)
                 {
+                    var tls = new SslStream(stream, leaveInnerStreamOpen: false);
+                    stream = tls;
                     await tls.AuthenticateAsServerAsync(
                         new SslServerAuthenticationOptions { ServerCertificate = _certificate, ClientCertificateRequired = false }, stop).ConfigureAwait(false);
-                    await EchoAsync(tls, stop).ConfigureAwait(false);
                 }
+
+                if (TlsEngineSettings.IsWebSocket(Settings))
+                {
+                    if (await WebSocketHandshake.AcceptAsync(stream, WebSocketHandshake.DefaultPath, stop).ConfigureAwait(false) is not { } ws)
+                    {
+                        Interlocked.Increment(ref _refusedUpgrades);
+                        return;
+                    }
+
+                    stream = new WebSocketByteStream(ws);
+                }
+
+                await EchoAsync(stream, stop).ConfigureAwait(false);
+            }
+            finally
+            {
+                await stream.DisposeAsync().ConfigureAwait(false);
             }
         }
         catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException
-            or System.Security.Authentication.AuthenticationException)
+            or System.Security.Authentication.AuthenticationException or WebSocketException)
         {
             // The peer went away, failed its handshake, or the server is stopping: this connection ends.
         }
@@ -150,13 +181,13 @@ internal sealed class DotnetTlsEchoServer : IEchoServer
         }
     }
 
-    private async Task EchoAsync(SslStream tls, CancellationToken stop)
+    private async Task EchoAsync(Stream stream, CancellationToken stop)
     {
         byte[] buffer = new byte[ReadBufferBytes];
         long reads = 0;
         while (true)
         {
-            int read = await tls.ReadAsync(buffer, stop).ConfigureAwait(false);
+            int read = await stream.ReadAsync(buffer, stop).ConfigureAwait(false);
             if (read == 0)
             {
                 return;
@@ -164,7 +195,7 @@ internal sealed class DotnetTlsEchoServer : IEchoServer
 
             bool timed = Times.Samples(reads++);
             long readAt = timed ? ServerTimes.Now() : 0;
-            await tls.WriteAsync(buffer.AsMemory(0, read), stop).ConfigureAwait(false);
+            await stream.WriteAsync(buffer.AsMemory(0, read), stop).ConfigureAwait(false);
             if (timed)
             {
                 Times.RecordSince(readAt);
