@@ -37,14 +37,15 @@ internal static class CompareCommandLine
 
     /// <summary>The help text of `compare --help`.</summary>
     public static string HelpText => string.Join('\n',
-        "usage: NetZlink.Stress compare [--out DIR] [--stacks netzlink,dotnet,c-epoll] [--scenarios s0,s1,s2] [--transports tcp,tls] [scenario flags]",
+        "usage: NetZlink.Stress compare [--out DIR] [--stacks netzlink,dotnet,c-epoll,c-uring] [--scenarios s0,s1,s2] [--transports tcp,tls] [scenario flags]",
         "Runs every scenario on every stack with the same flags, each run a separate server and client process,",
         "then writes DIR/<stack>/<scenario>/{metrics.csv,summary.json,summary.hgrm,timeseries.csv,stdout.txt}, DIR/report.md and DIR/report.html.",
         "  --out DIR         where to write (default compare-results/<UTC time>)",
-        "  --stacks LIST     netzlink, dotnet (NetZlink.Stress) and c-epoll (native/build/bench/limit_echo); default all",
+        "  --stacks LIST     netzlink, dotnet (NetZlink.Stress), c-epoll and c-uring (native/build/bench/limit_echo",
+        "                    --io epoll|uring); default all, c-uring skipped with the reason where io_uring is refused",
         "  --scenarios LIST  s0, s1, s2; default all",
         "  --transports LIST tcp, tls; default tcp. Runs over tls are labelled tls-<scenario> (ids <stack>-tls-s2),",
-        "                    with a CA and server certificate made per run; c-epoll runs tcp only",
+        "                    with a CA and server certificate made per run; c-epoll and c-uring run tcp only",
         "  --rate N          also an open-model s2 run (s2-open) per stack at N packets/s; the other runs stay closed-loop",
         "  --quiet           no per-second progress from the runs",
         "scenario flags: those of a single run (--ccu --size --inflight --warmup --measure --drain-timeout --connect-* ...; see --help);",

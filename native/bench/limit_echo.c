@@ -1,11 +1,15 @@
 /*
- * limit_echo.c - the "limit row" of the compare report: the s0/s1/s2 STREAM echo
- * scenarios on plain non-blocking sockets and level-triggered epoll, one thread per
- * side, no library and no hand-off between threads. It shows what this machine
- * allows at all, next to the .NET stacks.
+ * limit_echo.c - the "limit rows" of the compare report: the s0/s1/s2 STREAM echo
+ * scenarios on plain non-blocking sockets, one thread per side, no library and no
+ * hand-off between threads. It shows what this machine allows at all, next to the .NET
+ * stacks. --io picks the I/O layer (limit_io.h), the same on both sides: epoll
+ * (level-triggered, recv/send on readiness; the c-epoll row, the default) or uring
+ * (io_uring completions without readiness polling, limit_uring.c; the c-uring row). When
+ * io_uring is refused, --io uring says so in one line on stderr and runs on epoll;
+ * `limit_echo probe --io uring` asks beforehand (exit 0 yes, 2 no with the reason).
  *
- *   limit_echo server [--bind-host H] [--port P] [--backlog N] [--sndbuf N] [--rcvbuf N] [--quiet]
- *   limit_echo client [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] ...
+ *   limit_echo server [--io epoll|uring] [--bind-host H] [--port P] [--backlog N] [--sndbuf N] ...
+ *   limit_echo client [--io epoll|uring] [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] ...
  *
  * The client follows NetZlink.Stress (Scenarios/ScenarioRunner.cs, LoadPlan.cs and
  * EchoLoadHandler.cs): the same flags, [u32 BE length][body] packets (body byte 0
@@ -22,6 +26,9 @@
  *   version=3
  *   scenario ccu size inflight warmup_s measure_s drain_timeout_s latency_sample_rate rate
  *       what was run (s0: ccu=1 inflight=1 latency_sample_rate=1; rate 0: closed loop)
+ *   io=epoll|uring
+ *       the I/O layer that ran (uring only when --io uring was asked for and not refused);
+ *       a reader takes a line without it (older builds) as epoll
  *   connected connect_failed connect_timed_out disconnected sent_total received_total
  *   sent_measured received_measured in_flight gating_violations bad_echoes peer_closed
  *   protocol_errors lost late
@@ -1124,9 +1131,9 @@ static void print_counts(client_t *c)
 {
     const opts_t *o = c->o;
     printf("COUNTS version=3 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
-           "latency_sample_rate=%d rate=%.17g",
+           "latency_sample_rate=%d rate=%.17g io=%s",
            o->scenario, c->ccu, o->size, c->inflight, o->warmup, o->measure, o->drain_timeout, c->sample_rate,
-           c->open ? o->rate : 0.0);
+           c->open ? o->rate : 0.0, c->io->name);
     printf(" connected=%lld connect_failed=%lld connect_timed_out=%lld disconnected=%lld sent_total=%lld "
            "received_total=%lld sent_measured=%lld received_measured=%lld in_flight=%lld gating_violations=%lld "
            "bad_echoes=%lld peer_closed=%lld protocol_errors=%lld lost=%lld late=%lld",
@@ -1261,18 +1268,31 @@ int main(int argc, char **argv)
         .backlog = 32768, .sndbuf = 262144, .rcvbuf = 262144, .send_batch = 30,
         .latency_sample_rate = 16, .warmup = 3, .measure = 10, .drain_timeout = 10, .connect_timeout = 10,
     };
+    if (argc == 4 && !strcmp(argv[1], "probe") && !strcmp(argv[2], "--io") && !strcmp(argv[3], "uring")) {
+        /* whether --io uring would run here (compare skips c-uring with the reason when not) */
+        const char *why = NULL;
+        lio_t *io = lio_uring_client(1, 0, 0, &why);
+        if (!io) {
+            printf("io=uring refused: %s\n", why);
+            return 2;
+        }
+        io->destroy(io);
+        printf("io=uring ok\n");
+        return 0;
+    }
     int server = argc >= 2 && !strcmp(argv[1], "server");
     int client = argc >= 2 && !strcmp(argv[1], "client");
     if (!server && !client) {
         fprintf(stderr,
-                "usage: limit_echo server [--bind-host H] [--port P] [--backlog N] [--sndbuf N] [--rcvbuf N] [--quiet]\n"
-                "       limit_echo client [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] [--size N]\n"
+                "usage: limit_echo server [--io epoll|uring] [--bind-host H] [--port P] [--backlog N] [--sndbuf N] [--rcvbuf N] [--quiet]\n"
+                "       limit_echo client [--io epoll|uring] [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] [--size N]\n"
                 "                         [--inflight N] [--warmup S] [--measure S] [--drain-timeout S]\n"
                 "                         [--connect-concurrency N] [--connect-timeout S] [--connect-retries N]\n"
                 "                         [--connect-retry-delay-ms N] [--sndbuf N] [--rcvbuf N] [--send-batch N]\n"
                 "                         [--latency-sample-rate N] [--rate N] [--timeseries-csv PATH] [--quiet]\n"
                 "the client prints one COUNTS line of raw counts (see the top of limit_echo.c); NetZlink.Stress\n"
                 "judges it: NetZlink.Stress counts [--metrics-csv F] [--summary-json F] [FILE]\n"
+                "       limit_echo probe --io uring   (exit 0: io_uring runs here; 2: refused, and why)\n"
                 "exit codes: 0 counted, 1 bad usage, 2 could not run\n");
         return 1;
     }

@@ -41,6 +41,7 @@ for s in s0 s1 s2; do
   line=$(echo "$out" | grep '^COUNTS ')
   [ "$(value version "$line")" = 3 ] || fail "$s: version"
   [ "$(value scenario "$line")" = $s ] || fail "$s: scenario"
+  [ "$(value io "$line")" = "$io" ] || fail "$s: io= is not $io"
   want=20; [ $s = s0 ] && want=1
   [ "$(value connected "$line")" = $want ] || fail "$s: connected is not $want"
   for zero in connect_failed connect_timed_out disconnected in_flight gating_violations bad_echoes peer_closed \
@@ -109,6 +110,9 @@ echo "$tn" | grep -Eq '^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$' || fail "SERVER_TIME ti
 [ "$(echo "$tn" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s }')" = "$(value samples "$times")" ] || fail "SERVER_TIME samples != its counts"
 [ "$(value samples "$times")" -gt 0 ] || fail "SERVER_TIME timed nothing"
 
+if [ "$io" = uring ]; then
+  [ "$("$bin" probe --io uring)" = "io=uring ok" ] || fail "probe --io uring: $("$bin" probe --io uring)"
+fi
 "$bin" client --io poll >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--io poll should exit 1"
 grep -q -- '--io must be epoll or uring' "$dir/err" || fail "--io poll message: $(cat "$dir/err")"
