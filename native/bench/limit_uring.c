@@ -3,14 +3,17 @@
  *
  * No readiness polling: data moves by completions only.
  *  - receive: one multishot recv per connection, buffers picked by the kernel from a ring of
- *    UR_BUFS provided buffers of UR_BUF_SIZE bytes (one ring per process, so per side). A
- *    completion's bytes are handed on and the buffer goes straight back to the ring. A recv
- *    that stops (ring empty: ENOBUFS, or the kernel ended it) is armed again on the next pass.
+ *    UR_BUFS provided buffers of UR_BUF_SIZE bytes (one ring per process, so per side;
+ *    LIMIT_URING_BUFS sets another count). A completion's bytes are handed on and the buffer
+ *    goes straight back to the ring. A recv that stops (ring empty: ENOBUFS, or the kernel
+ *    ended it) is armed again on the next pass.
  *  - send: a write copies its bytes into an arena (UR_ARENA bytes, reused as soon as no send
  *    of it is outstanding, so the bytes stay in the cache) and stages them on the connection;
  *    a connection's writes of one pass are contiguous, so each connection with data gets one
  *    send SQE per pass (MSG_WAITALL: the kernel finishes a short send itself). A connection
  *    has one send in the kernel at a time; what is written meanwhile waits for its completion.
+ *    The server echoes without a copy where it can: a received buffer of a connection with
+ *    nothing staged or sending is sent as it is and goes back to the ring when that completes.
  *  - one io_uring_submit_and_wait per pass hands the kernel every SQE of the pass and waits
  *    for the next completions; the ring is IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN (one
  *    thread; the kernel does the pass's work when it is asked for completions).
@@ -52,14 +55,14 @@ int lio_uring_serve(int listen_fd, int stop_fd, int sndbuf, int rcvbuf, int samp
 
 #define UR_SQ 16384
 #define UR_CQ 65536
-#define UR_BUFS 2048         /* provided buffers (a power of two) */
+#define UR_BUFS 2048         /* provided buffers by default (LIMIT_URING_BUFS: a power of two, 16..8192) */
 #define UR_BUF_SIZE 32768    /* one s2 round of 30 1 KB packets fits one buffer */
 #define UR_ARENA (1u << 20)  /* bytes of one send arena */
 #define UR_MAX_ARENAS 8192   /* 13 bits of user_data */
 #define UR_BGID 1
 #define UR_CQE_BATCH 256
 
-enum ur_kind { K_RECV = 1, K_SEND, K_CONNECT, K_ACCEPT, K_STOP, K_IGNORE };
+enum ur_kind { K_RECV = 1, K_SEND, K_SENDBUF, K_CONNECT, K_ACCEPT, K_STOP, K_IGNORE };
 enum ur_state { S_FREE, S_CONNECTING, S_OPEN };
 
 static uint64_t ud(int kind, unsigned arena, uint16_t gen, uint32_t slot)
@@ -71,8 +74,11 @@ static unsigned ud_arena(uint64_t u) { return (unsigned)(u >> 48) & (UR_MAX_AREN
 static uint16_t ud_gen(uint64_t u) { return (uint16_t)(u >> 32); }
 static uint32_t ud_slot(uint64_t u) { return (uint32_t)u; }
 
+/* bytes waiting for or in a send: in an arena, or (the server's echo) still in the provided
+ * buffer they were received into (buf: arena is then the buffer's id) */
 typedef struct ur_region {
     uint32_t arena, off, len;
+    uint32_t buf;
 } ur_region_t;
 
 typedef struct ur_arena {
@@ -94,6 +100,7 @@ typedef struct ur {
     struct io_uring ring;
     struct io_uring_buf_ring *br;
     unsigned char *bufs;
+    unsigned nbufs;
     ur_conn_t *conns;
     size_t nconns;
     int *queue; /* slots with something to hand the kernel this pass */
@@ -123,7 +130,7 @@ static void ur_free(ur_t *u)
     if (!u)
         return;
     if (u->br)
-        munmap(u->br, UR_BUFS * sizeof(struct io_uring_buf));
+        munmap(u->br, u->nbufs * sizeof(struct io_uring_buf));
     if (u->ring.ring_fd > 0)
         io_uring_queue_exit(&u->ring);
     for (unsigned i = 0; u->arenas && i < u->narenas; i++)
@@ -157,7 +164,18 @@ static ur_t *ur_new(size_t nconns, int sndbuf, int rcvbuf, const char **why)
         ur_free(u);
         return NULL;
     }
-    u->br = mmap(NULL, UR_BUFS * sizeof(struct io_uring_buf), PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1,
+    u->nbufs = UR_BUFS;
+    const char *nb = getenv("LIMIT_URING_BUFS");
+    if (nb && *nb) {
+        long v = strtol(nb, NULL, 10);
+        if (v < 16 || v > UR_MAX_ARENAS || (v & (v - 1))) {
+            *why = "LIMIT_URING_BUFS must be a power of two from 16 to 8192";
+            ur_free(u);
+            return NULL;
+        }
+        u->nbufs = (unsigned)v;
+    }
+    u->br = mmap(NULL, u->nbufs * sizeof(struct io_uring_buf), PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1,
                  0);
     if (u->br == MAP_FAILED) {
         u->br = NULL;
@@ -168,10 +186,10 @@ static ur_t *ur_new(size_t nconns, int sndbuf, int rcvbuf, const char **why)
     struct io_uring_buf_reg reg;
     memset(&reg, 0, sizeof reg);
     reg.ring_addr = (uint64_t)(uintptr_t)u->br;
-    reg.ring_entries = UR_BUFS;
+    reg.ring_entries = u->nbufs;
     reg.bgid = UR_BGID;
     rc = io_uring_register_buf_ring(&u->ring, &reg, 0);
-    u->bufs = malloc((size_t)UR_BUFS * UR_BUF_SIZE);
+    u->bufs = malloc((size_t)u->nbufs * UR_BUF_SIZE);
     u->conns = calloc(nconns, sizeof *u->conns);
     u->queue = malloc(nconns * sizeof *u->queue);
     u->arenas = calloc(UR_MAX_ARENAS, sizeof *u->arenas);
@@ -182,10 +200,10 @@ static ur_t *ur_new(size_t nconns, int sndbuf, int rcvbuf, const char **why)
         return NULL;
     }
     io_uring_buf_ring_init(u->br);
-    for (int i = 0; i < UR_BUFS; i++)
+    for (unsigned i = 0; i < u->nbufs; i++)
         io_uring_buf_ring_add(u->br, u->bufs + (size_t)i * UR_BUF_SIZE, UR_BUF_SIZE, (unsigned short)i,
-                              io_uring_buf_ring_mask(UR_BUFS), i);
-    io_uring_buf_ring_advance(u->br, UR_BUFS);
+                              io_uring_buf_ring_mask(u->nbufs), (int)i);
+    io_uring_buf_ring_advance(u->br, (int)u->nbufs);
     for (size_t i = 0; i < nconns; i++)
         u->conns[i].fd = -1;
     u->nconns = nconns;
@@ -197,13 +215,26 @@ static ur_t *ur_new(size_t nconns, int sndbuf, int rcvbuf, const char **why)
 static void buf_recycle(ur_t *u, unsigned bid)
 {
     io_uring_buf_ring_add(u->br, u->bufs + (size_t)bid * UR_BUF_SIZE, UR_BUF_SIZE, (unsigned short)bid,
-                          io_uring_buf_ring_mask(UR_BUFS), 0);
+                          io_uring_buf_ring_mask(u->nbufs), 0);
     io_uring_buf_ring_advance(u->br, 1);
 }
 
 /* ---- arenas: where written bytes wait for their send ------------------- */
 
 static void arena_release(ur_t *u, unsigned a) { u->arenas[a].refs--; }
+
+static void region_release(ur_t *u, const ur_region_t *r)
+{
+    if (r->buf)
+        buf_recycle(u, r->arena);
+    else
+        arena_release(u, r->arena);
+}
+
+static unsigned char *region_bytes(ur_t *u, const ur_region_t *r)
+{
+    return (r->buf ? u->bufs + (size_t)r->arena * UR_BUF_SIZE : u->arenas[r->arena].mem) + r->off;
+}
 
 /* room for need bytes: *off in the returned arena, which gains a reference; -1 when none */
 static int arena_alloc(ur_t *u, size_t need, uint32_t *off)
@@ -251,7 +282,7 @@ static int stage(ur_t *u, uint32_t slot, const void *buf, size_t len)
     ur_conn_t *k = &u->conns[slot];
     ur_region_t *s = &k->staged;
     ur_arena_t *c = u->narenas ? &u->arenas[u->cur] : NULL;
-    if (s->len && s->arena == u->cur && s->off + s->len == c->used && c->cap - c->used >= len) {
+    if (s->len && !s->buf && s->arena == u->cur && s->off + s->len == c->used && c->cap - c->used >= len) {
         memcpy(c->mem + c->used, buf, len); /* the usual case: right behind its earlier bytes */
         c->used += len;
         s->len += (uint32_t)len;
@@ -266,8 +297,8 @@ static int stage(ur_t *u, uint32_t slot, const void *buf, size_t len)
     }
     unsigned char *to = u->arenas[a].mem + off;
     if (s->len) {
-        memcpy(to, u->arenas[s->arena].mem + s->off, s->len); /* moved behind: one region, one send */
-        arena_release(u, s->arena);
+        memcpy(to, region_bytes(u, s), s->len); /* moved behind: one region, one send */
+        region_release(u, s);
     }
     memcpy(to + s->len, buf, len);
     *s = (ur_region_t){.arena = (uint32_t)a, .off = off, .len = s->len + (uint32_t)len};
@@ -279,8 +310,24 @@ static void send_busy(ur_t *u, uint32_t slot)
 {
     ur_conn_t *k = &u->conns[slot];
     struct io_uring_sqe *s = sqe_get(u);
-    io_uring_prep_send(s, k->fd, u->arenas[k->busy.arena].mem + k->busy.off, k->busy.len, MSG_NOSIGNAL | MSG_WAITALL);
-    io_uring_sqe_set_data64(s, ud(K_SEND, k->busy.arena, k->gen, slot));
+    io_uring_prep_send(s, k->fd, region_bytes(u, &k->busy), k->busy.len, MSG_NOSIGNAL | MSG_WAITALL);
+    io_uring_sqe_set_data64(s, ud(k->busy.buf ? K_SENDBUF : K_SEND, k->busy.arena, k->gen, slot));
+}
+
+/* the echo of a received buffer: sent from the buffer itself when nothing of the connection is
+ * staged or in the kernel (returns 1: the buffer comes back when its send completes), else
+ * copied behind what is staged (returns 0: the caller gives the buffer back now) */
+static int stage_buffer(ur_t *u, uint32_t slot, unsigned bid, size_t len, int *err)
+{
+    ur_conn_t *k = &u->conns[slot];
+    *err = 0;
+    if (k->staged.len == 0 && !k->sending) {
+        k->staged = (ur_region_t){.arena = bid, .off = 0, .len = (uint32_t)len, .buf = 1};
+        enqueue(u, slot);
+        return 1;
+    }
+    *err = stage(u, slot, u->bufs + (size_t)bid * UR_BUF_SIZE, len);
+    return 0;
 }
 
 static void arm_recv(ur_t *u, uint32_t slot)
@@ -340,7 +387,7 @@ static void conn_close(ur_t *u, uint32_t slot)
     shutdown(k->fd, SHUT_RDWR);
     close(k->fd);
     if (k->staged.len)
-        arena_release(u, k->staged.arena);
+        region_release(u, &k->staged);
     k->staged.len = 0;
     k->fd = -1;
     k->state = S_FREE;
@@ -372,7 +419,7 @@ static void complete(ur_t *u, const struct io_uring_cqe *cqe, ur_event_t *ev)
         return;
     ur_conn_t *k = &u->conns[ev->slot];
     ev->live = k->gen == ud_gen(d) && k->state != S_FREE;
-    if (ev->kind == K_SEND) {
+    if (ev->kind == K_SEND || ev->kind == K_SENDBUF) {
         if (ev->live && ev->res > 0 && (uint32_t)ev->res < k->busy.len) {
             k->busy.off += (uint32_t)ev->res; /* a short send: the rest goes on, same arena */
             k->busy.len -= (uint32_t)ev->res;
@@ -380,7 +427,8 @@ static void complete(ur_t *u, const struct io_uring_cqe *cqe, ur_event_t *ev)
             send_busy(u, ev->slot);
             return;
         }
-        arena_release(u, ud_arena(d));
+        ur_region_t sent = {.arena = ud_arena(d), .buf = ev->kind == K_SENDBUF};
+        region_release(u, &sent);
         if (!ev->live)
             return;
         k->sending = 0;
@@ -572,7 +620,10 @@ int lio_uring_serve(int listen_fd, int stop_fd, int sndbuf, int rcvbuf, int samp
                     int timed = sample_rate > 0 && reads[ev.slot] % (uint64_t)sample_rate == 0;
                     uint64_t read_at = timed ? ec_now_ns() : 0;
                     reads[ev.slot]++;
-                    if (stage(u, ev.slot, ev.buf, (size_t)ev.res) != 0)
+                    int err;
+                    if (stage_buffer(u, ev.slot, (unsigned)ev.bid, (size_t)ev.res, &err))
+                        ev.bid = -1; /* it is the echo now: back to the ring when sent */
+                    if (err)
                         status = 2;
                     if (timed)
                         record(ctx, ec_now_ns() - read_at);
