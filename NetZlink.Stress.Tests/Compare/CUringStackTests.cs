@@ -127,6 +127,36 @@ public sealed class CUringStackTests
         });
     }
 
+    [Test]
+    [NonParallelizable] // sets NETZLINK_LIMIT_ECHO for the compare it runs
+    [CancelAfter(30_000)]
+    public async Task ACompareOfCUringAloneWhereIoUringIsRefusedRunsNothingAndSaysWhy(CancellationToken cancellationToken)
+    {
+        using var temp = new TempDirectory();
+        string refusing = Script(temp, "limit_echo", "echo 'io=uring refused: io_uring_setup: Operation not permitted'; exit 2");
+        string? before = Environment.GetEnvironmentVariable(LimitEchoBinary.Variable);
+        Environment.SetEnvironmentVariable(LimitEchoBinary.Variable, refusing);
+        try
+        {
+            using var stdout = new StringWriter();
+            using var stderr = new StringWriter();
+            int exitCode = await CompareCommand.RunAsync(
+                ["--out", temp.File("out"), "--stacks", "c-uring", "--scenarios", "s2", "--ccu", "2"], stdout, stderr, cancellationToken);
+
+            Assert.Multiple(() =>
+            {
+                Assert.That(exitCode, Is.EqualTo(2));
+                Assert.That(stderr.ToString(), Does.Contain("compare: c-uring skipped: io=uring refused: io_uring_setup: Operation not permitted")
+                    .And.Contain("error: nothing left to run: --stacks named c-uring only"));
+                Assert.That(Directory.Exists(temp.File("out")), Is.False, "no run started");
+            });
+        }
+        finally
+        {
+            Environment.SetEnvironmentVariable(LimitEchoBinary.Variable, before);
+        }
+    }
+
     private static string Script(TempDirectory temp, string name, string body)
     {
         string path = temp.File(name);

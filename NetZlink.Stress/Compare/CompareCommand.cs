@@ -44,6 +44,11 @@ internal static class CompareCommand
                 skipped.Add($"{CompareStacks.CUring} skipped: {refused}");
                 stderr.WriteLine($"compare: {skipped[^1]}");
                 options = options with { Stacks = options.Stacks.Where(s => s != CompareStacks.CUring).ToArray() };
+                if (options.Stacks.Count == 0)
+                {
+                    stderr.WriteLine("error: nothing left to run: --stacks named c-uring only");
+                    return ExitCodes.Failure;
+                }
             }
 
             Directory.CreateDirectory(options.OutDirectory);
