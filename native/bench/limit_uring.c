@@ -461,13 +461,11 @@ static void complete(ur_t *u, const struct io_uring_cqe *cqe, ur_event_t *ev)
         if (ev->res > 0 && ev->bid >= 0) {
             ev->buf = u->bufs + (size_t)ev->bid * UR_BUF_SIZE;
             KERNEL_WROTE(ev->buf, (size_t)ev->res);
-        } else if (ev->res == -ENOBUFS) {
-            enqueue(u, ev->slot); /* the buffers ran out: armed again once they come back */
-        } else if (ev->res <= 0) {
-            ev->ended = 1;
+        } else if (ev->res != -ENOBUFS) {
+            ev->ended = 1; /* end of stream or an error; ENOBUFS is neither: the ring ran dry */
         }
         if (!k->recv_armed && !ev->ended)
-            enqueue(u, ev->slot);
+            enqueue(u, ev->slot); /* armed again on the next pass, when buffers are back */
     }
 }
 
