@@ -5,7 +5,7 @@
 # packets echoed in that window (the client's s2 throughput times the window). The counts are
 # kernel tracepoints, so they are exact; perf's own overhead in counting mode is small.
 #
-#   bash benchmarks/syscall-profile.sh [--stack netzlink|dotnet|c-epoll] [--ccu N] [--window S]
+#   bash benchmarks/syscall-profile.sh [--stack netzlink|dotnet|c-epoll|c-uring] [--ccu N] [--window S]
 #                                      [--port P] [--idle] [-- extra client flags, e.g. --shards 1]
 #
 # Prints one line per side, e.g.
@@ -32,8 +32,11 @@ while [ $# -gt 0 ]; do
     *) echo "syscall-profile: unknown argument '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
-case $stack in netzlink|dotnet|c-epoll) ;; *) echo "syscall-profile: --stack must be netzlink, dotnet or c-epoll, not '$stack'" >&2; exit 1 ;; esac
-[ "$idle" = 0 ] || [ "$stack" != c-epoll ] || { echo "syscall-profile: --idle needs a NetZlink.Stress stack (netzlink or dotnet)" >&2; exit 1; }
+case $stack in netzlink|dotnet|c-epoll|c-uring) ;; *) echo "syscall-profile: --stack must be netzlink, dotnet, c-epoll or c-uring, not '$stack'" >&2; exit 1 ;; esac
+# c-epoll and c-uring are limit_echo on its two I/O layers (--io epoll|uring), both sides
+io=
+case $stack in c-epoll) io=epoll ;; c-uring) io=uring ;; esac
+[ "$idle" = 0 ] || [ -z "$io" ] || { echo "syscall-profile: --idle needs a NetZlink.Stress stack (netzlink or dotnet)" >&2; exit 1; }
 [ "$idle" = 0 ] || extra=(--rate 0.001 "${extra[@]}")
 
 events=task-clock,context-switches,raw_syscalls:sys_enter
@@ -50,7 +53,7 @@ fi
 dll=$root/NetZlink.Stress/bin/Release/net10.0/NetZlink.Stress.dll
 limit=$root/native/build/bench/limit_echo
 [ -f "$dll" ] || { echo "syscall-profile: build first: dotnet build NetZlink.Stress -c Release" >&2; exit 2; }
-[ "$stack" != c-epoll ] || [ -x "$limit" ] || { echo "syscall-profile: build first: cmake --build native/build --target limit_echo" >&2; exit 2; }
+[ -z "$io" ] || [ -x "$limit" ] || { echo "syscall-profile: build first: cmake --build native/build --target limit_echo" >&2; exit 2; }
 
 work=$(mktemp -d)
 source "$root/scripts/echo-server-lib.sh"
@@ -60,15 +63,15 @@ trap cleanup EXIT
 warmup=3
 [ "$idle" = 0 ] || warmup=0
 measure=$((window + 6))
-if [ "$stack" = c-epoll ]; then
-  echo_server_start "$work/server.log" "$limit" server --port "$port" --quiet || exit 2
+if [ -n "$io" ]; then
+  echo_server_start "$work/server.log" "$limit" server --io "$io" --port "$port" --quiet || exit 2
 else
   echo_server_start "$work/server.log" dotnet "$dll" --role server --exit-on-stdin-eof --stack "$stack" --port "$port" || exit 2
 fi
 server_pid=$echo_server_pid
 
-if [ "$stack" = c-epoll ]; then
-  "$limit" client --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" --measure "$measure" \
+if [ -n "$io" ]; then
+  "$limit" client --io "$io" --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" --measure "$measure" \
     --timeseries-csv "$work/ts.csv" "${extra[@]}" >"$work/client.log" 2>&1 &
 else
   dotnet "$dll" --role client --stack "$stack" --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" \
@@ -90,7 +93,8 @@ timeout -s INT "$window" perf stat -e "$events" -p "$server_pid" -o "$work/serve
 wait "$client_perf" || true
 wait "$client_pid" || true
 
-if [ "$stack" = c-epoll ]; then
+if [ -n "$io" ]; then
+  grep refused "$work/client.log" "$work/server.log" >&2 && { echo "syscall-profile: io_uring was refused, so this is not c-uring" >&2; exit 2; }
   # limit_echo prints raw counts; NetZlink.Stress judges them and prints the RESULT line.
   result=$(dotnet "$dll" counts "$work/client.log" 2>&1 | grep '^RESULT' || true)
 else

@@ -18,7 +18,7 @@ public sealed class CompareCommandLineTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(options.Stacks, Is.EqualTo(new[] { "netzlink", "dotnet", "c-epoll" }));
+            Assert.That(options.Stacks, Is.EqualTo(new[] { "netzlink", "dotnet", "c-epoll", "c-uring" }));
             Assert.That(options.Scenarios, Is.EqualTo(new[] { "s0", "s1", "s2" }));
             Assert.That(options.OutDirectory, Is.EqualTo(Path.Combine("compare-results", "20261122-083000")));
             Assert.That(options.Settings.Ccu, Is.EqualTo(10000), "the reference profile");
@@ -42,7 +42,7 @@ public sealed class CompareCommandLineTests
         });
     }
 
-    [TestCase(new[] { "--stacks", "netzlink,zmq" }, "--stacks takes a comma-separated list of netzlink, dotnet, c-epoll (got 'netzlink,zmq')")]
+    [TestCase(new[] { "--stacks", "netzlink,zmq" }, "--stacks takes a comma-separated list of netzlink, dotnet, c-epoll, c-uring (got 'netzlink,zmq')")]
     [TestCase(new[] { "--scenarios", "s3" }, "--scenarios takes a comma-separated list of s0, s1, s2 (got 's3')")]
     [TestCase(new[] { "--out" }, "--out needs a value")]
     [TestCase(new[] { "--scenario", "s2" }, "--scenario cannot be given to compare: use --scenarios")]

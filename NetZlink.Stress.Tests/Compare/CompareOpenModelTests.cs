@@ -24,9 +24,9 @@ public sealed class CompareOpenModelTests
             Assert.That(options.Scenarios, Is.EqualTo(new[] { "s0", "s2", "s2-open" }));
             Assert.That(options.Runs, Is.EqualTo(new[]
             {
-                ("netzlink", "s0"), ("dotnet", "s0"), ("c-epoll", "s0"),
-                ("netzlink", "s2"), ("dotnet", "s2"), ("c-epoll", "s2"),
-                ("netzlink", "s2-open"), ("dotnet", "s2-open"), ("c-epoll", "s2-open"),
+                ("netzlink", "s0"), ("dotnet", "s0"), ("c-epoll", "s0"), ("c-uring", "s0"),
+                ("netzlink", "s2"), ("dotnet", "s2"), ("c-epoll", "s2"), ("c-uring", "s2"),
+                ("netzlink", "s2-open"), ("dotnet", "s2-open"), ("c-epoll", "s2-open"), ("c-uring", "s2-open"),
             }));
             Assert.That(options.ClientRun("s2"), Is.EqualTo(("s2", options.Settings with { Rate = 0 })));
             Assert.That(options.ClientRun("s0").Settings.Rate, Is.Zero);
@@ -147,5 +147,6 @@ public sealed class CompareOpenModelTests
         });
     }
 
-    private static string Pair(IList<string> args, string flag) => args[args.IndexOf(flag) + 1];
+    /// <summary>The value after <paramref name="flag"/> in a command line.</summary>
+    internal static string Pair(IList<string> args, string flag) => args[args.IndexOf(flag) + 1];
 }

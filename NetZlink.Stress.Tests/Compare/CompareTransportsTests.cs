@@ -21,6 +21,7 @@ public sealed class CompareTransportsTests
         {
             Assert.That(options.Scenarios, Is.EqualTo(new[] { "s0", "s2", "s2-open", "tls-s0", "tls-s2", "tls-s2-open" }));
             Assert.That(options.Runs.Where(r => r.Stack == "c-epoll").Select(r => r.Scenario), Is.EqualTo(new[] { "s0", "s2", "s2-open" }));
+            Assert.That(options.Runs.Where(r => r.Stack == "c-uring").Select(r => r.Scenario), Is.EqualTo(new[] { "s0", "s2", "s2-open" }));
             Assert.That(options.Runs.Where(r => r.Stack == "dotnet").Select(r => r.Scenario), Has.Exactly(6).Items);
             Assert.That(options.ClientRun("tls-s2"), Is.EqualTo(("s2", options.Settings with { Transport = "tls", Rate = 0 })));
             Assert.That(options.ClientRun("tls-s2-open"), Is.EqualTo(("s2", options.Settings with { Transport = "tls" })));
@@ -75,7 +76,7 @@ public sealed class CompareTransportsTests
         Assert.Multiple(() =>
         {
             Assert.That(options.Scenarios, Is.EqualTo(new[] { "s0", "s1", "s2" }));
-            Assert.That(options.Runs, Has.Count.EqualTo(9));
+            Assert.That(options.Runs, Has.Count.EqualTo(12));
             Assert.That(options.Runs.Select(r => options.ClientRun(r.Scenario).Settings.Transport), Has.All.EqualTo("tcp"));
         });
     }
@@ -152,7 +153,7 @@ public sealed class CompareTransportsTests
             }
 
             Assert.That(stderr.ToString(), Does.Contain("compare: run 5/9: dotnet tls-s2"));
-            Assert.That(md, Does.Contain("| netzlink | tls-s2 |").And.Contain("c-epoll (limit_echo) speaks plain tcp only").And.Contain("## Transport cost over tcp"));
+            Assert.That(md, Does.Contain("| netzlink | tls-s2 |").And.Contain("c-epoll and c-uring (limit_echo) speak plain tcp only").And.Contain("## Transport cost over tcp"));
         });
     }
 

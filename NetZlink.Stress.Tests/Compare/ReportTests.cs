@@ -35,7 +35,9 @@ public sealed class ReportTests
             Assert.That(lines, Has.One.EqualTo("| netzlink | s2 | 200 | 30 | 1024 | 200 | 0 | 0 | 1000 | 1000 | 0.000000 | 300000.00 | 1000.00 | 2000.00 | 4000.00 | PASS | 8000.00 | 1.25 | 40.0 | 0.00 | 0 | 0.50x | 2.00x |"));
             Assert.That(lines, Has.One.StartsWith("| dotnet | s2 |").And.EndsWith("| PASS | 4000.00 | 1.25 | 40.0 | 0.00 | 0 | 1.00x | 1.00x |"));
             Assert.That(lines, Has.One.StartsWith("| c-epoll | s2 |").And.EndsWith("| 1.25 | 40.0 | 0.00 | 0 | 2.00x | 0.50x |"));
-            Assert.That(lines, Has.One.EqualTo("| s2 | 0.50x | 2.00x | 0.25x | 4.00x | 0.50x |"));
+            Assert.That(lines, Has.One.StartsWith("| c-uring | s2 |").And.EndsWith("| 1.25 | 40.0 | 0.00 | 0 | 2.50x | 0.40x |"));
+            Assert.That(lines, Has.One.EqualTo("| scenario | netzlink/dotnet throughput | netzlink/dotnet p99 | netzlink/c-epoll throughput | netzlink/c-epoll p99 | dotnet/c-epoll throughput | netzlink/c-uring throughput | netzlink/c-uring p99 |"));
+            Assert.That(lines, Has.One.EqualTo("| s2 | 0.50x | 2.00x | 0.25x | 4.00x | 0.50x | 0.20x | 5.00x |"));
             Assert.That(lines, Has.One.StartsWith("| dotnet | s1 |").And.Contains("| FAIL |"));
             Assert.That(md, Does.Contain("- dotnet s1: connected 150 of 200 (failed 50, timed out 0)"));
             Assert.That(md, Does.Contain("NetZlink.Stress compare --ccu 200"));
@@ -94,12 +96,12 @@ public sealed class ReportTests
             Assert.That(charts[0], Does.Contain("s2 throughput per stack"));
             Assert.That(charts[0], Does.Contain("<title>netzlink throughput: 300000.00 packets/s</title>"));
             Assert.That(charts[0], Does.Contain("<title>c-epoll throughput: 1200000.00 packets/s</title>"));
-            // Bars scale with the axis: 1.2M on an axis topped at 1.25M is 0.96 of the 242 px plot.
-            Assert.That(charts[0], Does.Match("height=\"232\\.3\" fill=\"[^\"]+\"><title>c-epoll"));
-            Assert.That(charts[0], Does.Match("height=\"58\\.1\" fill=\"[^\"]+\"><title>netzlink"));
+            // Bars scale with the axis: 1.2M on an axis topped at 1.5M (c-uring's bar) is 0.8 of the 242 px plot.
+            Assert.That(charts[0], Does.Match("height=\"193\\.6\" fill=\"[^\"]+\"><title>c-epoll"));
+            Assert.That(charts[0], Does.Match("height=\"48\\.4\" fill=\"[^\"]+\"><title>netzlink"));
             Assert.That(charts[1], Does.Contain("<title>dotnet p99: 2000.00 &#181;s</title>"));
             Assert.That(charts[1], Does.Contain(">p99.9</text>"));
-            Assert.That(Regex.Count(charts[2], "<polyline "), Is.EqualTo(3), "one line per stack");
+            Assert.That(Regex.Count(charts[2], "<polyline "), Is.EqualTo(4), "one line per stack");
         });
     }
 

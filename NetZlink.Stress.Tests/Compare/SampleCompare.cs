@@ -12,13 +12,13 @@ internal static class SampleCompare
     /// <summary>s2 throughput per stack (packets/s).</summary>
     public static readonly Dictionary<string, double> Throughput = new()
     {
-        ["netzlink"] = 300_000, ["dotnet"] = 600_000, ["c-epoll"] = 1_200_000,
+        ["netzlink"] = 300_000, ["dotnet"] = 600_000, ["c-epoll"] = 1_200_000, ["c-uring"] = 1_500_000,
     };
 
     /// <summary>s2 p99 per stack (µs).</summary>
     public static readonly Dictionary<string, double> P99 = new()
     {
-        ["netzlink"] = 4000, ["dotnet"] = 2000, ["c-epoll"] = 1000,
+        ["netzlink"] = 4000, ["dotnet"] = 2000, ["c-epoll"] = 1000, ["c-uring"] = 800,
     };
 
     /// <summary>s1 and s2 for every stack; dotnet's s1 FAILs with a reason.</summary>

@@ -35,11 +35,26 @@ internal static class CompareCommand
 
         try
         {
-            string? limitEcho = options.Stacks.Contains(CompareStacks.CEpoll) ? LimitEchoBinary.Locate() : null;
+            string? limitEcho = options.Stacks.Any(s => !CompareStacks.IsDotnetProcess(s)) ? LimitEchoBinary.Locate() : null;
+            var skipped = new List<string>();
+            if (limitEcho is not null && options.Stacks.Contains(CompareStacks.CUring)
+                && await LimitEchoBinary.UringRefusedAsync(limitEcho, cancellationToken).ConfigureAwait(false) is { } refused)
+            {
+                // Where io_uring is refused (a kernel without it, a sandbox, io_uring_disabled) there is no c-uring row.
+                skipped.Add($"{CompareStacks.CUring} skipped: {refused}");
+                stderr.WriteLine($"compare: {skipped[^1]}");
+                options = options with { Stacks = options.Stacks.Where(s => s != CompareStacks.CUring).ToArray() };
+                if (options.Stacks.Count == 0)
+                {
+                    stderr.WriteLine("error: nothing left to run: --stacks named c-uring only");
+                    return ExitCodes.Failure;
+                }
+            }
+
             Directory.CreateDirectory(options.OutDirectory);
             IReadOnlyList<CompareRun> runs = await new CompareRunner(options, limitEcho, stderr).RunAsync(cancellationToken).ConfigureAwait(false);
             var report = new CompareReport(options.Settings, options.Stacks, options.Scenarios, runs,
-                string.Join(' ', args.Prepend(Verb).Prepend("NetZlink.Stress")), started);
+                string.Join(' ', args.Prepend(Verb).Prepend("NetZlink.Stress")), started) { Skipped = skipped };
             string markdown = Path.Combine(options.OutDirectory, "report.md");
             string html = Path.Combine(options.OutDirectory, "report.html");
             await File.WriteAllTextAsync(markdown, MarkdownReport.Render(report), CancellationToken.None).ConfigureAwait(false);

@@ -19,6 +19,9 @@ internal sealed record CompareReport(
     string Command,
     DateTime StartedUtc)
 {
+    /// <summary>Stacks asked for that could not run here, each "stack skipped: why" (c-uring where io_uring is refused).</summary>
+    public IReadOnlyList<string> Skipped { get; init; } = [];
+
     /// <summary>The run of <paramref name="stack"/> on <paramref name="scenario"/>, if there was one.</summary>
     public CompareRun? Find(string stack, string scenario) =>
         Runs.FirstOrDefault(r => r.Stack == stack && r.Scenario == scenario);

@@ -2,7 +2,7 @@
 // (Hosting/ServerChildProcess: READY handshake, stopped on every way out) and its own client
 // child, so that no run shares a process, a port or a warm cache with another. A run that
 // cannot start or does not finish is recorded with why, and the compare goes on to the next.
-// The .NET stacks' clients write their own files; the c-epoll client (limit_echo) only prints its
+// The .NET stacks' clients write their own files; the limit clients (limit_echo) only print their
 // COUNTS line, which is judged and written here by the same rules and writers (LimitEchoCounts).
 using System.Globalization;
 using System.Text.Json;
@@ -20,7 +20,7 @@ internal sealed class CompareRunner
     private readonly TextWriter _stderr;
 
     /// <param name="options">What to run.</param>
-    /// <param name="limitEcho">limit_echo's path; needed only when c-epoll is among the stacks.</param>
+    /// <param name="limitEcho">limit_echo's path; needed only when c-epoll or c-uring is among the stacks.</param>
     /// <param name="stderr">Progress: which run, k of n, and the runs' own progress lines.</param>
     public CompareRunner(CompareOptions options, string? limitEcho, TextWriter stderr)
     {
@@ -122,6 +122,12 @@ internal sealed class CompareRunner
             {
                 string? id = scenario == CompareCommandLine.OpenScenario ? $"{stack}-{CompareCommandLine.OpenScenario}" : null;
                 ScenarioResult limitRow = LimitEchoCounts.Parse(counts, id);
+                if (limitRow.Stack != stack)
+                {
+                    // limit_echo --io uring runs on epoll when io_uring is refused: not a c-uring row.
+                    throw new InvalidDataException($"limit_echo ran as {limitRow.Stack}, not {stack} (io_uring refused? see its stderr)");
+                }
+
                 serverTimes?.ApplyTo(limitRow);
                 stdout = [.. stdout, .. WriteLimitRow(limitRow, paths)];
             }

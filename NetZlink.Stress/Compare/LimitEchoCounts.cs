@@ -24,8 +24,8 @@ internal static class LimitEchoCounts
         NameValueLine.Find(lines, Tag);
 
     /// <summary>
-    /// The judged result of a COUNTS line, stack c-epoll, with <paramref name="scenarioId"/> as its
-    /// scenario_id (null: the default "c-epoll-&lt;scenario&gt;").
+    /// The judged result of a COUNTS line, stack c-epoll or c-uring (its io=; none: c-epoll), with
+    /// <paramref name="scenarioId"/> as its scenario_id (null: the default "&lt;stack&gt;-&lt;scenario&gt;").
     /// </summary>
     /// <exception cref="InvalidDataException">The line is not a COUNTS line of this version, or a value is missing or malformed (named in the message).</exception>
     public static ScenarioResult Parse(string line, string? scenarioId = null)
@@ -50,7 +50,13 @@ internal static class LimitEchoCounts
             LatencySampleRate = Int32(values, "latency_sample_rate"),
             Rate = Number(values, "rate"),
         };
-        var result = new ScenarioResult { Settings = settings, Stack = CompareStacks.CEpoll, ShardCount = 1 };
+        string io = values.GetValueOrDefault("io", "epoll");
+        if (io is not ("epoll" or "uring"))
+        {
+            throw Invalid($"io must be epoll or uring (got \"{io}\")");
+        }
+
+        var result = new ScenarioResult { Settings = settings, Stack = CompareStacks.OfLimitIo(io), ShardCount = 1 };
         var totals = new LoadTotals(
             Connected: Integer(values, "connected"),
             ConnectFailed: Integer(values, "connect_failed"),

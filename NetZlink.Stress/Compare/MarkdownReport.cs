@@ -16,7 +16,8 @@ internal static class MarkdownReport
         md.Append('`').Append(report.Command).Append("`\n\n");
         md.Append(string.Join(", ", ReportTables.Settings(report.Settings).Select(p => $"{p.Name} {p.Value}"))).Append("\n\n");
         md.Append("Stacks: `netzlink` NetZlink's sharded engine and zlink STREAM echo server; `dotnet` plain System.Net.Sockets; ");
-        md.Append("`c-epoll` native/bench/limit_echo.c, plain epoll with one thread per side (the practical limit of this machine).\n\n");
+        md.Append("`c-epoll` native/bench/limit_echo.c, plain epoll with one thread per side (the practical limit of this machine); ");
+        md.Append("`c-uring` the same program on io_uring (multishot recv into provided buffers, one batched submit per loop pass).\n\n");
 
         md.Append("## Runs\n\n");
         Table(md, ReportTables.Runs(report));

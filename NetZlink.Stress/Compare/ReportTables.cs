@@ -89,13 +89,14 @@ internal static class ReportTables
         return new ReportTable(["stack", "scenario", .. fields], rows);
     }
 
-    /// <summary>Per scenario: netzlink over dotnet and netzlink over c-epoll, throughput and p99.</summary>
+    /// <summary>Per scenario: netzlink over dotnet, over c-epoll and over c-uring, throughput and p99.</summary>
     public static ReportTable RatioTable(CompareReport report)
     {
-        string n = StackNames.Netzlink, d = StackNames.Dotnet, c = CompareStacks.CEpoll;
+        string n = StackNames.Netzlink, d = StackNames.Dotnet, c = CompareStacks.CEpoll, u = CompareStacks.CUring;
         string[] header =
         [
             "scenario", $"{n}/{d} throughput", $"{n}/{d} p99", $"{n}/{c} throughput", $"{n}/{c} p99", $"{d}/{c} throughput",
+            $"{n}/{u} throughput", $"{n}/{u} p99",
         ];
         var rows = new List<IReadOnlyList<string>>();
         foreach (string scenario in report.Scenarios.Where(s => CompareTransports.Split(s).Scenario != "s1"))
@@ -108,6 +109,8 @@ internal static class ReportTables
                 Ratios.Format(Ratios.Throughput(report, n, c, scenario)),
                 Ratios.Format(Ratios.P99(report, n, c, scenario)),
                 Ratios.Format(Ratios.Throughput(report, d, c, scenario)),
+                Ratios.Format(Ratios.Throughput(report, n, u, scenario)),
+                Ratios.Format(Ratios.P99(report, n, u, scenario)),
             ]);
         }
 
@@ -161,15 +164,20 @@ internal static class ReportTables
         .. s.Rate > 0 ? [("rate (s2-open only)", D(s.Rate))] : Array.Empty<(string, string)>(),
     ];
 
-    /// <summary>The notes under the run table: the s2-open rows (--rate), c-epoll beside runs over tls, ws or wss, and skipped runs, when the compare has them.</summary>
+    /// <summary>The notes under the run table: stacks skipped, the s2-open rows (--rate), c-epoll and c-uring beside runs over tls, ws or wss, and skipped runs, when the compare has them.</summary>
     public static IEnumerable<string> RunNotes(CompareReport report)
     {
+        foreach (string skipped in report.Skipped)
+        {
+            yield return skipped;
+        }
+
         if (OpenModelNote(report) is { } open)
         {
             yield return open;
         }
 
-        if (report.Stacks.Contains(CompareStacks.CEpoll) && report.Scenarios.Any(s => CompareTransports.Split(s).Transport != CompareTransports.Tcp))
+        if ((report.Stacks.Contains(CompareStacks.CEpoll) || report.Stacks.Contains(CompareStacks.CUring)) && report.Scenarios.Any(s => CompareTransports.Split(s).Transport != CompareTransports.Tcp))
         {
             yield return CompareTransports.CEpollTcpOnlyNote;
         }

@@ -1,6 +1,7 @@
 // The command lines of one compare run: the echo server and the client of a stack, both with
 // the same scenario settings. The .NET stacks are this program (--role server / --role client),
-// c-epoll is limit_echo; each gets only the flags it knows, from the same ScenarioSettings.
+// c-epoll and c-uring are limit_echo (--io epoll|uring on both sides); each gets only the flags it
+// knows, from the same ScenarioSettings.
 // limit_echo prints its COUNTS line instead of writing result files (CompareRunner writes them).
 using System.Diagnostics;
 using System.Globalization;
@@ -23,7 +24,7 @@ internal static class StackLaunch
         }
 
         ProcessStartInfo info = Redirected(LimitEcho(limitEcho), stdin: true);
-        Add(info, "server", "--bind-host", Loopback, "--port", "0", "--backlog", I(settings.Backlog),
+        Add(info, "server", "--io", CompareStacks.LimitIo(stack), "--bind-host", Loopback, "--port", "0", "--backlog", I(settings.Backlog),
             "--sndbuf", I(settings.SendBuffer), "--rcvbuf", I(settings.ReceiveBuffer),
             "--latency-sample-rate", I(settings.LatencySampleRate), "--quiet");
         info.Environment[ShutdownSignals.ChildVariable] = "1";
@@ -46,7 +47,7 @@ internal static class StackLaunch
         else
         {
             info = Redirected(LimitEcho(limitEcho), stdin: false);
-            Add(info, "client");
+            Add(info, "client", "--io", CompareStacks.LimitIo(stack));
         }
 
         Add(info, "--scenario", scenario, "--host", Loopback, "--port", I(port), "--size", I(settings.Size));
@@ -79,7 +80,7 @@ internal static class StackLaunch
 
         if (settings.Transport != CompareTransports.Tcp)
         {
-            // A .NET client only (c-epoll has no tls runs): the transport, the run's CA, and an id that names the transport.
+            // A .NET client only (the limit stacks have no tls runs): the transport, the run's CA, and an id that names the transport.
             Add(info, "--transport", settings.Transport);
             if (settings.TlsCaFile is { } ca)
             {
@@ -115,7 +116,7 @@ internal static class StackLaunch
         settings with { ClientStack = stack, ServerStack = stack };
 
     private static string LimitEcho(string? path) =>
-        path ?? throw new InvalidOperationException("the c-epoll stack needs limit_echo's path (LimitEchoBinary.Locate)");
+        path ?? throw new InvalidOperationException("the c-epoll and c-uring stacks need limit_echo's path (LimitEchoBinary.Locate)");
 
     private static ProcessStartInfo Redirected(string fileName, bool stdin) => new(fileName)
     {

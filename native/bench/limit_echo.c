@@ -1,11 +1,15 @@
 /*
- * limit_echo.c - the "limit row" of the compare report: the s0/s1/s2 STREAM echo
- * scenarios on plain non-blocking sockets and level-triggered epoll, one thread per
- * side, no library and no hand-off between threads. It shows what this machine
- * allows at all, next to the .NET stacks.
+ * limit_echo.c - the "limit rows" of the compare report: the s0/s1/s2 STREAM echo
+ * scenarios on plain non-blocking sockets, one thread per side, no library and no
+ * hand-off between threads. It shows what this machine allows at all, next to the .NET
+ * stacks. --io picks the I/O layer (limit_io.h), the same on both sides: epoll
+ * (level-triggered, recv/send on readiness; the c-epoll row, the default) or uring
+ * (io_uring completions without readiness polling, limit_uring.c; the c-uring row). When
+ * io_uring is refused, --io uring says so in one line on stderr and runs on epoll;
+ * `limit_echo probe --io uring` asks beforehand (exit 0 yes, 2 no with the reason).
  *
- *   limit_echo server [--bind-host H] [--port P] [--backlog N] [--sndbuf N] [--rcvbuf N] [--quiet]
- *   limit_echo client [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] ...
+ *   limit_echo server [--io epoll|uring] [--bind-host H] [--port P] [--backlog N] [--sndbuf N] ...
+ *   limit_echo client [--io epoll|uring] [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] ...
  *
  * The client follows NetZlink.Stress (Scenarios/ScenarioRunner.cs, LoadPlan.cs and
  * EchoLoadHandler.cs): the same flags, [u32 BE length][body] packets (body byte 0
@@ -22,6 +26,9 @@
  *   version=3
  *   scenario ccu size inflight warmup_s measure_s drain_timeout_s latency_sample_rate rate
  *       what was run (s0: ccu=1 inflight=1 latency_sample_rate=1; rate 0: closed loop)
+ *   io=epoll|uring
+ *       the I/O layer that ran (uring only when --io uring was asked for and not refused);
+ *       a reader takes a line without it (older builds) as epoll
  *   connected connect_failed connect_timed_out disconnected sent_total received_total
  *   sent_measured received_measured in_flight gating_violations bad_echoes peer_closed
  *   protocol_errors lost late
@@ -79,6 +86,7 @@
 #include <unistd.h>
 
 #include "epoll_common.h"
+#include "limit_io.h"
 
 #define EVENTS 256
 #define MAX_ERRNO 200
@@ -91,7 +99,6 @@ static const char *const phase_names[] = {"connect", "warmup", "settle", "measur
 enum cstate { C_NEW, C_CONNECTING, C_RETRY_WAIT, C_CONNECTED, C_FAILED, C_CLOSED };
 
 typedef struct conn {
-    int fd;
     enum cstate state;
     int attempts;
     uint64_t since_ns; /* attempt start, or when a retry is due */
@@ -100,7 +107,6 @@ typedef struct conn {
     int64_t owed; /* open model: packets due and not sent yet */
     int64_t held; /* of those, the ones already passed over once (late when sent) */
     int64_t next; /* open model: this connection's next packet of the phase (its j) */
-    ec_outq_t out;
     unsigned char *rx; /* a packet being reassembled */
     size_t rxlen;
 } conn_t;
@@ -108,7 +114,7 @@ typedef struct conn {
 typedef struct opts {
     const char *scenario, *host, *bind_host, *timeseries_csv;
     int port, ccu, size, inflight, connect_concurrency, connect_retries, connect_retry_delay_ms;
-    int backlog, sndbuf, rcvbuf, send_batch, latency_sample_rate, quiet;
+    int backlog, sndbuf, rcvbuf, send_batch, latency_sample_rate, quiet, uring;
     double warmup, measure, drain_timeout, connect_timeout, rate;
 } opts_t;
 
@@ -198,6 +204,12 @@ static int parse(int argc, char **argv, opts_t *o, int server)
         INT_FLAG("--sndbuf", sndbuf, 0)
         INT_FLAG("--rcvbuf", rcvbuf, 0)
         INT_FLAG("--latency-sample-rate", latency_sample_rate, 0)
+        if (!strcmp(f, "--io")) {
+            if (strcmp(v, "epoll") && strcmp(v, "uring"))
+                return usage_error("--io must be epoll or uring (got '%s')%s", v, "");
+            o->uring = !strcmp(v, "uring");
+            continue;
+        }
         if (!server) {
             STR_FLAG("--scenario", scenario)
             STR_FLAG("--host", host)
@@ -406,6 +418,8 @@ static int serve_timed(int l, int stop_fd, const opts_t *o, hist_t *times)
     return status > 0 ? status : 0;
 }
 
+static void record_time(void *times, uint64_t ns) { hist_record(times, ns); }
+
 static int run_server(const opts_t *o)
 {
     /* as NetZlink.Stress's server child: the parent's Ctrl+C must not stop the echo mid-drain */
@@ -427,7 +441,16 @@ static int run_server(const opts_t *o)
         fprintf(stderr, "limit_echo server listening on %s:%d\n", o->bind_host, port);
     struct stat st;
     int watch_stdin = fstat(0, &st) == 0 && S_ISFIFO(st.st_mode);
-    int rc = serve_timed(l, watch_stdin ? 0 : -1, o, &times);
+    int rc = 3;
+    if (o->uring) {
+        const char *why = NULL;
+        rc = lio_uring_serve(l, watch_stdin ? 0 : -1, o->sndbuf, o->rcvbuf, o->latency_sample_rate, &g_stop,
+                             record_time, &times, &why);
+        if (rc == 3)
+            fprintf(stderr, "limit_echo: --io uring refused (%s); serving on epoll\n", why);
+    }
+    if (rc == 3)
+        rc = serve_timed(l, watch_stdin ? 0 : -1, o, &times);
     close(l);
     printf("SERVER_TIME version=1 samples=%llu", (unsigned long long)times.total);
     hist_print(&times, "time_ns");
@@ -441,7 +464,8 @@ static int run_server(const opts_t *o)
 
 typedef struct client {
     const opts_t *o;
-    int ep, ccu, inflight, sample_rate, verify, s0, s1;
+    lio_t *io;
+    int ccu, inflight, sample_rate, verify, s0, s1;
     int64_t per_conn; /* packets each connection sends in all */
     size_t plen;      /* 4 + size */
     int batch;        /* packets per send */
@@ -491,9 +515,8 @@ static void disconnect(client_t *c, conn_t *k, int err, int by_peer)
         return;
     if (err > 0)
         count_error(c, err);
-    close(k->fd);
+    c->io->close(c->io, (int)(k - c->conns));
     k->state = C_CLOSED;
-    k->out.len = 0;
     /* its open-model packets still owed are never sent: they are not in sent= either */
     c->owed_total -= k->owed;
     k->owed = k->held = 0;
@@ -506,9 +529,11 @@ static void disconnect(client_t *c, conn_t *k, int err, int by_peer)
     k->inflight = 0;
 }
 
-static void attempt_failed(client_t *c, conn_t *k, int err, int timed_out, uint64_t now)
+/* opened: the attempt has a socket for the layer to close */
+static void attempt_failed(client_t *c, conn_t *k, int err, int timed_out, int opened, uint64_t now)
 {
-    close(k->fd);
+    if (opened)
+        c->io->close(c->io, (int)(k - c->conns));
     c->connecting--;
     count_error(c, timed_out ? ETIMEDOUT : err);
     if (k->attempts <= c->o->connect_retries) {
@@ -530,20 +555,10 @@ static void start_attempt(client_t *c, int idx, uint64_t now)
     k->attempts++;
     k->since_ns = now;
     c->connecting++;
-    k->fd = socket(c->addr->ai_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    if (k->fd < 0) {
-        k->state = C_CONNECTING;
-        attempt_failed(c, k, errno, 0, now);
-        return;
-    }
-    ec_tune(k->fd, c->o->sndbuf, c->o->rcvbuf);
-    if (connect(k->fd, c->addr->ai_addr, c->addr->ai_addrlen) != 0 && errno != EINPROGRESS) {
-        k->state = C_CONNECTING;
-        attempt_failed(c, k, errno, 0, now);
-        return;
-    }
     k->state = C_CONNECTING;
-    ec_ctl(c->ep, EPOLL_CTL_ADD, k->fd, EPOLLOUT, (uint64_t)idx);
+    int err = c->io->connect(c->io, idx, c->addr->ai_addr, c->addr->ai_addrlen);
+    if (err)
+        attempt_failed(c, k, err, 0, 0, now);
 }
 
 /* starts attempts up to --connect-concurrency and times out the slow ones */
@@ -553,7 +568,7 @@ static void drive_connects(client_t *c, uint64_t now)
     for (int i = 0; i < c->ccu; i++) {
         conn_t *k = &c->conns[i];
         if (k->state == C_CONNECTING && now - k->since_ns >= timeout)
-            attempt_failed(c, k, 0, 1, now);
+            attempt_failed(c, k, 0, 1, 1, now);
         if (k->state == C_RETRY_WAIT && now >= k->since_ns && c->connecting < c->o->connect_concurrency)
             start_attempt(c, i, now);
     }
@@ -579,7 +594,7 @@ static void top_up(client_t *c, int idx)
             body[0] = (unsigned char)measured;
             memcpy(body + 1, &now, 8); /* little-endian host */
         }
-        int err = ec_write(c->ep, k->fd, (uint64_t)idx, &k->out, c->scratch, (size_t)n * c->plen);
+        int err = c->io->write(c->io, idx, c->scratch, (size_t)n * c->plen);
         if (err) {
             disconnect(c, k, err, 1);
             return;
@@ -625,7 +640,7 @@ static void drop_owed(client_t *c)
 static void send_owed(client_t *c, int idx)
 {
     conn_t *k = &c->conns[idx];
-    while (k->state == C_CONNECTED && k->owed > 0 && k->inflight < c->inflight && k->out.len == 0) {
+    while (k->state == C_CONNECTED && k->owed > 0 && k->inflight < c->inflight && !c->io->held(c->io, idx)) {
         int64_t n = k->owed;
         if (n > c->inflight - k->inflight)
             n = c->inflight - k->inflight;
@@ -637,7 +652,7 @@ static void send_owed(client_t *c, int idx)
             body[0] = (unsigned char)c->sched_measured;
             memcpy(body + 1, &due, 8); /* little-endian host */
         }
-        int err = ec_write(c->ep, k->fd, (uint64_t)idx, &k->out, c->scratch, (size_t)n * c->plen);
+        int err = c->io->write(c->io, idx, c->scratch, (size_t)n * c->plen);
         if (err) {
             disconnect(c, k, err, 1);
             return;
@@ -737,16 +752,14 @@ static int on_packet(client_t *c, conn_t *k, const unsigned char *p)
     return 1;
 }
 
-static void on_readable(client_t *c, int idx)
+/* ---- what an I/O layer reports (limit_io.h) ----------------------------- */
+
+void lc_data(client_t *c, int idx, const unsigned char *buf, size_t n)
 {
-    static unsigned char buf[EC_RECV_BUF];
     conn_t *k = &c->conns[idx];
-    ssize_t r = recv(k->fd, buf, sizeof buf, 0);
-    if (r == 0 || (r < 0 && errno != EAGAIN)) {
-        disconnect(c, k, r == 0 ? 0 : errno, 1);
+    if (k->state != C_CONNECTED)
         return;
-    }
-    size_t at = 0, n = r > 0 ? (size_t)r : 0;
+    size_t at = 0;
     while (at < n) {
         const unsigned char *p;
         if (k->rxlen == 0 && n - at >= c->plen) {
@@ -770,41 +783,166 @@ static void on_readable(client_t *c, int idx)
     refill(c, idx);
 }
 
-static void on_event(client_t *c, int idx, uint32_t events, uint64_t now)
+void lc_closed(client_t *c, int idx, int err) { disconnect(c, &c->conns[idx], err, 1); }
+
+void lc_connected(client_t *c, int idx, int err, uint64_t now)
 {
     conn_t *k = &c->conns[idx];
-    if (k->state == C_CONNECTING) {
+    if (k->state != C_CONNECTING)
+        return;
+    if (err) {
+        attempt_failed(c, k, err, 0, 1, now);
+        return;
+    }
+    k->state = C_CONNECTED;
+    if (!c->first_connected_ns)
+        c->first_connected_ns = now;
+    c->connecting--;
+    c->resolved++;
+    c->connected++;
+    refill(c, idx);
+}
+
+void lc_drained(client_t *c, int idx)
+{
+    if (c->open)
+        send_owed(c, idx); /* the full socket was what held them */
+}
+
+/* ---- the epoll layer (--io epoll, the c-epoll row) ---------------------- */
+
+typedef struct ep_layer {
+    lio_t io; /* first: the layer's handle */
+    int ep, sndbuf, rcvbuf, nfds;
+    int *fds;           /* per connection, -1 when closed */
+    unsigned char *connecting;
+    ec_outq_t *out;     /* what a full socket held back */
+} ep_layer_t;
+
+static ep_layer_t *as_ep(lio_t *io) { return (ep_layer_t *)io; }
+
+static int ep_connect(lio_t *io, int idx, const struct sockaddr *addr, socklen_t len)
+{
+    ep_layer_t *e = as_ep(io);
+    int fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return errno;
+    ec_tune(fd, e->sndbuf, e->rcvbuf);
+    if (connect(fd, addr, len) != 0 && errno != EINPROGRESS) {
+        int err = errno;
+        close(fd);
+        return err;
+    }
+    e->fds[idx] = fd;
+    e->connecting[idx] = 1;
+    e->out[idx].len = 0;
+    ec_ctl(e->ep, EPOLL_CTL_ADD, fd, EPOLLOUT, (uint64_t)idx);
+    return 0;
+}
+
+static int ep_write(lio_t *io, int idx, const void *buf, size_t len)
+{
+    ep_layer_t *e = as_ep(io);
+    return ec_write(e->ep, e->fds[idx], (uint64_t)idx, &e->out[idx], buf, len);
+}
+
+static int ep_held(lio_t *io, int idx) { return as_ep(io)->out[idx].len != 0; }
+
+static void ep_close(lio_t *io, int idx)
+{
+    ep_layer_t *e = as_ep(io);
+    if (e->fds[idx] < 0)
+        return;
+    close(e->fds[idx]); /* leaves the epoll set with it */
+    e->fds[idx] = -1;
+    e->out[idx].len = 0;
+}
+
+static void ep_readable(ep_layer_t *e, client_t *c, int idx)
+{
+    static unsigned char buf[EC_RECV_BUF];
+    ssize_t r = recv(e->fds[idx], buf, sizeof buf, 0);
+    if (r == 0 || (r < 0 && errno != EAGAIN))
+        lc_closed(c, idx, r == 0 ? 0 : errno);
+    else if (r > 0)
+        lc_data(c, idx, buf, (size_t)r);
+}
+
+static void ep_event(ep_layer_t *e, client_t *c, int idx, uint32_t events, uint64_t now)
+{
+    int fd = e->fds[idx];
+    if (fd < 0)
+        return; /* closed earlier in this batch */
+    if (e->connecting[idx]) {
         int err = 0;
         socklen_t el = sizeof err;
-        getsockopt(k->fd, SOL_SOCKET, SO_ERROR, &err, &el);
-        if (err) {
-            ec_ctl(c->ep, EPOLL_CTL_DEL, k->fd, 0, 0);
-            attempt_failed(c, k, err, 0, now);
-            return;
-        }
-        k->state = C_CONNECTED;
-        if (!c->first_connected_ns)
-            c->first_connected_ns = now;
-        c->connecting--;
-        c->resolved++;
-        c->connected++;
-        ec_ctl(c->ep, EPOLL_CTL_MOD, k->fd, EPOLLIN, (uint64_t)idx);
-        refill(c, idx);
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+        e->connecting[idx] = 0;
+        if (!err)
+            ec_ctl(e->ep, EPOLL_CTL_MOD, fd, EPOLLIN, (uint64_t)idx);
+        lc_connected(c, idx, err, now);
         return;
     }
-    if (k->state != C_CONNECTED)
-        return;
-    if ((events & EPOLLOUT) && k->out.len) {
-        int err = ec_flush(c->ep, k->fd, (uint64_t)idx, &k->out);
+    if ((events & EPOLLOUT) && e->out[idx].len) {
+        int err = ec_flush(e->ep, fd, (uint64_t)idx, &e->out[idx]);
         if (err) {
-            disconnect(c, k, err, 1);
+            lc_closed(c, idx, err);
             return;
         }
-        if (c->open && k->out.len == 0)
-            send_owed(c, idx); /* the full socket was what held them */
+        if (e->out[idx].len == 0)
+            lc_drained(c, idx);
     }
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
-        on_readable(c, idx);
+    if (e->fds[idx] >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        ep_readable(e, c, idx);
+}
+
+static int ep_wait(lio_t *io, client_t *c, uint64_t ns)
+{
+    ep_layer_t *e = as_ep(io);
+    struct epoll_event evs[EVENTS];
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
+    int n = epoll_pwait2(e->ep, evs, EVENTS, &ts, NULL);
+    uint64_t now = ec_now_ns();
+    for (int i = 0; i < n; i++)
+        ep_event(e, c, (int)evs[i].data.u64, evs[i].events, now);
+    return 0;
+}
+
+static void ep_destroy(lio_t *io)
+{
+    ep_layer_t *e = as_ep(io);
+    for (int i = 0; e->fds && e->out && i < e->nfds; i++) {
+        ep_close(io, i);
+        free(e->out[i].q); /* kept across reconnects; allocated once a send had to queue */
+    }
+    close(e->ep);
+    free(e->fds);
+    free(e->connecting);
+    free(e->out);
+    free(e);
+}
+
+static lio_t *ep_layer(int ccu, int sndbuf, int rcvbuf)
+{
+    ep_layer_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->ep = epoll_create1(0);
+    e->nfds = ccu;
+    e->sndbuf = sndbuf;
+    e->rcvbuf = rcvbuf;
+    e->fds = malloc((size_t)ccu * sizeof *e->fds);
+    e->connecting = calloc((size_t)ccu, 1);
+    e->out = calloc((size_t)ccu, sizeof *e->out);
+    e->io = (lio_t){.name = "epoll", .connect = ep_connect, .write = ep_write, .held = ep_held, .close = ep_close,
+                    .wait = ep_wait, .destroy = ep_destroy};
+    if (e->ep < 0 || !e->fds || !e->connecting || !e->out) {
+        ep_destroy(&e->io);
+        return NULL;
+    }
+    for (int i = 0; i < ccu; i++)
+        e->fds[i] = -1;
+    return &e->io;
 }
 
 static void set_phase(client_t *c, enum phase p)
@@ -887,7 +1025,6 @@ static void tick(client_t *c, ticker_t *t, uint64_t now)
 /* runs the loop until done() says so or the deadline passes; returns 1 if done() held */
 static int run_until(client_t *c, ticker_t *t, int (*done)(client_t *), uint64_t deadline)
 {
-    struct epoll_event evs[EVENTS];
     for (;;) {
         uint64_t now = ec_now_ns();
         if (c->phase == P_CONNECT)
@@ -911,11 +1048,8 @@ static int run_until(client_t *c, ticker_t *t, int (*done)(client_t *), uint64_t
             if (until < wait_ns)
                 wait_ns = until;
         }
-        struct timespec ts = {.tv_sec = (time_t)(wait_ns / 1000000000ull), .tv_nsec = (long)(wait_ns % 1000000000ull)};
-        int n = epoll_pwait2(c->ep, evs, EVENTS, &ts, NULL);
-        now = ec_now_ns();
-        for (int i = 0; i < n; i++)
-            on_event(c, (int)evs[i].data.u64, evs[i].events, now);
+        if (c->io->wait(c->io, c, wait_ns) < 0)
+            exit(2); /* the layer printed why */
     }
 }
 
@@ -997,9 +1131,9 @@ static void print_counts(client_t *c)
 {
     const opts_t *o = c->o;
     printf("COUNTS version=3 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
-           "latency_sample_rate=%d rate=%.17g",
+           "latency_sample_rate=%d rate=%.17g io=%s",
            o->scenario, c->ccu, o->size, c->inflight, o->warmup, o->measure, o->drain_timeout, c->sample_rate,
-           c->open ? o->rate : 0.0);
+           c->open ? o->rate : 0.0, c->io->name);
     printf(" connected=%lld connect_failed=%lld connect_timed_out=%lld disconnected=%lld sent_total=%lld "
            "received_total=%lld sent_measured=%lld received_measured=%lld in_flight=%lld gating_violations=%lld "
            "bad_echoes=%lld peer_closed=%lld protocol_errors=%lld lost=%lld late=%lld",
@@ -1081,11 +1215,16 @@ static int run_client(const opts_t *o)
         fputs("elapsed,phase,sent_per_s,recv_per_s,inflight,rss_mb,gc_heap_mb\n", t.series);
     }
 
-    c.ep = epoll_create1(0);
+    const char *why = NULL;
+    c.io = o->uring ? lio_uring_client(c.ccu, o->sndbuf, o->rcvbuf, &why) : NULL;
+    if (o->uring && !c.io)
+        fprintf(stderr, "limit_echo: --io uring refused (%s); running on epoll\n", why);
+    if (!c.io)
+        c.io = ep_layer(c.ccu, o->sndbuf, o->rcvbuf);
     c.conns = calloc((size_t)c.ccu, sizeof *c.conns);
     c.scratch = malloc(c.plen * (size_t)c.batch);
     unsigned char *rx = malloc(c.plen * (size_t)c.ccu);
-    if (!c.conns || !c.scratch || !rx) {
+    if (!c.io || !c.conns || !c.scratch || !rx) {
         fprintf(stderr, "error: out of memory for %d connections of %zu-byte packets\n", c.ccu, c.plen);
         return 2;
     }
@@ -1110,13 +1249,8 @@ static int run_client(const opts_t *o)
         fclose(t.series);
 
     print_counts(&c);
-    for (int i = 0; i < c.ccu; i++) {
-        if (c.conns[i].state == C_CONNECTED || c.conns[i].state == C_CONNECTING)
-            close(c.conns[i].fd);
-        free(c.conns[i].out.q); /* kept across reconnects; allocated once a send had to queue */
-    }
+    c.io->destroy(c.io); /* closes what is still open */
     freeaddrinfo(c.addr);
-    close(c.ep);
     free(c.latency.counts);
     free(c.first.counts);
     free(c.scratch);
@@ -1134,18 +1268,31 @@ int main(int argc, char **argv)
         .backlog = 32768, .sndbuf = 262144, .rcvbuf = 262144, .send_batch = 30,
         .latency_sample_rate = 16, .warmup = 3, .measure = 10, .drain_timeout = 10, .connect_timeout = 10,
     };
+    if (argc == 4 && !strcmp(argv[1], "probe") && !strcmp(argv[2], "--io") && !strcmp(argv[3], "uring")) {
+        /* whether --io uring would run here (compare skips c-uring with the reason when not) */
+        const char *why = NULL;
+        lio_t *io = lio_uring_client(1, 0, 0, &why);
+        if (!io) {
+            printf("io=uring refused: %s\n", why);
+            return 2;
+        }
+        io->destroy(io);
+        printf("io=uring ok\n");
+        return 0;
+    }
     int server = argc >= 2 && !strcmp(argv[1], "server");
     int client = argc >= 2 && !strcmp(argv[1], "client");
     if (!server && !client) {
         fprintf(stderr,
-                "usage: limit_echo server [--bind-host H] [--port P] [--backlog N] [--sndbuf N] [--rcvbuf N] [--quiet]\n"
-                "       limit_echo client [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] [--size N]\n"
+                "usage: limit_echo server [--io epoll|uring] [--bind-host H] [--port P] [--backlog N] [--sndbuf N] [--rcvbuf N] [--quiet]\n"
+                "       limit_echo client [--io epoll|uring] [--scenario s0|s1|s2] [--host H] [--port P] [--ccu N] [--size N]\n"
                 "                         [--inflight N] [--warmup S] [--measure S] [--drain-timeout S]\n"
                 "                         [--connect-concurrency N] [--connect-timeout S] [--connect-retries N]\n"
                 "                         [--connect-retry-delay-ms N] [--sndbuf N] [--rcvbuf N] [--send-batch N]\n"
                 "                         [--latency-sample-rate N] [--rate N] [--timeseries-csv PATH] [--quiet]\n"
                 "the client prints one COUNTS line of raw counts (see the top of limit_echo.c); NetZlink.Stress\n"
                 "judges it: NetZlink.Stress counts [--metrics-csv F] [--summary-json F] [FILE]\n"
+                "       limit_echo probe --io uring   (exit 0: io_uring runs here; 2: refused, and why)\n"
                 "exit codes: 0 counted, 1 bad usage, 2 could not run\n");
         return 1;
     }

@@ -5,13 +5,16 @@
 # where there are some, the cold-start fields (version 3: startup times, the first echoes'
 # round trips), that the time series is written, that the server prints its own times
 # (SERVER_TIME) when it stops, and that a bad or retired flag is refused with exit code 1.
+# A second argument (epoll or uring, default epoll) runs both sides on that --io layer; a layer
+# that was refused (limit_echo's "refused" line, then epoll) fails the test.
 set -u
 bin=$1
+io=${2:-epoll}
 dir=$(mktemp -d)
 fifo=$dir/stdin
 mkfifo "$fifo"
 # The server stops when its stdin pipe reaches end-of-file: hold the pipe open with fd 9.
-"$bin" server --port 0 --quiet --latency-sample-rate 1 <"$fifo" >"$dir/ready" &
+"$bin" server --io "$io" --port 0 --quiet --latency-sample-rate 1 <"$fifo" >"$dir/ready" 2>"$dir/server.err" &
 server=$!
 exec 9>"$fifo"
 cleanup() { exec 9>&- 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$dir"; }
@@ -27,9 +30,10 @@ done
 port=$(sed -n 's/^READY port=//p' "$dir/ready")
 
 for s in s0 s1 s2; do
-  out=$("$bin" client --scenario $s --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --quiet \
-        --timeseries-csv "$dir/$s.ts.csv")
+  out=$("$bin" client --io "$io" --scenario $s --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --quiet \
+        --timeseries-csv "$dir/$s.ts.csv" 2>"$dir/client.err")
   rc=$?
+  ! grep -q refused "$dir/client.err" || fail "$s: $(cat "$dir/client.err")"
   echo "$out" | cut -c1-400
   [ $rc -eq 0 ] || fail "$s: exit code $rc"
   [ "$(echo "$out" | grep -c '^COUNTS ')" -eq 1 ] || fail "$s: not exactly one COUNTS line"
@@ -37,6 +41,7 @@ for s in s0 s1 s2; do
   line=$(echo "$out" | grep '^COUNTS ')
   [ "$(value version "$line")" = 3 ] || fail "$s: version"
   [ "$(value scenario "$line")" = $s ] || fail "$s: scenario"
+  [ "$(value io "$line")" = "$io" ] || fail "$s: io= is not $io"
   want=20; [ $s = s0 ] && want=1
   [ "$(value connected "$line")" = $want ] || fail "$s: connected is not $want"
   for zero in connect_failed connect_timed_out disconnected in_flight gating_violations bad_echoes peer_closed \
@@ -73,7 +78,7 @@ done
 
 # --rate: the open model. 2000 packets/s over 20 connections for 0.5 s measured is exactly 1000
 # measured packets, all echoed, nothing lost; a packet's latency counts from its due time.
-out=$("$bin" client --scenario s2 --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --rate 2000 --quiet \
+out=$("$bin" client --io "$io" --scenario s2 --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --rate 2000 --quiet \
       --latency-sample-rate 1)
 rc=$?
 line=$(echo "$out" | grep '^COUNTS ')
@@ -96,6 +101,7 @@ done
 # every read, so at least one per read of the s2 run above, each a whole number of ns.
 exec 9>&-
 wait "$server"
+! grep -q refused "$dir/server.err" || fail "server: $(cat "$dir/server.err")"
 times=$(grep '^SERVER_TIME ' "$dir/ready")
 echo "$times" | cut -c1-200
 [ "$(value version "$times")" = 1 ] || fail "SERVER_TIME version"
@@ -104,9 +110,15 @@ echo "$tn" | grep -Eq '^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$' || fail "SERVER_TIME ti
 [ "$(echo "$tn" | tr ',' '\n' | awk -F: '{ s += $2 } END { print s }')" = "$(value samples "$times")" ] || fail "SERVER_TIME samples != its counts"
 [ "$(value samples "$times")" -gt 0 ] || fail "SERVER_TIME timed nothing"
 
+if [ "$io" = uring ]; then
+  [ "$("$bin" probe --io uring)" = "io=uring ok" ] || fail "probe --io uring: $("$bin" probe --io uring)"
+fi
+"$bin" client --io poll >/dev/null 2>"$dir/err"
+[ $? -eq 1 ] || fail "--io poll should exit 1"
+grep -q -- '--io must be epoll or uring' "$dir/err" || fail "--io poll message: $(cat "$dir/err")"
 "$bin" client --ccu 0 >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--ccu 0 should exit 1"
 grep -q -- '--ccu must be' "$dir/err" || fail "--ccu 0 message: $(cat "$dir/err")"
 "$bin" client --summary-json "$dir/x.json" >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--summary-json (NetZlink.Stress writes the files now) should exit 1"
-echo "limit_echo: OK"
+echo "limit_echo ($io): OK"
