@@ -284,8 +284,11 @@ int zl_tls_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event);
  * recv; -1 with errno, EAGAIN when OpenSSL waits for the descriptor). */
 ssize_t zl_tls_recv(zl_conn_t *c, void *buf, size_t len);
 ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len);
-/* 1 when decrypted bytes wait inside OpenSSL (epoll cannot see them) */
+/* 1 when bytes wait inside OpenSSL, which epoll cannot see: decrypted ones,
+ * or records read ahead and not decrypted yet */
 int zl_tls_pending(zl_conn_t *c);
+/* how many decrypted bytes the next SSL_read returns at once */
+int zl_tls_decrypted(zl_conn_t *c);
 /* Sends close_notify when graceful and the session is healthy, then frees
  * the session. */
 void zl_tls_end(zl_conn_t *c, int graceful);

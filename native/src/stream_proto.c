@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 /* ---- readiness --------------------------------------------------------- */
 
@@ -314,6 +315,21 @@ static int next_id(zl_stream_t *s, int flags, uint32_t *id)
     }
 }
 
+/* Whether exactly one byte of c's stream waits behind a read that filled
+ * the caller's buffer, to be read alone next: in the kernel (tcp://), or
+ * decrypted inside OpenSSL (tls://; whatever follows it, even the end of the
+ * session, the next read would return that byte alone). Unknown for ws://,
+ * whose frames hide the count: 0. */
+static int one_byte_left(zl_conn_t *c)
+{
+    if (c->ws)
+        return 0;
+    if (c->ssl)
+        return zl_tls_decrypted(c) == 1;
+    int kernel = 0;
+    return ioctl(c->fd, FIONREAD, &kernel) == 0 && kernel == 1;
+}
+
 /*
  * Reads a payload from c into dst (cap >= 2). Returns the byte count, or
  * -2 when the connection turned out closed (it is closed now and the caller
@@ -351,7 +367,15 @@ static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
     } else {
         total = off; /* spurious readiness */
     }
-    if (total == 1) {
+    if (total == cap && total > 2 && one_byte_left(c)) {
+        /* this read filled the buffer and left exactly one byte behind: the
+         * next read would find that byte alone and have to keep it, and if
+         * it ends the peer's stream nothing would ever bring it out. Keep
+         * this read's last byte instead, so the next read has two. */
+        c->carry = (uint8_t)dst[total - 1];
+        c->has_carry = 1;
+        total--;
+    } else if (total == 1) {
         c->carry = (uint8_t)dst[0];
         c->has_carry = 1;
         total = 0;

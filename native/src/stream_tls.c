@@ -118,6 +118,10 @@ SSL_CTX *zl_tls_ctx_new(zl_stream_t *s, int server)
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
                               SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    /* read what the socket has into OpenSSL's buffer in one recv() instead
+     * of a record header and then its body (zl_tls_pending covers what it
+     * holds, so the ready list, not epoll, brings those bytes out) */
+    SSL_CTX_set_read_ahead(ctx, 1);
     /* a peer that closes without close_notify ends like a TCP peer would */
     SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
     int ok = 1;
@@ -287,20 +291,52 @@ static ssize_t io_error(zl_conn_t *c, int e, int sys)
     }
 }
 
+/* One SSL_read gives at most one record, and a peer's write can end in a
+ * record of a single byte (a 16,385-byte payload is two records), so the
+ * read goes on while OpenSSL still holds bytes (read-ahead keeps what the
+ * socket gave beyond the record) and the buffer has room: one call takes
+ * what is there, and never leaves a record's lone byte behind for a read of
+ * its own. An error after some bytes is left for the next call. */
 ssize_t zl_tls_recv(zl_conn_t *c, void *buf, size_t len)
 {
-    ERR_clear_error();
-    int n = SSL_read(c->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
-    if (n > 0)
-        return n;
-    int sys = errno;
-    return io_error(c, SSL_get_error(c->ssl, n), sys);
+    size_t got = 0;
+    if (len > INT_MAX)
+        len = INT_MAX;
+    do {
+        ERR_clear_error();
+        int n = SSL_read(c->ssl, (char *)buf + got, (int)(len - got));
+        if (n <= 0) {
+            if (got)
+                return (ssize_t)got;
+            int sys = errno;
+            return io_error(c, SSL_get_error(c->ssl, n), sys);
+        }
+        got += (size_t)n;
+    } while (got < len && SSL_has_pending(c->ssl));
+    return (ssize_t)got;
 }
 
+/* Writes buf as TLS records. A length one byte over a multiple of the
+ * record size would end in a record of one byte, which the peer may read
+ * alone (see zl_tls_recv): such a write goes as two, the second of two
+ * bytes. */
 ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len)
 {
+    if (len > INT_MAX)
+        len = INT_MAX;
+    size_t first = len;
+    if (len > SSL3_RT_MAX_PLAIN_LENGTH && len % SSL3_RT_MAX_PLAIN_LENGTH == 1)
+        first = len - 2;
     ERR_clear_error();
-    int n = SSL_write(c->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
+    int n = SSL_write(c->ssl, buf, (int)first);
+    if (n > 0 && (size_t)n == first && first < len) {
+        ERR_clear_error();
+        int m = SSL_write(c->ssl, (const char *)buf + first, (int)(len - first));
+        if (m > 0)
+            n += m;
+        else
+            ERR_clear_error(); /* the rest waits in the send queue */
+    }
     if (n > 0)
         return n;
     int sys = errno;
@@ -314,7 +350,13 @@ ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len)
 
 int zl_tls_pending(zl_conn_t *c)
 {
-    return c->ssl && SSL_pending(c->ssl) > 0;
+    /* decrypted bytes, or records read ahead and not decrypted yet */
+    return c->ssl && SSL_has_pending(c->ssl);
+}
+
+int zl_tls_decrypted(zl_conn_t *c)
+{
+    return c->ssl ? SSL_pending(c->ssl) : 0;
 }
 
 void zl_tls_end(zl_conn_t *c, int graceful)
@@ -385,6 +427,12 @@ ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len)
 }
 
 int zl_tls_pending(zl_conn_t *c)
+{
+    (void)c;
+    return 0;
+}
+
+int zl_tls_decrypted(zl_conn_t *c)
 {
     (void)c;
     return 0;

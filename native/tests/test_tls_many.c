@@ -191,7 +191,15 @@ int main(void)
     long long end = tu_now_ms() + 45000;
     int ups = 0;
     while (!all_done(&cli, &srv)) {
-        CHECK(tu_now_ms() < end);
+        if (tu_now_ms() >= end) {
+            fprintf(stderr, "test_tls_many: not done after 45 s (SNDHWM %d, %d up):\n", hwm, ups);
+            for (int i = 0; i < NCONN; i++)
+                if (cli.got[i] < len_of[1][i] || !srv.known[i] || srv.got[i] < len_of[0][i])
+                    fprintf(stderr, "  conn %d: client sent %zu/%zu, server got %zu%s; server sent %zu/%zu, client got %zu\n",
+                            i, cli.sent[i], len_of[0][i], srv.got[i], srv.known[i] ? "" : " (unknown)",
+                            srv.sent[i], len_of[1][i], cli.got[i]);
+            CHECK(!"the streams did not finish");
+        }
         /* the client learns its connections are up from 0x01 */
         static unsigned char b[70000];
         int did = 0;
