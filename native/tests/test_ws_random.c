@@ -1,8 +1,9 @@
 /* test_ws_random.c - randomized: many ws connections (200 by default) to
  * one server, each client sending a byte stream of its own in payloads of
  * random sizes (received into buffers of random sizes, 2 bytes and more);
- * the server echoes every payload under SNDHWM pressure (SNDHWM 2, DONTWAIT: a refused payload is sent again later, nothing of
- * it queued); each client checks its stream comes back exact. Prints its
+ * the server echoes every payload under SNDHWM pressure (SNDHWM 2,
+ * DONTWAIT: a refused payload is sent again later, nothing of it queued);
+ * each client checks its stream comes back exact. Prints its
  * seed; ZLINK_TEST_SEED=<seed> replays it. */
 #include "ws_testutil.h"
 
