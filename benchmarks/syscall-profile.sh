@@ -6,10 +6,13 @@
 # kernel tracepoints, so they are exact; perf's own overhead in counting mode is small.
 #
 #   bash benchmarks/syscall-profile.sh [--stack netzlink|dotnet|c-epoll|c-uring] [--ccu N] [--window S]
-#                                      [--port P] [--idle] [-- extra client flags, e.g. --shards 1]
+#                                      [--port P] [--idle] [--transport tcp|ws]
+#                                      [-- extra client flags, e.g. --shards 1]
 #
 # Prints one line per side, e.g.
 #   netzlink client: packets/s=1583970 cpu_us/packet=0.704 cores=1.11 syscalls/packet=0.174 sendto=0.022 ...
+# --transport: the s2 run's transport for both processes (tcp by default; ws for the ws:// data
+# path; tls and wss need certificates, which `compare` makes, so they are not offered here).
 # --idle: the same connections nearly idle instead (an open-model s2 at --rate 0.001, one packet
 # per 1,000 s over all of them); prints per second instead of per packet, e.g.
 #   netzlink client idle: cores=0.002 syscalls/s=12 poll=6.0 epoll_wait=6.0 ...
@@ -18,7 +21,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-stack=netzlink ccu=10000 window=6 port=29500 idle=0
+stack=netzlink ccu=10000 window=6 port=29500 idle=0 transport=tcp
 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -27,15 +30,18 @@ while [ $# -gt 0 ]; do
     --window) window=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --idle) idle=1; shift ;;
+    --transport) transport=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "syscall-profile: unknown argument '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
 case $stack in netzlink|dotnet|c-epoll|c-uring) ;; *) echo "syscall-profile: --stack must be netzlink, dotnet, c-epoll or c-uring, not '$stack'" >&2; exit 1 ;; esac
+case $transport in tcp|ws) ;; *) echo "syscall-profile: --transport must be tcp or ws, not '$transport'" >&2; exit 1 ;; esac
 # c-epoll and c-uring are limit_echo on its two I/O layers (--io epoll|uring), both sides
 io=
 case $stack in c-epoll) io=epoll ;; c-uring) io=uring ;; esac
+[ "$transport" = tcp ] || [ -z "$io" ] || { echo "syscall-profile: --transport ws needs a NetZlink.Stress stack (netzlink or dotnet)" >&2; exit 1; }
 [ "$idle" = 0 ] || [ -z "$io" ] || { echo "syscall-profile: --idle needs a NetZlink.Stress stack (netzlink or dotnet)" >&2; exit 1; }
 [ "$idle" = 0 ] || extra=(--rate 0.001 "${extra[@]}")
 
@@ -66,7 +72,7 @@ measure=$((window + 6))
 if [ -n "$io" ]; then
   echo_server_start "$work/server.log" "$limit" server --io "$io" --port "$port" --quiet || exit 2
 else
-  echo_server_start "$work/server.log" dotnet "$dll" --role server --exit-on-stdin-eof --stack "$stack" --port "$port" || exit 2
+  echo_server_start "$work/server.log" dotnet "$dll" --role server --exit-on-stdin-eof --stack "$stack" --port "$port" --transport "$transport" || exit 2
 fi
 server_pid=$echo_server_pid
 
@@ -74,7 +80,7 @@ if [ -n "$io" ]; then
   "$limit" client --io "$io" --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" --measure "$measure" \
     --timeseries-csv "$work/ts.csv" "${extra[@]}" >"$work/client.log" 2>&1 &
 else
-  dotnet "$dll" --role client --stack "$stack" --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" \
+  dotnet "$dll" --role client --stack "$stack" --transport "$transport" --scenario s2 --port "$port" --ccu "$ccu" --warmup "$warmup" \
     --measure "$measure" --timeseries-csv "$work/ts.csv" --quiet "${extra[@]}" >"$work/client.log" 2>&1 &
 fi
 client_pid=$!

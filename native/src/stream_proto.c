@@ -382,9 +382,9 @@ static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
     }
     if (total)
         c->msgs_received++;
-    /* TLS, ws: what OpenSSL decrypted or wslay buffered but the buffer
-     * could not take is invisible to epoll, so the connection goes back on
-     * the ready list itself */
+    /* TLS, ws: what OpenSSL decrypted but the buffer could not take, and
+     * the bytes that came with a ws upgrade's head, are invisible to epoll,
+     * so the connection goes back on the ready list itself */
     if ((c->ssl || c->ws) && !c->in_ready && zl_conn_pending(c))
         zl_ready_push(s, c);
     return (int)total;

@@ -4,17 +4,19 @@
  * session of stream_tls.c under it) that first runs an HTTP/1.1 upgrade,
  * written here, in the ZC_HANDSHAKE state the pump drives; afterwards every
  * payload the application sends is one binary frame and the payload bytes
- * of the frames received are what recv delivers. Frames are encoded and
- * parsed by wslay's frame layer (wslay_frame_send / wslay_frame_recv) with
- * our own I/O callbacks: receiving reads through the transport
- * (zl_raw_recv), sending encodes into a buffer (s->wsbuf) whose bytes then
- * go through the send queue like any payload, so a frame whose start went
- * out is completed before anything else is written on the connection.
+ * of the frames received are what recv delivers.
  *
- * wslay is linked statically (scripts/wslay.sh builds it from Debian's
- * source) or, where that source cannot be had, opened at run time from
- * Debian's libwslay.so.1 (ZLINK_WSLAY_DLOPEN): libzlink.so has no link-time
- * dependency on it either way.
+ * The frames are encoded and decoded here too, for speed: sending encodes
+ * header and (client: masked) payload into one buffer (s->wsbuf) whose bytes
+ * then go through the send queue like any payload, so a frame whose start
+ * went out is completed before anything else is written on the connection;
+ * receiving reads from the transport straight into the caller's buffer and
+ * decodes it in place (headers dropped, payload moved down and unmasked
+ * eight bytes at a time), one read per batch like tcp://.
+ *
+ * The build enables ws where it found wslay and OpenSSL (scripts/wslay.sh,
+ * native/CMakeLists.txt); wslay's frame layer, which the data path used
+ * before, is no longer called.
  */
 #include "stream.h"
 
@@ -25,19 +27,24 @@
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
-#include <wslay/wslay.h>
-#ifdef ZLINK_WSLAY_DLOPEN
-#include <dlfcn.h>
-#endif
 
 #define WS_HEAD_MAX 8192 /* longest request or response head */
 #define WS_MASKS 256     /* random bytes drawn at once for frame masks */
 #define WS_BUF_KEEP (256 * 1024)
 #define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+/* frame opcodes (RFC 6455, 5.2) */
+enum {
+    OP_CONT = 0x0,
+    OP_TEXT = 0x1,
+    OP_BINARY = 0x2,
+    OP_CLOSE = 0x8,
+    OP_PING = 0x9,
+    OP_PONG = 0xa
+};
 
 enum { HS_SEND = 1, HS_RECV, HS_DONE };
 enum { END_NONE = 0, END_EOF, END_ERR };
@@ -45,7 +52,6 @@ enum { END_NONE = 0, END_EOF, END_ERR };
 struct zl_ws {
     zl_stream_t *s;
     zl_conn_t *c;
-    wslay_frame_context_ptr fr;
     uint8_t server, tls, phase, close_sent, more;
     uint8_t end;   /* END_*: what recv reports once the bytes before it went */
     int end_errno; /* END_ERR */
@@ -58,129 +64,64 @@ struct zl_ws {
     int status;      /* server: the status it answers with */
     size_t head_end; /* where the head ended in head */
     char accept[32]; /* client: the Sec-WebSocket-Accept expected */
-    /* bytes read together with the head, handed to wslay first */
+    /* bytes read together with the head, decoded before the transport's */
     size_t pre_off, pre_len;
-    /* receive */
-    int rx_errno;     /* what the last failed transport read said */
-    uint8_t rx_eof;   /* the transport ended */
+    /* receive: the frame being decoded */
+    uint8_t hdr[14]; /* a header's bytes so far */
+    uint8_t hdr_len;
     uint8_t in_frame; /* a frame's payload is being received */
     uint8_t in_msg;   /* a fragmented data message waits for continuation */
     uint8_t rx_op;
-    uint64_t rx_left;
-    uint64_t fed, used; /* bytes given to wslay, bytes of frames parsed */
+    uint8_t rx_key[4]; /* the frame's mask (all zero when unmasked) */
+    uint8_t rx_masked;
+    uint64_t rx_left; /* payload bytes of the frame still to come */
+    uint64_t rx_pos;  /* payload bytes of the frame so far (mask phase) */
     uint8_t ctl[125];
     size_t ctl_len;
-    uint8_t hold[4096 + 16]; /* payload the caller's buffer could not take */
-    size_t hold_off, hold_len;
     uint8_t masks[WS_MASKS];
     size_t mask_off;
 };
 
-/* ---- wslay -------------------------------------------------------------- */
-
-typedef struct ws_api {
-    int (*init)(wslay_frame_context_ptr *, const struct wslay_frame_callbacks *,
-                void *);
-    void (*free)(wslay_frame_context_ptr);
-    ssize_t (*send)(wslay_frame_context_ptr, struct wslay_frame_iocb *);
-    ssize_t (*recv)(wslay_frame_context_ptr, struct wslay_frame_iocb *);
-} ws_api_t;
-
-static ws_api_t api;
-static int api_ok;
-static pthread_once_t api_once = PTHREAD_ONCE_INIT;
-
-#ifdef ZLINK_WSLAY_DLOPEN
-static int sym(void *lib, const char *name, void *fp)
-{
-    void *p = dlsym(lib, name);
-    memcpy(fp, &p, sizeof p); /* object to function pointer */
-    return p != NULL;
-}
-
-static void api_load(void)
-{
-    void *lib = dlopen("libwslay.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return; /* kept open for the process's life when found */
-    api_ok = sym(lib, "wslay_frame_context_init", &api.init) &&
-             sym(lib, "wslay_frame_context_free", &api.free) &&
-             sym(lib, "wslay_frame_send", &api.send) &&
-             sym(lib, "wslay_frame_recv", &api.recv);
-}
-#else
-static void api_load(void)
-{
-    api.init = wslay_frame_context_init;
-    api.free = wslay_frame_context_free;
-    api.send = wslay_frame_send;
-    api.recv = wslay_frame_recv;
-    api_ok = 1;
-}
-#endif
-
+/* Without wslay's header or OpenSSL at build time the build has no ws
+ * (see the stub half of this file); the frames themselves are encoded and
+ * decoded here. */
 int zl_ws_available(void)
 {
-    pthread_once(&api_once, api_load);
-    return api_ok;
+    return 1;
 }
 
-/* wslay asks for bytes: first those read with the handshake's head */
-static ssize_t cb_recv(uint8_t *buf, size_t len, int flags, void *user)
+/* n bytes from src to dst, XORed with the mask key starting at phase
+ * (payload offset % 4); dst may be src or below it (in-place decoding
+ * moves payload down over the headers it drops). */
+static void mask_copy(uint8_t *dst, const uint8_t *src, size_t n,
+                      const uint8_t key[4], uint64_t phase)
 {
-    (void)flags;
-    zl_ws_t *w = user;
-    if (w->pre_off < w->pre_len) {
-        size_t n = w->pre_len - w->pre_off;
-        if (n > len)
-            n = len;
-        memcpy(buf, w->head + w->pre_off, n);
-        w->pre_off += n;
-        if (w->pre_off == w->pre_len) {
-            free(w->head);
-            w->head = NULL;
-            w->pre_off = w->pre_len = 0;
-        }
-        w->fed += n;
-        return (ssize_t)n;
+    uint8_t k[8];
+    for (int i = 0; i < 8; i++)
+        k[i] = key[(phase + (uint64_t)i) & 3];
+    uint64_t k64;
+    memcpy(&k64, k, 8);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, src + i, 8); /* loaded before the store below */
+        v ^= k64;
+        memcpy(dst + i, &v, 8);
     }
-    ssize_t n = zl_raw_recv(w->c, buf, len);
-    if (n > 0) {
-        w->fed += (uint64_t)n;
-        return n;
-    }
-    if (n == 0)
-        w->rx_eof = 1;
-    else
-        w->rx_errno = errno;
-    return -1; /* wslay_frame_recv returns WSLAY_ERR_WANT_READ */
-}
-
-/* wslay writes a frame: into s->wsbuf (zl_ws_frame made room for it) */
-static ssize_t cb_send(const uint8_t *data, size_t len, int flags, void *user)
-{
-    (void)flags;
-    zl_stream_t *s = ((zl_ws_t *)user)->s;
-    if (s->wsbuf_len + len > s->wsbuf_cap)
-        return -1;
-    memcpy(s->wsbuf + s->wsbuf_len, data, len);
-    s->wsbuf_len += len;
-    return (ssize_t)len;
+    for (; i < n; i++)
+        dst[i] = src[i] ^ k[i & 7];
 }
 
 /* a fresh mask per frame, from a buffer refilled with RAND_bytes */
-static int cb_mask(uint8_t *buf, size_t len, void *user)
+static int next_mask(zl_ws_t *w, uint8_t key[4])
 {
-    zl_ws_t *w = user;
-    if (len > WS_MASKS)
-        return -1;
-    if (w->mask_off + len > WS_MASKS) {
+    if (w->mask_off + 4 > WS_MASKS) {
         if (RAND_bytes(w->masks, WS_MASKS) != 1)
             return -1;
         w->mask_off = 0;
     }
-    memcpy(buf, w->masks + w->mask_off, len);
-    w->mask_off += len;
+    memcpy(key, w->masks + w->mask_off, 4);
+    w->mask_off += 4;
     return 0;
 }
 
@@ -201,18 +142,33 @@ const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
         s->wsbuf = b;
         s->wsbuf_cap = cap;
     }
-    s->wsbuf_len = 0;
-    struct wslay_frame_iocb io;
-    memset(&io, 0, sizeof io);
-    io.fin = 1;
-    io.opcode = (uint8_t)opcode;
-    io.mask = !c->ws->server;
-    io.payload_length = len;
-    io.data = data;
-    io.data_length = len;
-    ssize_t n = api.send(c->ws->fr, &io);
-    if (n < 0 || (size_t)n != len)
-        return NULL; /* cannot happen with a sink that takes everything */
+    uint8_t *h = (uint8_t *)s->wsbuf;
+    size_t n = 0;
+    int mask = !c->ws->server;
+    h[n++] = (uint8_t)(0x80 | (opcode & 0x0f)); /* FIN, no RSV */
+    uint8_t mbit = mask ? 0x80 : 0;
+    if (len < 126) {
+        h[n++] = (uint8_t)(mbit | len);
+    } else if (len < 65536) {
+        h[n++] = (uint8_t)(mbit | 126);
+        h[n++] = (uint8_t)(len >> 8);
+        h[n++] = (uint8_t)len;
+    } else {
+        h[n++] = (uint8_t)(mbit | 127);
+        for (int i = 7; i >= 0; i--)
+            h[n++] = (uint8_t)((uint64_t)len >> (8 * i));
+    }
+    if (mask) {
+        uint8_t key[4];
+        if (next_mask(c->ws, key) != 0)
+            return NULL;
+        memcpy(h + n, key, 4);
+        n += 4;
+        mask_copy(h + n, data, len, key, 0);
+    } else if (len) {
+        memcpy(h + n, data, len);
+    }
+    s->wsbuf_len = n + len;
     *out_len = s->wsbuf_len;
     return s->wsbuf;
 }
@@ -245,7 +201,7 @@ void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c)
     w->close_sent = 1;
     uint8_t st[2];
     put_status(st, 1000);
-    send_ctl_now(w, WSLAY_CONNECTION_CLOSE, st, 2);
+    send_ctl_now(w, OP_CLOSE, st, 2);
 }
 
 int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
@@ -256,7 +212,7 @@ int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
     uint8_t st[2];
     size_t fl;
     put_status(st, status);
-    const char *f = zl_ws_frame(s, c, WSLAY_CONNECTION_CLOSE, st, 2, &fl);
+    const char *f = zl_ws_frame(s, c, OP_CLOSE, st, 2, &fl);
     if (!f || zl_conn_queue(s, c, f, fl) != 0)
         return -1;
     w->close_sent = 1;
@@ -474,9 +430,8 @@ int zl_ws_start(zl_stream_t *s, zl_conn_t *c, int server, const char *path,
     w->path = strdup(path ? path : "/");
     w->host = strdup(host ? host : "");
     w->head = malloc(WS_HEAD_MAX + 1);
-    struct wslay_frame_callbacks cb = {cb_send, cb_recv, cb_mask};
     c->ws = w;
-    if (!w->path || !w->host || !w->head || api.init(&w->fr, &cb, w) != 0) {
+    if (!w->path || !w->host || !w->head) {
         zl_ws_end(c);
         errno = ENOMEM;
         return -1;
@@ -520,7 +475,7 @@ static int io_again(void)
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
-/* the head is complete: keep what came after it for wslay */
+/* the head is complete: keep what came after it for zl_ws_recv */
 static int hs_done(zl_ws_t *w, size_t head_end)
 {
     w->phase = HS_DONE;
@@ -627,7 +582,7 @@ static void fail_proto(zl_ws_t *w)
         uint8_t st[2];
         put_status(st, 1002);
         w->close_sent = 1;
-        send_ctl_now(w, WSLAY_CONNECTION_CLOSE, st, 2);
+        send_ctl_now(w, OP_CLOSE, st, 2);
     }
     w->end = END_ERR;
     w->end_errno = EPROTO;
@@ -636,138 +591,205 @@ static void fail_proto(zl_ws_t *w)
 /* a control frame complete in w->ctl */
 static void control(zl_ws_t *w)
 {
-    if (w->rx_op == WSLAY_PING) {
+    if (w->rx_op == OP_PING) {
         size_t fl;
         const char *f;
         if (w->close_sent)
             return;
-        f = zl_ws_frame(w->s, w->c, WSLAY_PONG, w->ctl, w->ctl_len, &fl);
+        f = zl_ws_frame(w->s, w->c, OP_PONG, w->ctl, w->ctl_len, &fl);
         if (!f || zl_conn_queue_front(w->s, w->c, f, fl) != 0) {
             w->end = END_ERR;
             w->end_errno = ENOMEM;
         }
-    } else if (w->rx_op == WSLAY_CONNECTION_CLOSE) {
+    } else if (w->rx_op == OP_CLOSE) {
         if (w->ctl_len == 1) {
             fail_proto(w);
             return;
         }
         if (!w->close_sent) {
             w->close_sent = 1;
-            send_ctl_now(w, WSLAY_CONNECTION_CLOSE, w->ctl,
+            send_ctl_now(w, OP_CLOSE, w->ctl,
                          w->ctl_len >= 2 ? 2 : 0);
         }
         w->end = END_EOF;
     } /* a pong: nothing to do */
 }
 
-/* Checks a frame's first chunk. 0, or -1 after fail_proto. */
-static int frame_start(zl_ws_t *w, const struct wslay_frame_iocb *io)
+static int is_ctrl(uint8_t op)
 {
+    return (op & 0x8) != 0;
+}
+
+/* the size of the header whose first two bytes are h */
+static size_t hdr_size(const uint8_t *h)
+{
+    uint8_t l7 = h[1] & 0x7f;
+    return 2 + (l7 == 126 ? 2 : l7 == 127 ? 8 : 0) + ((h[1] & 0x80) ? 4 : 0);
+}
+
+/* The header in w->hdr is complete: checks it and starts its frame.
+ * 0, or -1 after fail_proto. */
+static int frame_start(zl_ws_t *w)
+{
+    const uint8_t *h = w->hdr;
+    uint8_t fin = h[0] >> 7, op = h[0] & 0x0f, masked = h[1] >> 7;
+    uint64_t len = h[1] & 0x7f;
+    size_t at = 2;
     int ok;
-    switch (io->opcode) {
-    case WSLAY_CONTINUATION_FRAME:
-        ok = w->in_msg;
+    if (len == 126) {
+        len = (uint64_t)h[2] << 8 | h[3];
+        ok = len >= 126; /* only the shortest length form */
+        at = 4;
+    } else if (len == 127) {
+        len = 0;
+        for (int i = 0; i < 8; i++)
+            len = len << 8 | h[2 + i];
+        ok = len >= 65536 && !(len >> 63);
+        at = 10;
+    } else {
+        ok = 1;
+    }
+    switch (op) {
+    case OP_CONT:
+        ok = ok && w->in_msg;
         break;
-    case WSLAY_TEXT_FRAME:
-    case WSLAY_BINARY_FRAME:
-        ok = !w->in_msg;
+    case OP_TEXT:
+    case OP_BINARY:
+        ok = ok && !w->in_msg;
         break;
-    case WSLAY_CONNECTION_CLOSE:
-    case WSLAY_PING:
-    case WSLAY_PONG:
-        ok = io->fin && io->payload_length <= 125;
+    case OP_CLOSE:
+    case OP_PING:
+    case OP_PONG:
+        ok = ok && fin && len <= 125;
         break;
     default:
         ok = 0;
         break;
     }
-    if (!ok || io->rsv || (w->server ? !io->mask : io->mask) ||
-        io->payload_length >> 63) {
+    if (!ok || (h[0] & 0x70) || masked != w->server) {
         fail_proto(w);
         return -1;
     }
-    if (!wslay_is_ctrl_frame(io->opcode))
-        w->in_msg = !io->fin;
-    w->rx_op = io->opcode;
-    w->rx_left = io->payload_length;
-    /* the header's size (wslay takes only the shortest length form) */
-    w->used += 2 + (io->mask ? 4 : 0) +
-               (io->payload_length < 126     ? 0
-                : io->payload_length < 65536 ? 2
-                                             : 8);
+    if (!is_ctrl(op))
+        w->in_msg = !fin;
+    w->rx_op = op;
+    w->rx_left = len;
+    w->rx_pos = 0;
+    w->rx_masked = masked;
+    if (masked)
+        memcpy(w->rx_key, h + at, 4);
+    else
+        memset(w->rx_key, 0, 4);
     w->ctl_len = 0;
     w->in_frame = 1;
     return 0;
 }
 
-/* One chunk wslay returned: data bytes to the caller (what does not fit
- * into hold), control bytes into w->ctl. */
-static void frame_chunk(zl_ws_t *w, const struct wslay_frame_iocb *io,
-                        char *buf, size_t len, size_t *got)
+static void frame_end(zl_ws_t *w)
 {
-    if (!w->in_frame && frame_start(w, io) != 0)
-        return;
-    size_t n = io->data_length;
-    if (n > w->rx_left) {
-        fail_proto(w);
-        return;
-    }
-    w->rx_left -= n;
-    w->used += n;
-    if (wslay_is_ctrl_frame(w->rx_op)) {
-        memcpy(w->ctl + w->ctl_len, io->data, n);
-        w->ctl_len += n;
-    } else {
-        size_t k = len - *got < n ? len - *got : n;
-        memcpy(buf + *got, io->data, k);
-        *got += k;
-        if (k < n) {
-            memcpy(w->hold, io->data + k, n - k);
-            w->hold_off = 0;
-            w->hold_len = n - k;
-        }
-    }
-    if (w->rx_left == 0) {
-        w->in_frame = 0;
-        if (wslay_is_ctrl_frame(w->rx_op))
-            control(w);
-    }
+    w->in_frame = 0;
+    if (is_ctrl(w->rx_op))
+        control(w);
 }
 
+/* Decodes n input bytes at in: the payload of data frames goes to out,
+ * which has room for room bytes and may be in itself or below it (the
+ * payload moves down over the headers dropped), control payloads to
+ * w->ctl. Stops early only when out is full or the connection's end is
+ * decided. Returns the input bytes used; *made: the payload bytes out got. */
+static size_t decode(zl_ws_t *w, const uint8_t *in, size_t n, uint8_t *out,
+                     size_t room, size_t *made)
+{
+    size_t i = 0, o = 0;
+    while (i < n && !w->end) {
+        if (!w->in_frame) {
+            size_t need = w->hdr_len < 2 ? 2 : hdr_size(w->hdr);
+            while (w->hdr_len < need && i < n) {
+                w->hdr[w->hdr_len++] = in[i++];
+                if (w->hdr_len == 2)
+                    need = hdr_size(w->hdr);
+            }
+            if (w->hdr_len < need)
+                break;
+            w->hdr_len = 0;
+            if (frame_start(w) != 0)
+                break;
+            if (w->rx_left == 0)
+                frame_end(w);
+            continue;
+        }
+        size_t k = n - i;
+        if (k > w->rx_left)
+            k = (size_t)w->rx_left;
+        if (is_ctrl(w->rx_op)) {
+            mask_copy(w->ctl + w->ctl_len, in + i, k, w->rx_key, w->rx_pos);
+            w->ctl_len += k;
+        } else {
+            if (k > room - o)
+                k = room - o;
+            if (k == 0)
+                break; /* out is full */
+            if (w->rx_masked)
+                mask_copy(out + o, in + i, k, w->rx_key, w->rx_pos);
+            else if (out + o != in + i)
+                memmove(out + o, in + i, k);
+            o += k;
+        }
+        i += k;
+        w->rx_left -= k;
+        w->rx_pos += k;
+        if (w->rx_left == 0)
+            frame_end(w);
+    }
+    *made = o;
+    return i;
+}
+
+/*
+ * The payload bytes of the frames received, up to len. Bytes read with the
+ * handshake's head are decoded first (into buf); then one transport read
+ * goes straight into buf and is decoded in place, so a batch costs one
+ * recv (one SSL_read for wss) like tcp://, and nothing is left over: the
+ * payload of n input bytes is at most n bytes. Only the partial header at
+ * the end of a read (w->hdr) and a control frame's payload (w->ctl) are
+ * kept, and a read that carried no payload at all (headers, control
+ * frames) is followed by another one.
+ */
 ssize_t zl_ws_recv(zl_conn_t *c, void *vbuf, size_t len)
 {
     zl_ws_t *w = c->ws;
-    char *buf = vbuf;
-    size_t got = 0;
+    uint8_t *buf = vbuf;
+    size_t got = 0, made;
     w->more = 0;
-    if (w->hold_len) {
-        size_t k = w->hold_len < len ? w->hold_len : len;
-        memcpy(buf, w->hold + w->hold_off, k);
-        w->hold_off += k;
-        w->hold_len -= k;
-        got = k;
+    if (w->pre_off < w->pre_len) {
+        w->pre_off += decode(w, (const uint8_t *)w->head + w->pre_off,
+                             w->pre_len - w->pre_off, buf, len, &made);
+        got = made;
+        if (w->pre_off == w->pre_len || w->end) {
+            free(w->head);
+            w->head = NULL;
+            w->pre_off = w->pre_len = 0;
+        }
     }
-    while (got < len && !w->end) {
-        struct wslay_frame_iocb io;
-        memset(&io, 0, sizeof io);
-        w->rx_errno = 0;
-        w->rx_eof = 0;
-        ssize_t r = api.recv(w->fr, &io);
-        if (r == WSLAY_ERR_WANT_READ) {
-            if (w->rx_eof) {
-                w->end = END_EOF;
-            } else if (w->rx_errno && w->rx_errno != EAGAIN &&
-                       w->rx_errno != EWOULDBLOCK && w->rx_errno != EINTR) {
-                w->end = END_ERR;
-                w->end_errno = w->rx_errno;
-            }
-            break;
+    while (got < len && !w->end && w->pre_off == w->pre_len) {
+        size_t room = len - got;
+        ssize_t n = zl_raw_recv(c, buf + got, room);
+        if (n > 0) {
+            decode(w, buf + got, (size_t)n, buf + got, room, &made);
+            got += made;
+            /* a short TCP read emptied the socket: no second read that
+             * would only say EAGAIN (TLS reads end at a record) */
+            if (got || ((size_t)n < room && !c->ssl))
+                break;
+            continue;
         }
-        if (r < 0) {
-            fail_proto(w); /* what wslay itself rejects: bad lengths */
-            break;
+        if (n == 0) {
+            w->end = END_EOF;
+        } else if (!io_again()) {
+            w->end = END_ERR;
+            w->end_errno = errno;
         }
-        frame_chunk(w, &io, buf, len, &got);
+        break;
     }
     if (got) {
         w->more = w->end != END_NONE; /* the end comes with the next read */
@@ -782,10 +804,9 @@ ssize_t zl_ws_recv(zl_conn_t *c, void *vbuf, size_t len)
 int zl_ws_pending(const zl_conn_t *c)
 {
     const zl_ws_t *w = c->ws;
-    /* bytes wslay holds (those of a frame's header alone may make one read
-     * find nothing) */
-    return w->more || w->hold_len || w->pre_off < w->pre_len ||
-           w->fed > w->used;
+    /* the end decided behind delivered bytes, bytes read with the head (a
+     * partial header needs more input, which epoll reports) */
+    return w->more || w->pre_off < w->pre_len;
 }
 
 void zl_ws_end(zl_conn_t *c)
@@ -793,8 +814,6 @@ void zl_ws_end(zl_conn_t *c)
     zl_ws_t *w = c->ws;
     if (!w)
         return;
-    if (w->fr)
-        api.free(w->fr);
     free(w->path);
     free(w->host);
     free(w->head);
