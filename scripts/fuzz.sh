@@ -25,7 +25,7 @@ apt_packages=(clang-14 libclang-rt-14-dev cmake make)
 source scripts/apt-need.sh
 apt_need "${apt_packages[@]}" >/dev/null || { echo "fuzz: cannot install ${apt_packages[*]}"; exit 1; }
 # the targets link the same static libzmq as libzlink.so (built once, then cached)
-bash scripts/wslay.sh >/dev/null; bash scripts/libzmq.sh || { echo "fuzz: build FAILED (libzmq)"; exit 1; }
+bash scripts/libzmq.sh || { echo "fuzz: build FAILED (libzmq)"; exit 1; }
 
 build=native/build-fuzz
 echo "fuzz: building $build"

@@ -28,7 +28,7 @@ run_asan() {
   local build=native/build-asan start=$SECONDS log
   need cmake g++ make
   # the same static libzmq as the normal build (built once, then cached; not instrumented)
-  bash scripts/wslay.sh >/dev/null; bash scripts/libzmq.sh || { echo "memcheck asan: FAIL (build)"; status=1; return; }
+  bash scripts/libzmq.sh || { echo "memcheck asan: FAIL (build)"; status=1; return; }
   echo "memcheck: building $build (ASan + LSan + UBSan)"
   cmake -S native -B "$build" -DCMAKE_BUILD_TYPE=Debug -DZLINK_SANITIZE=address,undefined >/dev/null &&
     cmake --build "$build" -j"$(nproc)" >"$build/build.log" 2>&1 ||

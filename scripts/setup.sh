@@ -25,8 +25,6 @@ fi
 
 echo "setup: libzmq (static, built into libzlink.so)"
 bash scripts/libzmq.sh
-echo "setup: wslay (ws:// and wss://; static when Debian's source can be fetched)"
-bash scripts/wslay.sh
 
 echo "setup: building native/ ($config)"
 cmake -S native -B native/build -DCMAKE_BUILD_TYPE="$config" >/dev/null

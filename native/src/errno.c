@@ -61,7 +61,7 @@ ZL_API int zlink_has(const char *capability)
     if (strcmp(capability, "tls") == 0)
         return zl_tls_available(); /* built with OpenSSL */
     if (strcmp(capability, "ws") == 0 || strcmp(capability, "wss") == 0)
-        return zl_ws_available(); /* built with wslay and OpenSSL */
+        return zl_ws_available(); /* built with OpenSSL */
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         if (strcmp(capability, yes[i]) == 0)
             return 1;

@@ -294,9 +294,8 @@ int zl_tls_decrypted(zl_conn_t *c);
 void zl_tls_end(zl_conn_t *c, int graceful);
 
 /* stream_ws.c: ws:// and wss:// (RFC 6455) over the same connections: the
- * HTTP/1.1 upgrade and the frames, both written there. Without wslay's
- * header (the build's gate for ws) or OpenSSL at build time,
- * zl_ws_available() is 0 and ws endpoints are EPROTONOSUPPORT. */
+ * HTTP/1.1 upgrade and the frames, both written there. Without OpenSSL at
+ * build time, zl_ws_available() is 0 and ws endpoints are EPROTONOSUPPORT. */
 int zl_ws_available(void);
 /* Gives c its ws state (server: an accepted connection whose request must
  * name path; client: host and path go into the request). 0, or -1 with

@@ -14,9 +14,7 @@
  * decodes it in place (headers dropped, payload moved down and unmasked
  * eight bytes at a time), one read per batch like tcp://.
  *
- * The build enables ws where it found wslay and OpenSSL (scripts/wslay.sh,
- * native/CMakeLists.txt); wslay's frame layer, which the data path used
- * before, is no longer called.
+ * The build enables ws wherever it found OpenSSL (native/CMakeLists.txt).
  */
 #include "stream.h"
 
@@ -82,9 +80,8 @@ struct zl_ws {
     size_t mask_off;
 };
 
-/* Without wslay's header or OpenSSL at build time the build has no ws
- * (see the stub half of this file); the frames themselves are encoded and
- * decoded here. */
+/* Without OpenSSL at build time the build has no ws (see the stub half of
+ * this file). */
 int zl_ws_available(void)
 {
     return 1;
