@@ -309,6 +309,8 @@ int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event);
  * frame or the end of the stream), -1 with EPROTO on a protocol error. */
 ssize_t zl_ws_recv(zl_conn_t *c, void *buf, size_t len);
 /* 1 when received bytes wait inside the ws layer (epoll cannot see them) */
+/* 1 when the data frame being received has exactly one payload byte to come */
+int zl_ws_one_left(const zl_conn_t *c);
 int zl_ws_pending(const zl_conn_t *c);
 /* One frame (the client masks it) of len payload bytes in s->wsbuf; the
  * return value points at it, NULL on ENOMEM. */

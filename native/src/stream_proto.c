@@ -318,11 +318,14 @@ static int next_id(zl_stream_t *s, int flags, uint32_t *id)
 /* Whether exactly one byte of c's stream waits behind a read that filled
  * the caller's buffer, to be read alone next: in the kernel (tcp://), or
  * decrypted inside OpenSSL (tls://; whatever follows it, even the end of the
- * session, the next read would return that byte alone). Unknown for ws://,
- * whose frames hide the count: 0. */
-static int one_byte_left(zl_conn_t *c)
+ * session, the next read would return that byte alone). ws:// and wss://
+ * know it from the frame being received, full buffer or not: its last
+ * payload byte still to come. */
+static int one_byte_left(zl_conn_t *c, size_t total, size_t cap)
 {
     if (c->ws)
+        return zl_ws_one_left(c);
+    if (total != cap)
         return 0;
     if (c->ssl)
         return zl_tls_decrypted(c) == 1;
@@ -367,11 +370,11 @@ static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
     } else {
         total = off; /* spurious readiness */
     }
-    if (total == cap && total > 2 && one_byte_left(c)) {
-        /* this read filled the buffer and left exactly one byte behind: the
-         * next read would find that byte alone and have to keep it, and if
-         * it ends the peer's stream nothing would ever bring it out. Keep
-         * this read's last byte instead, so the next read has two. */
+    if (total > 2 && one_byte_left(c, total, cap)) {
+        /* exactly one byte is left behind this read: the next read would
+         * find it alone and have to keep it, and if it ends the peer's
+         * stream nothing would ever bring it out. Keep this read's last
+         * byte instead, so the next read has two. */
         c->carry = (uint8_t)dst[total - 1];
         c->has_carry = 1;
         total--;

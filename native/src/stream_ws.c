@@ -798,6 +798,12 @@ ssize_t zl_ws_recv(zl_conn_t *c, void *vbuf, size_t len)
     return -1;
 }
 
+int zl_ws_one_left(const zl_conn_t *c)
+{
+    const zl_ws_t *w = c->ws;
+    return w->in_frame && !is_ctrl(w->rx_op) && w->rx_left == 1;
+}
+
 int zl_ws_pending(const zl_conn_t *c)
 {
     const zl_ws_t *w = c->ws;
@@ -867,6 +873,12 @@ ssize_t zl_ws_recv(zl_conn_t *c, void *buf, size_t len)
     (void)len;
     errno = EPROTONOSUPPORT;
     return -1;
+}
+
+int zl_ws_one_left(const zl_conn_t *c)
+{
+    (void)c;
+    return 0;
 }
 
 int zl_ws_pending(const zl_conn_t *c)

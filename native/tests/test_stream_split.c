@@ -8,8 +8,11 @@
  * one-byte read); every byte must arrive, with no more sent. Then a
  * randomized run of sizes around the buffer's (seed printed, ZLINK_TEST_SEED
  * replays it), and a TLS payload one byte over the 16 KiB record size, which
- * OpenSSL sends as a full record and a record of one byte. */
-#include "tls_testutil.h"
+ * OpenSSL sends as a full record and a record of one byte. Over ws:// and
+ * wss:// the reader's buffer takes a frame's header and all of its payload
+ * but the last byte, which is left to come alone unless that read keeps one
+ * back. */
+#include "ws_testutil.h"
 
 #include <errno.h>
 
@@ -24,7 +27,7 @@ static unsigned char pattern(size_t k)
 static void one_round(void *cli, uint32_t cid, void *srv, size_t len, size_t cap,
                       size_t *offset)
 {
-    static unsigned char out[70000], in[70000];
+    static unsigned char out[70000], in[70100];
     CHECK(len <= sizeof out && cap <= sizeof in);
     for (size_t k = 0; k < len; k++)
         out[k] = pattern(*offset + k);
@@ -55,11 +58,24 @@ static void one_round(void *cli, uint32_t cid, void *srv, size_t len, size_t cap
     *offset += len;
 }
 
-static void run(void *ctx, const tu_tls_t *t, int tls)
+enum { TCP, TLS, WS, WSS };
+static const char *const names[] = {"tcp", "tls", "ws", "wss"};
+
+/* the size of a masked client frame's header for a payload of len */
+static size_t ws_header(size_t len)
+{
+    return (len < 126 ? 2 : len < 65536 ? 4 : 10) + 4;
+}
+
+static void run(void *ctx, const tu_tls_t *t, int mode)
 {
     char ep[256];
     void *srv, *cli;
-    if (tls) {
+    int tls = mode == TLS, ws = mode == WS || mode == WSS;
+    if (ws) {
+        srv = tu_ws_server(ctx, t, mode == WSS, "", ep, sizeof ep);
+        cli = mode == WSS ? tu_tls_client(ctx, t->ca, 100) : zlink_socket(ctx, ZLINK_STREAM);
+    } else if (tls) {
         srv = tu_tls_server(ctx, t->srv_cert, t->srv_key, ep, sizeof ep);
         cli = tu_tls_client(ctx, t->ca, 100);
     } else {
@@ -74,18 +90,29 @@ static void run(void *ctx, const tu_tls_t *t, int tls)
     CHECK(TU_UNTIL(&p, p.sa.ups == 1 && p.sb.ups == 1, 5000));
     uint32_t cid = p.sa.last_id;
     size_t offset = 0;
-    one_round(cli, cid, srv, 1001, 1000, &offset);
-    one_round(cli, cid, srv, 4, 3, &offset); /* the smallest buffer it holds for */
-    if (tls)
-        one_round(cli, cid, srv, 16385, 65536, &offset);
-    for (int r = 0; r < 200; r++) {
-        size_t cap = 3 + tu_rnd() % 4000;
-        size_t len = cap + 1 - tu_rnd() % 3; /* cap - 1, cap or cap + 1 */
-        if (len < 2)
-            len = 2;
-        one_round(cli, cid, srv, len, cap, &offset);
+    if (ws) {
+        /* the reader's buffer: the frame's header and its payload but one */
+        size_t lens[] = {4, 100, 125, 126, 1000, 65535, 65536};
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+            one_round(cli, cid, srv, lens[k], ws_header(lens[k]) + lens[k] - 1, &offset);
+        for (int r = 0; r < 200; r++) {
+            size_t len = 4 + tu_rnd() % 4000;
+            one_round(cli, cid, srv, len, ws_header(len) + len - 1 - tu_rnd() % 2, &offset);
+        }
+    } else {
+        one_round(cli, cid, srv, 1001, 1000, &offset);
+        one_round(cli, cid, srv, 4, 3, &offset); /* the smallest buffer it holds for */
+        if (tls)
+            one_round(cli, cid, srv, 16385, 65536, &offset);
+        for (int r = 0; r < 200; r++) {
+            size_t cap = 3 + tu_rnd() % 4000;
+            size_t len = cap + 1 - tu_rnd() % 3; /* cap - 1, cap or cap + 1 */
+            if (len < 2)
+                len = 2;
+            one_round(cli, cid, srv, len, cap, &offset);
+        }
     }
-    printf("test_stream_split: %s, %zu bytes\n", tls ? "tls" : "tcp", offset);
+    printf("test_stream_split: %s, %zu bytes\n", names[mode], offset);
     zlink_close(cli);
     zlink_close(srv);
 }
@@ -96,9 +123,13 @@ int main(void)
     tu_tls_t T;
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
-    run(ctx, &T, 0);
+    run(ctx, &T, TCP);
     if (zlink_has("tls"))
-        run(ctx, &T, 1);
+        run(ctx, &T, TLS);
+    if (zlink_has("ws")) {
+        run(ctx, &T, WS);
+        run(ctx, &T, WSS);
+    }
     CHECK(zlink_ctx_term(ctx) == 0);
     tu_tls_cleanup(&T);
     puts("ok");
