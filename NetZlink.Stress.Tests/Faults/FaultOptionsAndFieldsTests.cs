@@ -32,6 +32,8 @@ public sealed class FaultOptionsAndFieldsTests
 
     [TestCase(new[] { "--fault", "explode" }, "--fault must be one of none, silent, garbage, wrong-length, close-mid-packet, slow, crash, stall (got 'explode')")]
     [TestCase(new[] { "--role", "client", "--fault", "silent" }, "--fault silent makes the built-in server misbehave, and --role client runs none (use --role both or server)")]
+    [TestCase(new[] { "--transport", "ws", "--fault", "crash" }, "--fault crash runs the fault server, which speaks tcp only: not --transport ws")]
+    [TestCase(new[] { "--role", "server", "--transport", "wss", "--fault", "slow", "--tls-cert", "/dev/null" }, "--fault slow runs the fault server, which speaks tcp only: not --transport wss")]
     [TestCase(new[] { "--fault-every", "0" }, "--fault-every must be 1..1000000 (1 = every connection) (got 0)")]
     [TestCase(new[] { "--fault-after", "-1" }, "--fault-after must be 0..3600 seconds (got -1)")]
     [CancelAfter(10_000)]

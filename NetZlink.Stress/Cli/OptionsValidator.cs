@@ -85,6 +85,12 @@ internal static class OptionsValidator
             errors.Add($"--fault {o.Fault} makes the built-in server misbehave, and --role client runs none (use --role both or server)");
         }
 
+        if (!string.Equals(o.Fault, "none", StringComparison.OrdinalIgnoreCase) && !string.Equals(o.Transport, "tcp", StringComparison.OrdinalIgnoreCase)
+            && !string.Equals(o.Scenario, "s4", StringComparison.OrdinalIgnoreCase))
+        {
+            errors.Add($"--fault {o.Fault} runs the fault server, which speaks tcp only: not --transport {o.Transport}");
+        }
+
         InRange(errors, FlagRanges.FaultEvery, o.FaultEvery);
         InRange(errors, FlagRanges.FaultAfter, o.FaultAfter);
 

@@ -16,7 +16,7 @@ internal sealed class StressOptions
     public string Role { get; set; } = "both";
 
     [Option("stack", Default = "netzlink",
-        HelpText = "Both ends' stack: netzlink (NetZlink's sharded engine, zlink STREAM echo server) or dotnet (System.Net.Sockets; tcp only, ignores --hwm and --io-threads). stack= in the output names it, or client+server when the ends differ.")]
+        HelpText = "Both ends' stack: netzlink (NetZlink's sharded engine, zlink STREAM echo server) or dotnet (System.Net.Sockets, SslStream and System.Net.WebSockets; ignores --hwm and --io-threads). stack= in the output names it, or client+server when the ends differ.")]
     public string Stack { get; set; } = "netzlink";
 
     [Option("client-stack", HelpText = "The client's stack, netzlink or dotnet (default: --stack).")]

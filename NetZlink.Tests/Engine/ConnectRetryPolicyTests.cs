@@ -87,6 +87,28 @@ public sealed class ConnectRetryPolicyTests
         });
     }
 
+    // A ws:// server that serves another path answers the upgrade with 404: EPROTO (71), and the same
+    // request gets the same answer on every try, so the connection fails after one attempt.
+    [Test]
+    [CancelAfter(60_000)]
+    public void ARefusedWebSocketUpgrade_IsNotRetried()
+    {
+        if (!ZlinkLibrary.Has("ws"))
+        {
+            Assert.Ignore("this native library has no ws:// (zlink_has(\"ws\") is 0)");
+        }
+
+        using var server = new ServerEngine(new EngineOptions { Endpoints = ["ws://127.0.0.1:*/right"], Framer = RawStreamFramer.Instance });
+        server.Start(_ => new ServerEngineTests.EchoHandler());
+        string wrong = server.BoundEndpoints[0].Replace("/right", "/wrong", StringComparison.Ordinal);
+        var handler = new FailureLog();
+        using var engine = new ClientEngine(2, Options(wrong));
+        engine.Start(_ => handler);
+
+        Assert.That(engine.ConnectsResolved.Wait(Patience), Is.True, "connect attempts never resolved");
+        Assert.That(handler.Failures.Select(f => (f.Failure.Errno, f.Failure.Attempts, f.Failure.Permanent)), Is.EqualTo(new[] { (71, 1, true), (71, 1, true) }), $"{wrong}: one attempt each");
+    }
+
     private static EngineOptions Options(params string[] endpoints) => new()
     {
         Endpoints = endpoints,

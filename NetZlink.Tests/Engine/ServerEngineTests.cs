@@ -213,7 +213,7 @@ public sealed class ServerEngineTests
         return (uri.Host, uri.Port);
     }
 
-    private sealed class EchoHandler : IConnectionHandler
+    internal sealed class EchoHandler : IConnectionHandler
     {
         private readonly object _gate = new();
         private readonly List<Connection> _connected = new();

@@ -25,6 +25,7 @@ internal static class ZlinkConstants
     internal const int EINVAL = 22;
     internal const int EMFILE = 24;
     internal const int ENOTSOCK = 88;
+    internal const int EPROTO = 71;
     internal const int EMSGSIZE = 90;
     internal const int EPROTONOSUPPORT = 93;
     internal const int ENOTSUP = 95;

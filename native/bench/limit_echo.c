@@ -136,19 +136,22 @@ static int usage_error(const char *fmt, const char *a, const char *b)
     return 1;
 }
 
-static int parse_int(const char *flag, const char *v, int lo, int *out)
+static int parse_int_range(const char *flag, const char *v, long lo, long hi, int *out)
 {
     char *end;
     errno = 0;
     long x = strtol(v, &end, 10);
-    if (errno || *end || end == v || x < lo || x > 1000000000L) {
-        char lo_s[32];
-        snprintf(lo_s, sizeof lo_s, "%d", lo);
-        fprintf(stderr, "error: %s must be a whole number of at least %s (got '%s')\n", flag, lo_s, v);
+    if (errno || *end || end == v || x < lo || x > hi) {
+        fprintf(stderr, "error: %s must be a whole number from %ld to %ld (got '%s')\n", flag, lo, hi, v);
         return 1;
     }
     *out = (int)x;
     return 0;
+}
+
+static int parse_int(const char *flag, const char *v, int lo, int *out)
+{
+    return parse_int_range(flag, v, lo, 1000000000L, out);
 }
 
 static int parse_rate(const char *flag, const char *v, double *out)
@@ -199,7 +202,11 @@ static int parse(int argc, char **argv, opts_t *o, int server)
             return usage_error("%s needs a value%s", f, "");
         const char *v = argv[++i];
         STR_FLAG("--bind-host", bind_host)
-        INT_FLAG("--port", port, server ? 0 : 1)
+        if (!strcmp(f, "--port")) { /* a port is 16 bits: 70000 is an error, not 4464 */
+            if (parse_int_range(f, v, server ? 0 : 1, 65535, &o->port))
+                return 1;
+            continue;
+        }
         INT_FLAG("--backlog", backlog, 1)
         INT_FLAG("--sndbuf", sndbuf, 0)
         INT_FLAG("--rcvbuf", rcvbuf, 0)

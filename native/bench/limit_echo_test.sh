@@ -96,6 +96,12 @@ for bad in "--scenario s1 --rate 100" "--rate -1" "--rate fast" "--rate 0.0001";
   [ $? -eq 1 ] || fail "client $bad should exit 1"
   grep -q -- '--rate' "$dir/err" || fail "client $bad message: $(cat "$dir/err")"
 done
+# a port is 16 bits: 70000 must not become 4464
+for role in server client; do
+  "$bin" $role --port 70000 >/dev/null 2>"$dir/err" </dev/null
+  [ $? -eq 1 ] || fail "$role --port 70000 should exit 1"
+  grep -q -- '--port must be a whole number from' "$dir/err" || fail "$role --port 70000 message: $(cat "$dir/err")"
+done
 
 # The server stops at the end of its stdin and prints its own times: with --latency-sample-rate 1
 # every read, so at least one per read of the s2 run above, each a whole number of ns.

@@ -774,6 +774,11 @@ ssize_t zl_ws_recv(zl_conn_t *c, void *vbuf, size_t len)
         if (n > 0) {
             decode(w, buf + got, (size_t)n, buf + got, room, &made);
             got += made;
+            /* the frame's last payload byte is still to come and there is
+             * room: read it now rather than leave it to a read of its own
+             * (it came in the same write, so it is usually there) */
+            if (got && got < len && zl_ws_one_left(c))
+                continue;
             /* a short TCP read emptied the socket: no second read that
              * would only say EAGAIN (TLS reads end at a record) */
             if (got || ((size_t)n < room && !c->ssl))

@@ -95,6 +95,11 @@ static void run(void *ctx, const tu_tls_t *t, int mode)
         size_t lens[] = {4, 100, 125, 126, 1000, 65535, 65536};
         for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
             one_round(cli, cid, srv, lens[k], ws_header(lens[k]) + lens[k] - 1, &offset);
+        /* a read with two payload bytes of three, so none can be kept back:
+         * the third must be read at once (buffers of 8, and of 4 where the
+         * header takes a read of its own) */
+        one_round(cli, cid, srv, 3, 8, &offset);
+        one_round(cli, cid, srv, 3, 4, &offset);
         for (int r = 0; r < 200; r++) {
             size_t len = 4 + tu_rnd() % 4000;
             one_round(cli, cid, srv, len, ws_header(len) + len - 1 - tu_rnd() % 2, &offset);
