@@ -46,15 +46,20 @@ void *fuzz_socket(int type)
 
 void *fuzz_stream_listener(uint16_t *port)
 {
+    return fuzz_stream_bind("tcp://127.0.0.1:*", port);
+}
+
+void *fuzz_stream_bind(const char *endpoint, uint16_t *port)
+{
     void *s = zlink_socket(fuzz_ctx(), ZLINK_STREAM);
     FUZZ_ASSERT(s);
     int zero = 0;
     FUZZ_ASSERT(zlink_setsockopt(s, ZLINK_LINGER, &zero, sizeof zero) == 0);
-    FUZZ_ASSERT(zlink_bind(s, "tcp://127.0.0.1:*") == 0);
+    FUZZ_ASSERT(zlink_bind(s, endpoint) == 0);
     char ep[256];
     size_t len = sizeof ep;
     FUZZ_ASSERT(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, ep, &len) == 0);
-    const char *colon = strrchr(ep, ':');
+    const char *colon = strrchr(ep, ':'); /* atoi stops at a ws path */
     FUZZ_ASSERT(colon);
     *port = (uint16_t)atoi(colon + 1);
     FUZZ_ASSERT(*port != 0);

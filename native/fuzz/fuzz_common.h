@@ -49,6 +49,10 @@ void *fuzz_socket(int type);
 /* A STREAM socket bound to 127.0.0.1 with its port registered, LINGER 0. */
 void *fuzz_stream_listener(uint16_t *port);
 
+/* The same bound to endpoint, whose port is the wildcard (tcp or ws, a ws
+ * path allowed). */
+void *fuzz_stream_bind(const char *endpoint, uint16_t *port);
+
 /* A blocking plain TCP socket connected to 127.0.0.1:port. */
 int fuzz_tcp_connect(uint16_t port);
 

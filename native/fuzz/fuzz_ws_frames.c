@@ -12,19 +12,13 @@
 #include <errno.h>
 
 static void *srv;
-static char ep[256];
+static uint16_t port;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!srv) {
-        srv = fuzz_socket(ZLINK_STREAM);
-        int zero = 0;
-        zlink_setsockopt(srv, ZLINK_LINGER, &zero, sizeof zero);
-        FUZZ_ASSERT(zlink_bind(srv, "ws://127.0.0.1:*") == 0);
-        tu_last_endpoint(srv, ep, sizeof ep);
-        fuzz_allow_port(tu_ep_port(ep));
-    }
-    int fd = fuzz_tcp_connect(tu_ep_port(ep));
+    if (!srv)
+        srv = fuzz_stream_bind("ws://127.0.0.1:*", &port);
+    int fd = fuzz_tcp_connect(port);
     tu_pair_t p = {srv, NULL, {0}, {0}};
     tu_ws_client_handshake(fd, "/", &p);
     FUZZ_ASSERT(TU_UNTIL(&p, p.sa.ups == 1, 5000));

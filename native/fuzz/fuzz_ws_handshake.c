@@ -22,7 +22,7 @@
 #include <poll.h>
 
 static void *srv;
-static char ep[256];
+static uint16_t sport;
 static int lfd = -1;
 static uint16_t lport;
 
@@ -51,15 +51,9 @@ static size_t read_to_end(int fd, tu_pair_t *p, char *buf, size_t cap)
 
 static void as_client(const uint8_t *data, size_t size)
 {
-    if (!srv) {
-        srv = fuzz_socket(ZLINK_STREAM);
-        int zero = 0;
-        zlink_setsockopt(srv, ZLINK_LINGER, &zero, sizeof zero);
-        FUZZ_ASSERT(zlink_bind(srv, "ws://127.0.0.1:*/f") == 0);
-        tu_last_endpoint(srv, ep, sizeof ep);
-        fuzz_allow_port(tu_ep_port(ep));
-    }
-    int fd = fuzz_tcp_connect(tu_ep_port(ep));
+    if (!srv)
+        srv = fuzz_stream_bind("ws://127.0.0.1:*/f", &sport);
+    int fd = fuzz_tcp_connect(sport);
     tu_pair_t p = {srv, NULL, {0}, {0}};
     if (size)
         send(fd, data, size, MSG_NOSIGNAL);
