@@ -260,7 +260,8 @@ ZLINK_EXPORT void zlink_msgv_close(zlink_msg_t *parts, size_t count);
 #define ZLINK_ONLY_FIRST_SUBSCRIBE 108
 #define ZLINK_TOPICS_COUNT 116
 
-/* zlink-only options; this library has no TLS and rejects them (EINVAL). */
+/* zlink-only options. NetZlink's library accepts the TLS ones on STREAM
+ * sockets of a build with TLS (EINVAL elsewhere); ZMP_METADATA is EINVAL. */
 #define ZLINK_TLS_CERT 95
 #define ZLINK_TLS_KEY 96
 #define ZLINK_TLS_CA 97
@@ -270,6 +271,28 @@ ZLINK_EXPORT void zlink_msgv_close(zlink_msg_t *parts, size_t count);
 #define ZLINK_TLS_TRUST_SYSTEM 101
 #define ZLINK_TLS_PASSWORD 102
 #define ZLINK_ZMP_METADATA 117
+
+/* NetZlink extensions: STREAM options of NetZlink's library only (a real
+ * zlink refuses them with EINVAL); see docs/zlink-abi.md, STREAM sockets.
+ *
+ * ZLINK_STREAM_FRAMING (int, read/write, settable only while the socket has
+ * no listener and no connection): how payloads map to the bytes on the wire.
+ *   LENGTH (default, as zlink 1.3): each message is [u32 big-endian body
+ *     length][body] on the wire; a payload frame received is one whole body.
+ *   RAW: bytes as they arrive, both ways; connection events are zero-length
+ *     payloads.
+ *   BATCH: the LENGTH wire; a payload frame received carries whole packets,
+ *     headers included, as many as fit; a payload sent must be whole packets.
+ * ZLINK_STREAM_EVENT (int, read-only): the payload frame received last was a
+ *   connect event (1), a disconnect event (0) or data (-1).
+ * ZLINK_STREAM_EVENT_ERRNO (int, read-only): the cause of the disconnect
+ *   event received last (0: an orderly end or a local close), 0 otherwise. */
+#define ZLINK_STREAM_FRAMING 1001
+#define ZLINK_STREAM_FRAMING_LENGTH 0
+#define ZLINK_STREAM_FRAMING_RAW 1
+#define ZLINK_STREAM_FRAMING_BATCH 2
+#define ZLINK_STREAM_EVENT 1002
+#define ZLINK_STREAM_EVENT_ERRNO 1003
 
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2

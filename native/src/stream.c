@@ -37,6 +37,7 @@ static int stream_open(zl_handle_t *h)
     s->handle = h;
     s->ctx = ctx;
     zl_stream_opts_init(&s->opts);
+    s->last_event = -1;
     h->u.stream = s;
     return 0;
 }
@@ -374,6 +375,7 @@ static void stream_destroy(zl_stream_t *s)
     for (uint32_t i = 0; i < s->nslots; i++) {
         free(s->conns[i]->q.buf);
         free(s->conns[i]->q.lens);
+        free(s->conns[i]->rb);
         free(s->conns[i]);
     }
     while (s->eps) { /* normally gone with their connections */
@@ -389,7 +391,7 @@ static void stream_destroy(zl_stream_t *s)
     free(s->rdy);
     free(s->lst);
     free(s->scratch);
-    free(s->wsbuf);
+    free(s->txbuf);
     free(s);
 }
 

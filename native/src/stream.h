@@ -81,8 +81,6 @@ typedef struct zl_conn {
     uint8_t state;
     uint8_t in_ready;
     uint8_t want_out;
-    uint8_t has_carry;
-    uint8_t carry;
     uint8_t announced;     /* 0x01 queued */
     uint8_t outbound;      /* made by zlink_connect */
     uint8_t zero_delivered; /* 0x00 already handed out */
@@ -95,6 +93,13 @@ typedef struct zl_conn {
     struct ssl_st *ssl;    /* tls:// connections (stream_tls.c), else NULL */
     struct zl_ws *ws;      /* ws:// and wss:// connections (stream_ws.c) */
     zl_sendq_t q;
+    /* received bytes not delivered yet (stream_proto.c): LENGTH and BATCH
+     * keep an unfinished packet here (and LENGTH a finished one that
+     * completed it), RAW the bytes a spill moved out of the scratch. Grows
+     * with what arrives, never past the packet; large ones are freed when
+     * drained. */
+    char *rb;
+    uint32_t rb_off, rb_len, rb_cap;
     zl_sockaddr_t remote;
     uint64_t connected_ms;
     uint64_t msgs_sent;
@@ -119,6 +124,7 @@ enum { ZTM_CONN = 1, ZTM_LISTENER = 2 };
 typedef struct zl_event {
     uint32_t id;
     uint8_t byte;
+    int err; /* a disconnect's cause (ZLINK_STREAM_EVENT_ERRNO) */
 } zl_event_t;
 
 typedef struct zl_ready {
@@ -152,6 +158,7 @@ typedef struct zl_stream_opts {
     int ka, ka_cnt, ka_idle, ka_intvl;
     int ipv6, tos, tcp_maxrt, router_mandatory, immediate, handshake_ivl;
     int64_t maxmsgsize;
+    int framing; /* ZLINK_STREAM_FRAMING_* */
     int tls_verify, tls_require_client_cert, tls_trust_system;
     char tls_cert[ZL_TLS_STR], tls_key[ZL_TLS_STR], tls_ca[ZL_TLS_STR];
     char tls_hostname[ZL_TLS_STR], tls_password[ZL_TLS_STR];
@@ -191,7 +198,18 @@ typedef struct zl_stream {
     int rx_state;
     uint32_t rx_id;
     uint8_t rx_byte;
+    int rx_err; /* ZRX_EVENT: the event's cause */
     uint32_t rx_idx, rx_serial;
+    /* about the payload frame received last: ZLINK_STREAM_EVENT (1, 0, -1
+     * for data) and ZLINK_STREAM_EVENT_ERRNO */
+    int last_event, last_errno;
+    /* LENGTH and RAW: scratch[hold_off, hold_len) are received bytes of
+     * the connection hold_idx/hold_serial not delivered yet (starting with
+     * something deliverable); they are delivered before anything else is
+     * read into the scratch */
+    int hold;
+    uint32_t hold_idx, hold_serial;
+    uint32_t hold_off, hold_len;
     int tx_pending;
     uint32_t tx_idx, tx_serial;
 
@@ -199,9 +217,11 @@ typedef struct zl_stream {
     uint32_t nlst, lst_cap;
     zl_endpoint_t *eps;
     uint32_t nqueued; /* connections with a non-empty send queue */
-    char *scratch;
-    char *wsbuf; /* ws: the frame being encoded (stream_ws.c) */
-    size_t wsbuf_len, wsbuf_cap;
+    char *scratch; /* ZL_SCRATCH_SIZE bytes, the reads of LENGTH and RAW */
+    /* the bytes of one payload being put together for a single write: ws
+     * frames (stream_ws.c), and a length header with its body on tls:// */
+    char *txbuf;
+    size_t txbuf_len, txbuf_cap;
 
     /* monitoring */
     int mon_mask; /* union of all the masks below */
@@ -287,8 +307,6 @@ ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len);
 /* 1 when bytes wait inside OpenSSL, which epoll cannot see: decrypted ones,
  * or records read ahead and not decrypted yet */
 int zl_tls_pending(zl_conn_t *c);
-/* how many decrypted bytes the next SSL_read returns at once */
-int zl_tls_decrypted(zl_conn_t *c);
 /* Sends close_notify when graceful and the session is healthy, then frees
  * the session. */
 void zl_tls_end(zl_conn_t *c, int graceful);
@@ -309,13 +327,13 @@ int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event);
  * frame or the end of the stream), -1 with EPROTO on a protocol error. */
 ssize_t zl_ws_recv(zl_conn_t *c, void *buf, size_t len);
 /* 1 when received bytes wait inside the ws layer (epoll cannot see them) */
-/* 1 when the data frame being received has exactly one payload byte to come */
-int zl_ws_one_left(const zl_conn_t *c);
 int zl_ws_pending(const zl_conn_t *c);
-/* One frame (the client masks it) of len payload bytes in s->wsbuf; the
- * return value points at it, NULL on ENOMEM. */
+/* One frame (the client masks it) in s->txbuf whose payload is the plen
+ * bytes at pre (may be 0) followed by the len bytes at data; the return
+ * value points at it, NULL on ENOMEM. */
 const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
-                        const void *data, size_t len, size_t *out_len);
+                        const void *pre, size_t plen, const void *data,
+                        size_t len, size_t *out_len);
 /* A close frame with this status, queued behind what is queued already */
 int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status);
 /* A close frame (1000), sent at once if nothing is queued and no close
@@ -369,8 +387,15 @@ int zl_pump(zl_stream_t *s, int timeout_ms);
 void zl_timers_run(zl_stream_t *s);
 
 /* stream_proto.c: what recv delivers next */
-void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte);
+void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte, int err);
 void zl_ready_push(zl_stream_t *s, zl_conn_t *c);
+/* c's 0x00 (cause err): queued, or, when c's id frame was received and
+ * its payload was not yet, that payload */
+void zl_deliver_end(zl_stream_t *s, zl_conn_t *c, int err);
+/* s->txbuf with room for need bytes, or NULL (ENOMEM) */
+char *zl_txbuf(zl_stream_t *s, size_t need);
+/* forgets c's undelivered input (c is being released) */
+void zl_rx_reset(zl_stream_t *s, zl_conn_t *c);
 
 /* stream_conn.c: the pump's handlers, for the connections and listeners
  * the lookups below found (stale events and cancelled timers are dropped
@@ -389,6 +414,9 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err);
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_flush(zl_stream_t *s, zl_conn_t *c);
 int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len);
+/* One message of alen bytes at a followed by blen bytes at b */
+int zl_conn_queue2(zl_stream_t *s, zl_conn_t *c, const void *a, size_t alen,
+                   const void *b, size_t blen);
 /* The same, ahead of every message not started yet (ws control frames) */
 int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
                         size_t len);

@@ -145,7 +145,8 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->serial++;
     c->fd = -1;
     c->state = ZC_FREE;
-    c->in_ready = c->want_out = c->has_carry = 0;
+    c->in_ready = c->want_out = 0;
+    c->rb_off = c->rb_len = 0;
     c->announced = c->outbound = c->zero_delivered = 0;
     c->tls_dead = 0;
     c->ssl = NULL;
@@ -230,6 +231,7 @@ void zl_conn_release(zl_stream_t *s, zl_conn_t *c)
     zl_ht_remove(s, c->id);
     ep_unlink(s, c);
     q_reset(&c->q);
+    zl_rx_reset(s, c);
     c->state = ZC_FREE;
     c->in_ready = 0;
     c->want_out = 0;
@@ -330,9 +332,11 @@ static void q_consume(zl_sendq_t *q, size_t n)
         q->head = q->tail = 0;
 }
 
-int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
+int zl_conn_queue2(zl_stream_t *s, zl_conn_t *c, const void *a, size_t alen,
+                   const void *b, size_t blen)
 {
     zl_sendq_t *q = &c->q;
+    size_t len = alen + blen;
     if (q->tail + len > q->cap) {
         size_t used = q->tail - q->head;
         if (q->head && used + len <= q->cap) {
@@ -365,7 +369,10 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
         q->lhead = 0;
         q->lcap = ncap;
     }
-    memcpy(q->buf + q->tail, data, len);
+    if (alen)
+        memcpy(q->buf + q->tail, a, alen);
+    if (blen)
+        memcpy(q->buf + q->tail + alen, b, blen);
     q->tail += len;
     q->lens[(q->lhead + q->lcount) & (q->lcap - 1)] = (uint32_t)len;
     if (q->lcount++ == 0) {
@@ -379,6 +386,11 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
         }
     }
     return 0;
+}
+
+int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
+{
+    return zl_conn_queue2(s, c, NULL, 0, data, len);
 }
 
 int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
@@ -472,7 +484,6 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
 
 void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
 {
-    (void)err;
     int established = c->state == ZC_ACTIVE || c->state == ZC_CLOSING;
     if (established)
         zl_emit(s, ZLINK_EVENT_DISCONNECTED, (uint64_t)reason, c, NULL, NULL);
@@ -489,7 +500,8 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
         s->nqueued--;
     peer_remove(s, c);
     if (c->announced && !c->zero_delivered) {
-        zl_evq_push(s, c->id, 0x00);
+        /* a write that found the peer gone says EPIPE: it reset */
+        zl_deliver_end(s, c, err == EPIPE ? ECONNRESET : err);
         c->zero_delivered = 1;
     }
     zl_conn_release(s, c);
@@ -528,7 +540,7 @@ static void established(zl_stream_t *s, zl_conn_t *c, int accepted,
     c->announced = 1;
     c->connected_ms = zl_wall_ms();
     peer_add(s, c);
-    zl_evq_push(s, c->id, 0x01);
+    zl_evq_push(s, c->id, 0x01, 0);
     if (s->mon_mask) {
         if (tcp_event)
             zl_emit(s, accepted ? ZLINK_EVENT_ACCEPTED : ZLINK_EVENT_CONNECTED,
@@ -615,7 +627,7 @@ static void hs_failed(zl_stream_t *s, zl_conn_t *c, int err, uint32_t event)
         return;
     }
     zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)err, c, NULL, NULL);
-    zl_evq_push(s, c->id, 0x00);
+    zl_evq_push(s, c->id, 0x00, err);
     c->zero_delivered = 1;
     zl_conn_release(s, c);
 }
@@ -723,7 +735,7 @@ static void attempt_failed(zl_stream_t *s, zl_conn_t *c, int err)
         return;
     }
     zl_emit(s, ZLINK_EVENT_CLOSED, (uint64_t)err, c, NULL, NULL);
-    zl_evq_push(s, c->id, 0x00);
+    zl_evq_push(s, c->id, 0x00, err);
     c->zero_delivered = 1;
     zl_conn_release(s, c);
 }

@@ -56,7 +56,8 @@ static int read_events(zl_stream_t *s, int *out)
 static const zl_optdesc_t opt_table[] = {
     OPT_INT(ZLINK_SNDHWM, sndhwm, 0, INT_MAX),
     /* accepted for compatibility: input waits in the kernel, whose buffers
-     * are the receive-side limit */
+     * are the receive-side limit (and at most a packet per connection in
+     * its own buffer) */
     OPT_INT(ZLINK_RCVHWM, rcvhwm, 0, INT_MAX),
     OPT_INT(ZLINK_SNDBUF, sndbuf, -1, INT_MAX),
     OPT_INT(ZLINK_RCVBUF, rcvbuf, -1, INT_MAX),
@@ -80,6 +81,8 @@ static const zl_optdesc_t opt_table[] = {
     OPT_INT(ZLINK_IMMEDIATE, immediate, 0, 1),
     /* bounds a tls:// handshake (ms, 0: none); raw TCP has none */
     OPT_INT(ZLINK_HANDSHAKE_IVL, handshake_ivl, 0, INT_MAX),
+    /* LENGTH, BATCH: a longer body received drops its connection (EMSGSIZE);
+     * -1: no limit */
     [ZLINK_MAXMSGSIZE] = {ZO_INT64, ZO_RW, OFS(maxmsgsize), -1, INT64_MAX, 0, NULL},
     [ZLINK_CONNECT_ROUTING_ID] = {ZO_ROUTING_ID, ZO_SET, OFS(connect_rid), 0, 0, 0, NULL},
     [ZLINK_TYPE] = {ZO_INT, ZO_GET, OFS(type), 0, 0, 0, NULL},
@@ -108,11 +111,11 @@ static const size_t type_size[] = {
     [ZO_STRING] = 0,
 };
 
-/* defaults follow libzmq's */
+/* defaults follow zlink 1.3's (HWM 300000) and libzmq's */
 static const zl_stream_opts_t opt_defaults = {
     .type = ZLINK_STREAM,
-    .sndhwm = 1000,
-    .rcvhwm = 1000,
+    .sndhwm = ZL_DEFAULT_HWM,
+    .rcvhwm = ZL_DEFAULT_HWM,
     .sndbuf = -1,
     .rcvbuf = -1,
     .backlog = 100,
@@ -129,6 +132,7 @@ static const zl_stream_opts_t opt_defaults = {
     .handshake_ivl = 30000,
     .tls_verify = 1,
     .maxmsgsize = -1,
+    .framing = ZLINK_STREAM_FRAMING_LENGTH,
 };
 
 void zl_stream_opts_init(zl_stream_opts_t *o)
@@ -145,11 +149,62 @@ static const zl_optdesc_t *find_opt(int opt, int access)
     return &opt_table[opt];
 }
 
+/* NetZlink's own STREAM options (ids above the table) */
+
+/* whether s has a listener or a connection (in any state) */
+static int in_use(const zl_stream_t *s)
+{
+    for (uint32_t i = 0; i < s->nlst; i++)
+        if (s->lst[i].fd >= 0)
+            return 1;
+    return s->nslots != s->nfree;
+}
+
+static int ext_set(zl_stream_t *s, int opt, const void *v, size_t len)
+{
+    int x;
+    if (opt != ZLINK_STREAM_FRAMING || !v || len != sizeof x)
+        return zl_fail(EINVAL); /* EVENT and EVENT_ERRNO are read-only */
+    memcpy(&x, v, sizeof x);
+    if (x < ZLINK_STREAM_FRAMING_LENGTH || x > ZLINK_STREAM_FRAMING_BATCH ||
+        in_use(s))
+        return zl_fail(EINVAL);
+    s->opts.framing = x;
+    return 0;
+}
+
+static int ext_get(zl_stream_t *s, int opt, void *v, size_t *len)
+{
+    int x;
+    if (!v || !len || *len != sizeof x)
+        return zl_fail(EINVAL);
+    switch (opt) {
+    case ZLINK_STREAM_FRAMING:
+        x = s->opts.framing;
+        break;
+    case ZLINK_STREAM_EVENT:
+        x = s->last_event;
+        break;
+    default: /* ZLINK_STREAM_EVENT_ERRNO */
+        x = s->last_errno;
+        break;
+    }
+    memcpy(v, &x, sizeof x);
+    return 0;
+}
+
+static int is_ext(int opt)
+{
+    return opt >= ZLINK_STREAM_FRAMING && opt <= ZLINK_STREAM_EVENT_ERRNO;
+}
+
 int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)
 {
     zl_stream_t *s = h->u.stream;
     if (zl_stream_check_live(s))
         return -1;
+    if (is_ext(opt))
+        return ext_set(s, opt, v, len);
     const zl_optdesc_t *d = find_opt(opt, ZO_SET);
     if (d && d->type == ZO_STRING) {
         const char *str = v;
@@ -196,6 +251,8 @@ int zl_stream_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len)
     zl_stream_t *s = h->u.stream;
     if (zl_stream_check_live(s))
         return -1;
+    if (is_ext(opt))
+        return ext_get(s, opt, v, len);
     const zl_optdesc_t *d = find_opt(opt, ZO_GET);
     if (!d)
         return zl_fail(EINVAL);
@@ -207,7 +264,8 @@ int zl_stream_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len)
         field = (const char *)&state;
     }
     size_t n = d->type == ZO_STRING ? strlen(field) + 1 : type_size[d->type];
-    if (!v || !len || *len < n)
+    /* numbers: exactly their size (as zlink); strings: room for them */
+    if (!v || !len || (d->type == ZO_STRING ? *len < n : *len != n))
         return zl_fail(EINVAL);
     memcpy(v, field, n);
     *len = n;

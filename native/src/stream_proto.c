@@ -1,13 +1,18 @@
 /*
  * stream_proto.c - the two-frame protocol of a STREAM socket's send and
- * recv ([routing id][payload]; zlink_msg_send/recv copy between the message
- * and the same calls), the queues recv delivers from (0x01/0x00
- * notifications and the ready list of readable connections), and the
+ * recv ([routing id][payload]), the framing of payloads on the wire
+ * (ZLINK_STREAM_FRAMING: LENGTH, RAW, BATCH), the queues recv delivers from
+ * (connection events and the ready list of readable connections), and the
  * readiness zlink_poll and ZLINK_EVENTS report.
  *
- * Every call does its I/O itself: recv reads from the kernel straight into
- * the caller's buffer, send writes straight to the kernel when nothing is
- * queued.
+ * Every call does its I/O itself, in the calling thread. Reads: LENGTH and
+ * RAW read a connection before its id frame is handed out (so an id always
+ * has something behind it), into the socket's 64 KiB scratch; what is not
+ * delivered at once stays there for that connection (s->hold) or, when the
+ * scratch is needed or only part of a packet is left, in the connection's
+ * own buffer (c->rb). BATCH reads into the caller's buffer while it
+ * receives the payload frame and keeps only a trailing partial packet in
+ * c->rb. Sends write straight to the kernel when nothing is queued.
  */
 #include "stream.h"
 
@@ -15,13 +20,16 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 /* ---- readiness --------------------------------------------------------- */
 
-static int has_input(const zl_stream_t *s)
+static int prime(zl_stream_t *s);
+
+static int has_input(zl_stream_t *s)
 {
-    return s->rx_state != ZRX_NONE || s->evq_count || s->rdy_count;
+    return s->rx_state != ZRX_NONE || prime(s);
 }
 
 int zl_stream_readiness(zl_stream_t *s, short events)
@@ -57,13 +65,529 @@ int zl_stream_poll_check(zl_handle_t *h, short events)
     return zl_stream_readiness(h->u.stream, events);
 }
 
+/* ---- framing ------------------------------------------------------------ */
+
+/* rb buffers above this are freed when they drain */
+#define ZL_RB_KEEP 2048
+#define ZL_RB_MIN 256
+/* the longest body: a packet's size must fit the int zlink_recv returns */
+#define ZL_MAX_BODY ((uint32_t)INT_MAX - 4)
+/* LENGTH: an unfinished packet still missing this much or more is read
+ * straight into c->rb (up to its end) rather than through the scratch */
+#define ZL_RB_DIRECT (ZL_SCRATCH_SIZE / 4)
+
+static int framing(const zl_stream_t *s)
+{
+    return s->opts.framing;
+}
+
+/* 0 for a body length the receiver takes, else the errno of the drop */
+static int len_check(const zl_stream_t *s, uint32_t len)
+{
+    if (len == 0)
+        return EPROTO;
+    if (len > ZL_MAX_BODY ||
+        (s->opts.maxmsgsize >= 0 && (uint64_t)len > (uint64_t)s->opts.maxmsgsize))
+        return EMSGSIZE;
+    return 0;
+}
+
+static uint32_t rb_used(const zl_conn_t *c)
+{
+    return c->rb_len - c->rb_off;
+}
+
+static void rb_drained(zl_conn_t *c)
+{
+    c->rb_off = c->rb_len = 0;
+    if (c->rb_cap > ZL_RB_KEEP) {
+        free(c->rb);
+        c->rb = NULL;
+        c->rb_cap = 0;
+    }
+}
+
+/* Room in c->rb for `total` undelivered bytes (moving them to its start):
+ * the buffer grows geometrically from what it holds, but never past
+ * `limit` (>= total), the size of the packet being received. */
+static int rb_reserve(zl_conn_t *c, size_t total, size_t limit)
+{
+    uint32_t used = rb_used(c);
+    if (c->rb_off) {
+        memmove(c->rb, c->rb + c->rb_off, used);
+        c->rb_off = 0;
+        c->rb_len = used;
+    }
+    if (total <= c->rb_cap)
+        return 0;
+    size_t ncap = (size_t)c->rb_cap * 2;
+    if (ncap < ZL_RB_MIN)
+        ncap = ZL_RB_MIN;
+    if (ncap < total)
+        ncap = total;
+    if (ncap > limit)
+        ncap = limit;
+    if (ncap > UINT32_MAX)
+        return -1;
+    char *n = realloc(c->rb, ncap);
+    if (!n)
+        return -1;
+    c->rb = n;
+    c->rb_cap = (uint32_t)ncap;
+    return 0;
+}
+
+static int rb_append(zl_conn_t *c, const void *p, size_t n, size_t limit)
+{
+    size_t total = (size_t)rb_used(c) + n;
+    if (rb_reserve(c, total, limit < total ? total : limit) != 0)
+        return -1;
+    memcpy(c->rb + c->rb_len, p, n);
+    c->rb_len += (uint32_t)n;
+    return 0;
+}
+
+/* The size of the packet whose first `have` bytes are at p (0 while its
+ * header is incomplete). */
+static size_t pkt_size(const char *p, size_t have)
+{
+    return have < 4 ? 0 : 4 + (size_t)zl_get_be32(p);
+}
+
+static int is_holder(const zl_stream_t *s, const zl_conn_t *c)
+{
+    return s->hold && s->hold_idx == c->idx && s->hold_serial == c->serial;
+}
+
+void zl_rx_reset(zl_stream_t *s, zl_conn_t *c)
+{
+    if (is_holder(s, c))
+        s->hold = 0;
+    rb_drained(c);
+}
+
+/* c's undelivered bytes that come first: its rb, else its part of the
+ * scratch. Returns how many (0: none). */
+static size_t first_seg(const zl_stream_t *s, const zl_conn_t *c,
+                        const char **p)
+{
+    if (rb_used(c)) {
+        *p = c->rb + c->rb_off;
+        return rb_used(c);
+    }
+    if (is_holder(s, c)) {
+        *p = s->scratch + s->hold_off;
+        return s->hold_len - s->hold_off;
+    }
+    return 0;
+}
+
+/* LENGTH: c's next body, if it is complete. Returns 1 (*body, *n), 0
+ * (incomplete or nothing), or -1 with *err: the length says drop. */
+static int next_body(const zl_stream_t *s, const zl_conn_t *c,
+                     const char **body, uint32_t *n, int *err)
+{
+    const char *p;
+    size_t have = first_seg(s, c, &p);
+    if (have < 4)
+        return 0;
+    uint32_t len = zl_get_be32(p);
+    if ((*err = len_check(s, len)) != 0)
+        return -1;
+    if (have - 4 < len)
+        return 0;
+    *body = p + 4;
+    *n = len;
+    return 1;
+}
+
+/* Whether c has something to deliver (LENGTH: a whole body, or a length
+ * that drops it; RAW: a byte). */
+static int has_item(const zl_stream_t *s, const zl_conn_t *c)
+{
+    if (framing(s) == ZLINK_STREAM_FRAMING_RAW) {
+        const char *p;
+        return first_seg(s, c, &p) != 0;
+    }
+    const char *b;
+    uint32_t n;
+    int err;
+    return next_body(s, c, &b, &n, &err) != 0;
+}
+
+/* The holder's bytes move from the scratch to its rb (the scratch is
+ * needed, or only part of a packet is left there). */
+static int spill_hold(zl_stream_t *s)
+{
+    zl_conn_t *h = zl_conn_at(s, s->hold_idx, s->hold_serial);
+    s->hold = 0;
+    if (!h)
+        return 0;
+    const char *p = s->scratch + s->hold_off;
+    size_t n = s->hold_len - s->hold_off;
+    size_t limit = n + rb_used(h);
+    if (framing(s) != ZLINK_STREAM_FRAMING_RAW && !rb_used(h)) {
+        size_t ps = pkt_size(p, n);
+        if (ps > limit)
+            limit = ps; /* room for the rest of the packet to come */
+    }
+    if (n && rb_append(h, p, n, limit) != 0) {
+        zl_conn_close(s, h, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+        return -1;
+    }
+    if (h->state == ZC_ACTIVE && !h->in_ready && has_item(s, h))
+        zl_ready_push(s, h);
+    return 0;
+}
+
+/* After something of the scratch was delivered: the hold ends when it is
+ * empty, or moves to the holder's rb when what is left is not deliverable
+ * yet (part of a packet). */
+static void hold_settle(zl_stream_t *s, zl_conn_t *c)
+{
+    if (!is_holder(s, c))
+        return;
+    if (s->hold_off == s->hold_len) {
+        s->hold = 0;
+        return;
+    }
+    if (!has_item(s, c))
+        spill_hold(s);
+}
+
+/* One read of c's transport into dst: > 0 bytes, 0 nothing now, -1 the
+ * input ended (*err: 0 for an orderly end, else the errno). Input that
+ * TLS or ws hold where epoll cannot see it puts c on the ready list. */
+static ssize_t xread(zl_stream_t *s, zl_conn_t *c, void *dst, size_t cap,
+                     int *err)
+{
+    if (cap > INT_MAX)
+        cap = INT_MAX;
+    ssize_t n = zl_conn_recv(c, dst, cap);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        n = 0;
+    else if (n <= 0) {
+        *err = n == 0 ? 0 : errno;
+        return -1;
+    }
+    if ((c->ssl || c->ws) && !c->in_ready && zl_conn_pending(c))
+        zl_ready_push(s, c);
+    return n;
+}
+
+/* The connection's input ended (err as xread's) or carried a length that
+ * drops it (framing set): it closes, its 0x00 carries err. */
+static void input_end(zl_stream_t *s, zl_conn_t *c, int err, int framing_err)
+{
+    int reason = framing_err ? ZLINK_DISCONNECT_HANDSHAKE_FAILED
+                 : (err == 0 || err == ECONNRESET) ? ZLINK_DISCONNECT_REMOTE
+                                                   : ZLINK_DISCONNECT_TRANSPORT_ERROR;
+    zl_conn_close(s, c, reason, err);
+}
+
+static char *scratch(zl_stream_t *s)
+{
+    if (!s->scratch)
+        s->scratch = malloc(ZL_SCRATCH_SIZE);
+    return s->scratch;
+}
+
+/* LENGTH: the scratch bytes [0, n) just read for c, whose rb holds the
+ * start of an unfinished packet: the bytes that finish it go to rb, the
+ * rest becomes the hold. 0, or -1 when c was closed. */
+static int finish_from_scratch(zl_stream_t *s, zl_conn_t *c, size_t n)
+{
+    size_t k = 0;
+    while (k < n && rb_used(c)) {
+        uint32_t used = rb_used(c);
+        size_t want, limit;
+        if (used < 4) {
+            want = 4 - used;
+            limit = ZL_RB_MIN;
+        } else {
+            size_t ps = pkt_size(c->rb + c->rb_off, used);
+            if (ps <= used)
+                break; /* finished */
+            want = ps - used;
+            limit = ps;
+        }
+        if (want > n - k)
+            want = n - k;
+        if (rb_append(c, s->scratch + k, want, limit) != 0) {
+            zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+            return -1;
+        }
+        k += want;
+        if (used < 4 && rb_used(c) >= 4) {
+            int e = len_check(s, zl_get_be32(c->rb + c->rb_off));
+            if (e) {
+                input_end(s, c, e, 1);
+                return -1;
+            }
+        } else if (used >= 4) {
+            break;
+        }
+    }
+    if (k < n) {
+        s->hold = 1;
+        s->hold_idx = c->idx;
+        s->hold_serial = c->serial;
+        s->hold_off = (uint32_t)k;
+        s->hold_len = (uint32_t)n;
+    }
+    return 0;
+}
+
+/*
+ * LENGTH and RAW, before c's id frame goes out: makes sure c has something
+ * to deliver, reading its transport when it has not. Returns 1 (it has), 0
+ * (nothing yet), or -1 when c closed (its end or a dropping length; the
+ * 0x00 is queued).
+ */
+static int fill(zl_stream_t *s, zl_conn_t *c)
+{
+    for (;;) {
+        if (framing(s) == ZLINK_STREAM_FRAMING_RAW) {
+            const char *p;
+            if (first_seg(s, c, &p))
+                return 1;
+        } else {
+            const char *b;
+            uint32_t n;
+            int err;
+            int r = next_body(s, c, &b, &n, &err);
+            if (r > 0)
+                return 1;
+            if (r < 0) {
+                input_end(s, c, err, 1);
+                return -1;
+            }
+        }
+        /* more bytes are needed; what c has waiting is part of a packet */
+        if (s->hold && spill_hold(s) != 0 && c->state == ZC_FREE)
+            return -1;
+        int err = 0;
+        ssize_t n;
+        uint32_t used = rb_used(c);
+        size_t ps = used ? pkt_size(c->rb + c->rb_off, used) : 0;
+        if (ps && ps - used >= ZL_RB_DIRECT) {
+            /* a large packet: straight into rb, up to its end, rb growing
+             * (doubling when full) with what arrived */
+            if (rb_reserve(c, (size_t)used + 1, ps) != 0) {
+                zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+                return -1;
+            }
+            size_t room = c->rb_cap - c->rb_len;
+            if (room > ps - used)
+                room = ps - used;
+            n = xread(s, c, c->rb + c->rb_len, room, &err);
+            if (n > 0) {
+                c->rb_len += (uint32_t)n;
+                continue;
+            }
+        } else {
+            char *sc = scratch(s);
+            if (!sc) {
+                zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+                return -1;
+            }
+            n = xread(s, c, sc, ZL_SCRATCH_SIZE, &err);
+            if (n > 0) {
+                if (used) {
+                    if (finish_from_scratch(s, c, (size_t)n) != 0)
+                        return -1;
+                } else {
+                    s->hold = 1;
+                    s->hold_idx = c->idx;
+                    s->hold_serial = c->serial;
+                    s->hold_off = 0;
+                    s->hold_len = (uint32_t)n;
+                }
+                if (framing(s) != ZLINK_STREAM_FRAMING_RAW && is_holder(s, c) &&
+                    !rb_used(c) && !has_item(s, c))
+                    spill_hold(s); /* only part of a packet came */
+                continue;
+            }
+        }
+        if (n == 0)
+            return 0;
+        input_end(s, c, err, 0); /* an unfinished packet goes with it */
+        return -1;
+    }
+}
+
+/* After a delivery from c: c goes back on the ready list if it has more to
+ * deliver from its rb (its hold is delivered first anyway). */
+static void after_take(zl_stream_t *s, zl_conn_t *c)
+{
+    hold_settle(s, c);
+    if (!c->in_ready && !is_holder(s, c) && rb_used(c) && has_item(s, c))
+        zl_ready_push(s, c);
+}
+
+/* Consumes n bytes of c's first segment. */
+static void seg_consume(zl_stream_t *s, zl_conn_t *c, size_t n)
+{
+    if (rb_used(c)) {
+        c->rb_off += (uint32_t)n;
+        if (!rb_used(c))
+            rb_drained(c);
+    } else {
+        s->hold_off += (uint32_t)n;
+    }
+}
+
+/* ---- BATCH ------------------------------------------------------------- */
+
+/* What a BATCH payload frame got. */
+typedef struct batch_res {
+    int n;          /* bytes delivered (whole packets), or the size needed */
+    int too_small;  /* n is the size of a first packet over the buffer */
+    int end;        /* the connection ends after these bytes */
+    int end_err;    /* its errno */
+    int end_framing; /* ...because of a length */
+} batch_res_t;
+
+/* BATCH: finishes the first packet in c->rb (it does not fit the caller's
+ * buffer, or the buffer cannot take its header). Returns 1 when it is
+ * whole, 0 when it is not yet, -1 when the input ended (r->end set). */
+static int batch_fill_rb(zl_stream_t *s, zl_conn_t *c, batch_res_t *r)
+{
+    for (;;) {
+        uint32_t used = rb_used(c);
+        size_t want, limit;
+        if (used < 4) {
+            want = 4 - used;
+            limit = ZL_RB_MIN;
+        } else {
+            uint32_t len = zl_get_be32(c->rb + c->rb_off);
+            int e = len_check(s, len);
+            if (e) {
+                r->end = 1;
+                r->end_err = e;
+                r->end_framing = 1;
+                return -1;
+            }
+            size_t ps = 4 + (size_t)len;
+            if (used >= ps)
+                return 1;
+            want = ps - used;
+            limit = ps;
+        }
+        /* rb grows (doubling when full) with what arrives */
+        if (rb_reserve(c, (size_t)used + 1, limit) != 0) {
+            r->end = 1;
+            r->end_err = ENOMEM;
+            return -1;
+        }
+        size_t room = c->rb_cap - c->rb_len;
+        if (room > want)
+            room = want;
+        int err = 0;
+        ssize_t n = xread(s, c, c->rb + c->rb_len, room, &err);
+        if (n == 0)
+            return 0;
+        if (n < 0) {
+            r->end = 1;
+            r->end_err = err;
+            return -1;
+        }
+        c->rb_len += (uint32_t)n;
+    }
+}
+
+/* BATCH: the payload frame of c into buf (cap bytes): whole packets, as
+ * many as fit, read straight into buf behind c's leftover partial packet;
+ * a trailing partial packet goes to c->rb. */
+static void batch_take(zl_stream_t *s, zl_conn_t *c, char *buf, size_t cap,
+                       batch_res_t *r)
+{
+    memset(r, 0, sizeof *r);
+    if (cap > INT_MAX)
+        cap = INT_MAX;
+    for (;;) {
+        uint32_t lo = rb_used(c);
+        size_t ps = lo ? pkt_size(c->rb + c->rb_off, lo) : 0;
+        if ((lo && !ps && cap < 4) || ps > cap || lo > cap || cap < 5) {
+            /* the first packet cannot go into buf: finish it in rb */
+            int f = batch_fill_rb(s, c, r);
+            if (f <= 0)
+                return;
+            ps = pkt_size(c->rb + c->rb_off, rb_used(c));
+            if (ps > cap) {
+                r->n = (int)ps;
+                r->too_small = 1;
+                return;
+            }
+            lo = rb_used(c);
+        }
+        if (lo)
+            memcpy(buf, c->rb + c->rb_off, lo);
+        rb_drained(c);
+        size_t total = lo;
+        if (lo < cap) {
+            int err = 0;
+            ssize_t n = xread(s, c, buf + lo, cap - lo, &err);
+            if (n > 0) {
+                total += (size_t)n;
+            } else if (n < 0) {
+                r->end = 1;
+                r->end_err = err;
+            }
+        }
+        /* whole packets from the start */
+        size_t off = 0;
+        while (total - off >= 4) {
+            uint32_t len = zl_get_be32(buf + off);
+            int e = len_check(s, len);
+            if (e) {
+                r->end = 1;
+                r->end_err = e;
+                r->end_framing = 1;
+                r->n = (int)off;
+                return; /* what follows a bad length is dropped */
+            }
+            if (total - off - 4 < len)
+                break;
+            off += 4 + (size_t)len;
+        }
+        if (total > off && !r->end) {
+            size_t ps2 = pkt_size(buf + off, total - off);
+            if (rb_append(c, buf + off, total - off,
+                          ps2 ? ps2 : ZL_RB_MIN) != 0) {
+                r->end = 1;
+                r->end_err = ENOMEM;
+            }
+        }
+        r->n = (int)off;
+        if (off || r->end || total == lo)
+            return;
+        /* nothing whole yet: a first packet too large for buf is read on
+         * into rb at once; otherwise the payload is empty */
+        ps = pkt_size(c->rb + c->rb_off, rb_used(c));
+        if (ps <= cap)
+            return;
+    }
+}
+
 /* ---- send -------------------------------------------------------------- */
 
-static int send_direct(zl_stream_t *s, zl_conn_t *c, const void *buf,
-                       size_t len)
+/* One write of a (alen bytes) then b (blen bytes) on c, the rest queued.
+ * Returns blen + alen, having closed c if the peer turned out gone. */
+static void send_direct(zl_stream_t *s, zl_conn_t *c, const void *a,
+                        size_t alen, const void *b, size_t blen)
 {
     s->tx_pending = 0;
-    ssize_t n = zl_conn_send(c, buf, len);
+    ssize_t n;
+    if (alen) {
+        struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
+        struct msghdr mh = {0};
+        mh.msg_iov = iov;
+        mh.msg_iovlen = 2;
+        n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+        n = zl_conn_send(c, b, blen);
+    }
     if (n < 0) {
         int e = errno;
         if (e == EAGAIN || e == EWOULDBLOCK || e == EINTR) {
@@ -76,16 +600,40 @@ static int send_direct(zl_stream_t *s, zl_conn_t *c, const void *buf,
                               ? ZLINK_DISCONNECT_REMOTE
                               : ZLINK_DISCONNECT_TRANSPORT_ERROR,
                           e);
-            return (int)len;
+            return;
         }
     }
-    if ((size_t)n < len &&
-        zl_conn_queue(s, c, (const char *)buf + n, len - (size_t)n) != 0) {
+    size_t done = (size_t)n;
+    int rc = 0;
+    if (done < alen)
+        rc = zl_conn_queue2(s, c, (const char *)a + done, alen - done, b, blen);
+    else if (done < alen + blen)
+        rc = zl_conn_queue(s, c, (const char *)b + (done - alen),
+                           alen + blen - done);
+    if (rc != 0) {
         zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
-        return (int)len;
+        return;
     }
     c->msgs_sent++;
-    return (int)len;
+}
+
+char *zl_txbuf(zl_stream_t *s, size_t need)
+{
+    /* a burst of big payloads is not kept for life */
+    if (s->txbuf_cap > 256 * 1024 && need <= 256 * 1024) {
+        free(s->txbuf);
+        s->txbuf = NULL;
+        s->txbuf_cap = 0;
+    }
+    if (need > s->txbuf_cap) {
+        size_t cap = need < 4096 ? 4096 : need;
+        char *b = realloc(s->txbuf, cap);
+        if (!b)
+            return NULL;
+        s->txbuf = b;
+        s->txbuf_cap = cap;
+    }
+    return s->txbuf;
 }
 
 /* Waits (pumping) until the connection's queue is below SNDHWM. Returns
@@ -125,6 +673,21 @@ static zl_conn_t *wait_for_room(zl_stream_t *s, int flags)
     }
 }
 
+/* BATCH: whether the payload is whole packets, each body 1 byte or more */
+static int whole_packets(const unsigned char *p, size_t n)
+{
+    size_t off = 0;
+    while (off < n) {
+        if (n - off < 4)
+            return 0;
+        uint32_t len = zl_get_be32(p + off);
+        if (len == 0 || n - off - 4 < len)
+            return 0;
+        off += 4 + (size_t)len;
+    }
+    return 1;
+}
+
 /* The payload frame: sends, queues or refuses it. The caller has cleared
  * the selection already, so whatever happens here the next frame is an id
  * frame (see zl_stream_send). */
@@ -134,33 +697,56 @@ static int send_payload(zl_stream_t *s, const void *buf, size_t len,
     zl_conn_t *c = zl_conn_at(s, s->tx_idx, s->tx_serial);
     if (!c || c->state != ZC_ACTIVE)
         return zl_fail(EHOSTUNREACH);
-    if (len == 0) {
+    int mode = framing(s);
+    /* empty closes; LENGTH and BATCH: so does the single byte 0x00 */
+    if (len == 0 || (mode != ZLINK_STREAM_FRAMING_RAW && len == 1 && buf &&
+                     *(const unsigned char *)buf == 0x00)) {
         zl_conn_request_close(s, c);
-        return 0;
+        return (int)len;
     }
-    if (len > INT_MAX || !buf)
+    if (len > ZL_MAX_BODY || !buf)
         return zl_fail(EMSGSIZE);
+    if (mode == ZLINK_STREAM_FRAMING_BATCH && !whole_packets(buf, len))
+        return zl_fail(EINVAL);
     if (c->q.lcount && s->opts.sndhwm > 0 &&
         c->q.lcount >= (uint32_t)s->opts.sndhwm) {
         c = wait_for_room(s, flags);
         if (!c)
             return -1;
     }
+    unsigned char hdr[4];
+    size_t hlen = 0;
+    if (mode == ZLINK_STREAM_FRAMING_LENGTH) {
+        zl_put_be32(hdr, (uint32_t)len);
+        hlen = 4;
+    }
     const void *out = buf;
     size_t olen = len;
     if (c->ws) {
-        /* one binary frame per payload (encoded after the wait above,
-         * whose pump may encode pongs in the same buffer) */
-        out = zl_ws_frame(s, c, 0x2, buf, len, &olen);
+        /* one binary frame per payload, the length inside it (encoded
+         * after the wait above, whose pump may encode pongs in the same
+         * buffer) */
+        out = zl_ws_frame(s, c, 0x2, hdr, hlen, buf, len, &olen);
         if (!out)
             return zl_fail(ENOMEM);
+        hlen = 0;
+    } else if (hlen && c->ssl) {
+        /* header and body in the same records */
+        char *t = zl_txbuf(s, len + 4);
+        if (!t)
+            return zl_fail(ENOMEM);
+        memcpy(t, hdr, 4);
+        memcpy(t + 4, buf, len);
+        out = t;
+        olen = len + 4;
+        hlen = 0;
     }
     if (c->q.lcount == 0) {
-        send_direct(s, c, out, olen);
+        send_direct(s, c, hdr, hlen, out, olen);
         return (int)len;
     }
     /* keep ordering behind what is already queued */
-    if (zl_conn_queue(s, c, out, olen) != 0)
+    if (zl_conn_queue2(s, c, hdr, hlen, out, olen) != 0)
         return -1;
     c->msgs_sent++;
     return (int)len;
@@ -234,7 +820,7 @@ static int ring_grow(void **ring, uint32_t *head, uint32_t count, uint32_t *cap,
     return 0;
 }
 
-void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte)
+void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte, int err)
 {
     if (s->evq_count == s->evq_cap &&
         ring_grow((void **)&s->evq, &s->evq_head, s->evq_count, &s->evq_cap,
@@ -243,9 +829,23 @@ void zl_evq_push(zl_stream_t *s, uint32_t id, uint8_t byte)
     zl_event_t *e = &s->evq[(s->evq_head + s->evq_count) & (s->evq_cap - 1)];
     e->id = id;
     e->byte = byte;
+    e->err = err;
     s->evq_count++;
     /* keeps the epoll fd (ZLINK_FD) readable while events wait */
     zl_loop_wake(&s->loop);
+}
+
+void zl_deliver_end(zl_stream_t *s, zl_conn_t *c, int err)
+{
+    if (s->rx_state == ZRX_DATA && s->rx_idx == c->idx &&
+        s->rx_serial == c->serial) {
+        /* its id frame is out: the payload that follows is the 0x00 */
+        s->rx_state = ZRX_EVENT;
+        s->rx_byte = 0x00;
+        s->rx_err = err;
+        return;
+    }
+    zl_evq_push(s, c->id, 0x00, err);
 }
 
 void zl_ready_push(zl_stream_t *s, zl_conn_t *c)
@@ -261,34 +861,93 @@ void zl_ready_push(zl_stream_t *s, zl_conn_t *c)
     c->in_ready = 1;
 }
 
-/* Picks the next thing to deliver: a queued 0x01/0x00, or a readable
- * connection. Returns 0 with *id set and rx_state prepared, or -1. */
+/* c back at the head of the ready list (it was just taken from there) */
+static void ready_push_front(zl_stream_t *s, zl_conn_t *c)
+{
+    if (s->rdy_count == s->rdy_cap &&
+        ring_grow((void **)&s->rdy, &s->rdy_head, s->rdy_count, &s->rdy_cap,
+                  sizeof *s->rdy) != 0)
+        abort(); /* it had a place a moment ago; cannot happen */
+    s->rdy_head = (s->rdy_head - 1) & (s->rdy_cap - 1);
+    s->rdy[s->rdy_head].idx = c->idx;
+    s->rdy[s->rdy_head].serial = c->serial;
+    s->rdy_count++;
+    c->in_ready = 1;
+}
+
+/*
+ * Whether recv has something to deliver without waiting: a connection
+ * event, the holder of the scratch, or a connection at the head of the
+ * ready list (BATCH: any live one; LENGTH, RAW: one that has something,
+ * read here, so connections with only part of a packet are dropped from
+ * the list and those whose input ended queue their 0x00).
+ */
+static int prime(zl_stream_t *s)
+{
+    for (;;) {
+        if (s->evq_count)
+            return 1;
+        if (s->hold) {
+            zl_conn_t *c = zl_conn_at(s, s->hold_idx, s->hold_serial);
+            if (!c || c->state != ZC_ACTIVE) {
+                s->hold = 0;
+                continue;
+            }
+            if (fill(s, c) > 0)
+                return 1;
+            continue; /* closed (its 0x00 queued), or the hold spilled */
+        }
+        if (!s->rdy_count)
+            return 0;
+        zl_ready_t r = s->rdy[s->rdy_head];
+        zl_conn_t *c = zl_conn_at(s, r.idx, r.serial);
+        if (c && c->state == ZC_ACTIVE && framing(s) == ZLINK_STREAM_FRAMING_BATCH)
+            return 1;
+        s->rdy_head = (s->rdy_head + 1) & (s->rdy_cap - 1);
+        s->rdy_count--;
+        if (!c)
+            continue;
+        c->in_ready = 0;
+        if (c->state != ZC_ACTIVE)
+            continue;
+        if (fill(s, c) > 0) {
+            ready_push_front(s, c);
+            return 1;
+        }
+    }
+}
+
+/* Picks the next thing to deliver: a queued connection event, or a
+ * connection with input. Returns 0 with *id set and rx_state prepared,
+ * or -1. */
 static int next_id(zl_stream_t *s, int flags, uint32_t *id)
 {
     uint64_t deadline = 0;
     for (;;) {
-        if (s->evq_count) {
-            zl_event_t e = s->evq[s->evq_head];
-            s->evq_head = (s->evq_head + 1) & (s->evq_cap - 1);
-            s->evq_count--;
-            s->rx_state = ZRX_EVENT;
-            s->rx_byte = e.byte;
-            *id = e.id;
-            return 0;
-        }
-        while (s->rdy_count) {
-            zl_ready_t r = s->rdy[s->rdy_head];
-            s->rdy_head = (s->rdy_head + 1) & (s->rdy_cap - 1);
-            s->rdy_count--;
-            zl_conn_t *c = zl_conn_at(s, r.idx, r.serial);
-            if (!c)
-                continue;
-            c->in_ready = 0;
-            if (c->state != ZC_ACTIVE)
-                continue;
+        if (prime(s)) {
+            if (s->evq_count) {
+                zl_event_t e = s->evq[s->evq_head];
+                s->evq_head = (s->evq_head + 1) & (s->evq_cap - 1);
+                s->evq_count--;
+                s->rx_state = ZRX_EVENT;
+                s->rx_byte = e.byte;
+                s->rx_err = e.err;
+                *id = e.id;
+                return 0;
+            }
+            zl_conn_t *c;
+            if (s->hold) {
+                c = zl_conn_at(s, s->hold_idx, s->hold_serial);
+            } else {
+                zl_ready_t r = s->rdy[s->rdy_head];
+                s->rdy_head = (s->rdy_head + 1) & (s->rdy_cap - 1);
+                s->rdy_count--;
+                c = zl_conn_at(s, r.idx, r.serial);
+                c->in_ready = 0;
+            }
             s->rx_state = ZRX_DATA;
-            s->rx_idx = r.idx;
-            s->rx_serial = r.serial;
+            s->rx_idx = c->idx;
+            s->rx_serial = c->serial;
             *id = c->id;
             return 0;
         }
@@ -315,89 +974,74 @@ static int next_id(zl_stream_t *s, int flags, uint32_t *id)
     }
 }
 
-/* Whether exactly one byte of c's stream waits behind a read that filled
- * the caller's buffer, to be read alone next: in the kernel (tcp://), or
- * decrypted inside OpenSSL (tls://; whatever follows it, even the end of the
- * session, the next read would return that byte alone). ws:// and wss://
- * know it from the frame being received, full buffer or not: its last
- * payload byte still to come. */
-static int one_byte_left(zl_conn_t *c, size_t total, size_t cap)
+/* A payload frame (the selected connection's) taken whole: *p and *n for
+ * the bytes to copy. LENGTH: one body; RAW: what is there, at most cap
+ * bytes (cap 0: nothing is taken and *n says how many wait). Returns the
+ * payload's size. */
+static size_t take(zl_stream_t *s, zl_conn_t *c, size_t cap, const char **p,
+                   size_t *n)
 {
-    if (c->ws)
-        return zl_ws_one_left(c);
-    if (total != cap)
+    if (framing(s) == ZLINK_STREAM_FRAMING_RAW) {
+        size_t have = first_seg(s, c, p);
+        if (cap == 0 || have == 0) {
+            *n = 0;
+            return have;
+        }
+        *n = have < cap ? have : cap;
+        return *n;
+    }
+    const char *b;
+    uint32_t len = 0;
+    int err;
+    if (next_body(s, c, &b, &len, &err) != 1) {
+        *n = 0;
         return 0;
-    if (c->ssl)
-        return zl_tls_decrypted(c) == 1;
-    int kernel = 0;
-    return ioctl(c->fd, FIONREAD, &kernel) == 0 && kernel == 1;
+    }
+    *p = b;
+    *n = len;
+    return len;
 }
 
-/*
- * Reads a payload from c into dst (cap >= 2). Returns the byte count, or
- * -2 when the connection turned out closed (it is closed now and the caller
- * delivers 0x00 in place of the payload).
- *
- * A payload of exactly one byte would be indistinguishable from a 0x00 /
- * 0x01 notification, so a lone byte is held back and delivered in front of
- * the next read from that connection (an empty payload is returned
- * meanwhile).
- */
-static int conn_read(zl_stream_t *s, zl_conn_t *c, char *dst, size_t cap)
+/* the bytes take() pointed at are copied: they are consumed */
+static void taken(zl_stream_t *s, zl_conn_t *c, size_t n)
 {
-    size_t off = 0;
-    if (c->has_carry) {
-        dst[0] = (char)c->carry;
-        off = 1;
-        c->has_carry = 0;
-    }
-    if (cap > INT_MAX)
-        cap = INT_MAX;
-    ssize_t n = zl_conn_recv(c, dst + off, cap - off);
-    size_t total;
-    if (n > 0) {
-        total = off + (size_t)n;
-    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
-                          errno != EINTR)) {
-        int e = n == 0 ? 0 : errno;
-        c->zero_delivered = 1; /* this read delivers it */
-        zl_conn_close(s, c,
-                      n == 0 ? ZLINK_DISCONNECT_REMOTE
-                             : (e == ECONNRESET ? ZLINK_DISCONNECT_REMOTE
-                                                : ZLINK_DISCONNECT_TRANSPORT_ERROR),
-                      e);
-        return -2;
-    } else {
-        total = off; /* spurious readiness */
-    }
-    if (total > 2 && one_byte_left(c, total, cap)) {
-        /* exactly one byte is left behind this read: the next read would
-         * find it alone and have to keep it, and if it ends the peer's
-         * stream nothing would ever bring it out. Keep this read's last
-         * byte instead, so the next read has two. */
-        c->carry = (uint8_t)dst[total - 1];
-        c->has_carry = 1;
-        total--;
-    } else if (total == 1) {
-        c->carry = (uint8_t)dst[0];
-        c->has_carry = 1;
-        total = 0;
-    }
-    if (total)
-        c->msgs_received++;
-    /* TLS, ws: what OpenSSL decrypted but the buffer could not take, and
-     * the bytes that came with a ws upgrade's head, are invisible to epoll,
-     * so the connection goes back on the ready list itself */
-    if ((c->ssl || c->ws) && !c->in_ready && zl_conn_pending(c))
-        zl_ready_push(s, c);
-    return (int)total;
+    if (framing(s) == ZLINK_STREAM_FRAMING_LENGTH)
+        n += 4;
+    seg_consume(s, c, n);
+    c->msgs_received++;
+    after_take(s, c);
 }
 
-static char *scratch(zl_stream_t *s)
+/* the id frame of the next message (recv and msg_recv alike) */
+static int recv_id(zl_stream_t *s, int flags, unsigned char out[4])
 {
-    if (!s->scratch)
-        s->scratch = malloc(ZL_SCRATCH_SIZE);
-    return s->scratch;
+    uint32_t id;
+    if (next_id(s, flags, &id) != 0)
+        return -1;
+    zl_put_be32(out, id);
+    return 0;
+}
+
+/* an event's payload frame: 1 byte, or nothing in RAW */
+static size_t event_out(zl_stream_t *s, uint8_t *byte)
+{
+    s->rx_state = ZRX_NONE;
+    s->last_event = s->rx_byte;
+    s->last_errno = s->rx_byte == 0x00 ? s->rx_err : 0;
+    *byte = s->rx_byte;
+    return framing(s) == ZLINK_STREAM_FRAMING_RAW ? 0 : 1;
+}
+
+/* BATCH: what batch_take found, after the payload: the end it met closes
+ * the connection (its 0x00 follows the bytes just delivered). */
+static void batch_after(zl_stream_t *s, zl_conn_t *c, const batch_res_t *r)
+{
+    if (r->end) {
+        if (r->end_err == ENOMEM)
+            zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+        else
+            input_end(s, c, r->end_err, r->end_framing);
+    }
 }
 
 int zl_stream_recv(zl_handle_t *h, void *buf, size_t len, int flags)
@@ -407,46 +1051,57 @@ int zl_stream_recv(zl_handle_t *h, void *buf, size_t len, int flags)
         return -1;
     if (!buf && len)
         return zl_fail(EFAULT);
+    if (s->rx_state == ZRX_DATA) {
+        zl_conn_t *c = zl_conn_at(s, s->rx_idx, s->rx_serial);
+        if (framing(s) == ZLINK_STREAM_FRAMING_BATCH && c) {
+            batch_res_t r;
+            batch_take(s, c, buf, len, &r);
+            if (r.too_small) {
+                s->last_event = -1;
+                s->last_errno = 0;
+                return r.n; /* the payload stays: retry with that size */
+            }
+            if (r.n > 0 || !r.end) {
+                s->rx_state = ZRX_NONE;
+                s->last_event = -1;
+                s->last_errno = 0;
+                if (r.n > 0)
+                    c->msgs_received++;
+                batch_after(s, c, &r);
+                return r.n;
+            }
+            /* nothing whole and the input ended: this payload is its 0x00 */
+            batch_after(s, c, &r);
+        } else if (c) {
+            const char *p = NULL;
+            size_t n;
+            size_t size = take(s, c, len, &p, &n);
+            s->rx_state = ZRX_NONE;
+            s->last_event = -1;
+            s->last_errno = 0;
+            if (n) {
+                memcpy(buf, p, len < n ? len : n);
+                taken(s, c, n);
+            } else if (size) {
+                after_take(s, c); /* RAW, no room: the bytes stay */
+            }
+            return (int)size;
+        }
+    }
     if (s->rx_state == ZRX_EVENT) {
-        s->rx_state = ZRX_NONE;
-        if (len >= 1)
-            *(uint8_t *)buf = s->rx_byte;
-        return 1;
+        uint8_t b;
+        size_t n = event_out(s, &b);
+        if (n && len)
+            *(uint8_t *)buf = b;
+        return (int)n;
     }
     if (s->rx_state == ZRX_DATA) {
-        s->rx_state = ZRX_NONE;
-        zl_conn_t *c = zl_conn_at(s, s->rx_idx, s->rx_serial);
-        if (!c || c->state != ZC_ACTIVE)
-            return 0; /* closed since the id frame; its 0x00 is queued */
-        if (len >= 2) {
-            /* zero copy: the kernel writes into the caller's buffer, and
-             * what does not fit stays there for the next message */
-            int r = conn_read(s, c, buf, len);
-            if (r == -2) {
-                *(uint8_t *)buf = 0x00;
-                return 1;
-            }
-            return r;
-        }
-        /* a 0/1-byte buffer: go through scratch, truncating like libzmq */
-        char *sc = scratch(s);
-        if (!sc)
-            return zl_fail(ENOMEM);
-        int r = conn_read(s, c, sc, ZL_SCRATCH_SIZE);
-        if (r == -2) {
-            if (len >= 1)
-                *(uint8_t *)buf = 0x00;
-            return 1;
-        }
-        if (len && r)
-            memcpy(buf, sc, len < (size_t)r ? len : (size_t)r);
-        return r;
+        s->rx_state = ZRX_NONE; /* cannot happen: a closed selection is an event */
+        return 0;
     }
-    uint32_t id;
-    if (next_id(s, flags, &id) != 0)
-        return -1;
     unsigned char tmp[4];
-    zl_put_be32(tmp, id);
+    if (recv_id(s, flags, tmp) != 0)
+        return -1;
     if (len)
         memcpy(buf, tmp, len < 4 ? len : 4);
     return 4;
@@ -467,30 +1122,65 @@ int zl_stream_msg_recv(zl_handle_t *h, zmq_msg_t *msg, int flags)
     zl_stream_t *s = h->u.stream;
     if (zl_stream_check_live(s))
         return -1;
+    if (s->rx_state == ZRX_DATA) {
+        zl_conn_t *c = zl_conn_at(s, s->rx_idx, s->rx_serial);
+        if (framing(s) == ZLINK_STREAM_FRAMING_BATCH && c) {
+            /* into the scratch, or a message the size of a first packet
+             * that does not fit it */
+            char *sc = scratch(s);
+            if (!sc)
+                return zl_fail(ENOMEM);
+            batch_res_t r;
+            batch_take(s, c, sc, ZL_SCRATCH_SIZE, &r);
+            if (r.too_small) {
+                zmq_msg_close(msg);
+                if (zmq_msg_init_size(msg, (size_t)r.n) != 0)
+                    return zl_zfail();
+                batch_take(s, c, zmq_msg_data(msg), (size_t)r.n, &r);
+                /* the packet is whole in rb: it goes in */
+                s->rx_state = ZRX_NONE;
+                s->last_event = -1;
+                s->last_errno = 0;
+                c->msgs_received++;
+                batch_after(s, c, &r);
+                return r.n;
+            }
+            if (r.n > 0 || !r.end) {
+                s->rx_state = ZRX_NONE;
+                s->last_event = -1;
+                s->last_errno = 0;
+                int rc = msg_fill(msg, sc, (size_t)r.n);
+                if (r.n > 0)
+                    c->msgs_received++;
+                batch_after(s, c, &r);
+                return rc;
+            }
+            batch_after(s, c, &r);
+        } else if (c) {
+            const char *p = NULL;
+            size_t n;
+            take(s, c, SIZE_MAX, &p, &n);
+            s->rx_state = ZRX_NONE;
+            s->last_event = -1;
+            s->last_errno = 0;
+            int rc = msg_fill(msg, p, n);
+            if (rc >= 0 && n)
+                taken(s, c, n);
+            return rc;
+        }
+    }
     if (s->rx_state == ZRX_EVENT) {
-        s->rx_state = ZRX_NONE;
-        return msg_fill(msg, &s->rx_byte, 1);
+        uint8_t b;
+        size_t n = event_out(s, &b);
+        return msg_fill(msg, &b, n);
     }
     if (s->rx_state == ZRX_DATA) {
         s->rx_state = ZRX_NONE;
-        zl_conn_t *c = zl_conn_at(s, s->rx_idx, s->rx_serial);
-        if (!c || c->state != ZC_ACTIVE)
-            return msg_fill(msg, NULL, 0);
-        char *sc = scratch(s);
-        if (!sc)
-            return zl_fail(ENOMEM);
-        int r = conn_read(s, c, sc, ZL_SCRATCH_SIZE);
-        if (r == -2) {
-            uint8_t z = 0x00;
-            return msg_fill(msg, &z, 1);
-        }
-        return msg_fill(msg, sc, (size_t)r);
+        return msg_fill(msg, NULL, 0);
     }
-    uint32_t id;
-    if (next_id(s, flags, &id) != 0)
-        return -1;
     unsigned char tmp[4];
-    zl_put_be32(tmp, id);
+    if (recv_id(s, flags, tmp) != 0)
+        return -1;
     int rc = msg_fill(msg, tmp, 4);
     if (rc >= 0)
         zl_msg_mark_more(msg);

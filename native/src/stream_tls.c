@@ -291,12 +291,10 @@ static ssize_t io_error(zl_conn_t *c, int e, int sys)
     }
 }
 
-/* One SSL_read gives at most one record, and a peer's write can end in a
- * record of a single byte (a 16,385-byte payload is two records), so the
- * read goes on while OpenSSL still holds bytes (read-ahead keeps what the
- * socket gave beyond the record) and the buffer has room: one call takes
- * what is there, and never leaves a record's lone byte behind for a read of
- * its own. An error after some bytes is left for the next call. */
+/* One SSL_read gives at most one record, so the read goes on while
+ * OpenSSL still holds bytes (read-ahead keeps what the socket gave beyond
+ * the record) and the buffer has room: one call takes what is there. An
+ * error after some bytes is left for the next call. */
 ssize_t zl_tls_recv(zl_conn_t *c, void *buf, size_t len)
 {
     size_t got = 0;
@@ -316,27 +314,13 @@ ssize_t zl_tls_recv(zl_conn_t *c, void *buf, size_t len)
     return (ssize_t)got;
 }
 
-/* Writes buf as TLS records. A length one byte over a multiple of the
- * record size would end in a record of one byte, which the peer may read
- * alone (see zl_tls_recv): such a write goes as two, the second of two
- * bytes. */
+/* Writes buf as TLS records. */
 ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len)
 {
     if (len > INT_MAX)
         len = INT_MAX;
-    size_t first = len;
-    if (len > SSL3_RT_MAX_PLAIN_LENGTH && len % SSL3_RT_MAX_PLAIN_LENGTH == 1)
-        first = len - 2;
     ERR_clear_error();
-    int n = SSL_write(c->ssl, buf, (int)first);
-    if (n > 0 && (size_t)n == first && first < len) {
-        ERR_clear_error();
-        int m = SSL_write(c->ssl, (const char *)buf + first, (int)(len - first));
-        if (m > 0)
-            n += m;
-        else
-            ERR_clear_error(); /* the rest waits in the send queue */
-    }
+    int n = SSL_write(c->ssl, buf, (int)len);
     if (n > 0)
         return n;
     int sys = errno;
@@ -352,11 +336,6 @@ int zl_tls_pending(zl_conn_t *c)
 {
     /* decrypted bytes, or records read ahead and not decrypted yet */
     return c->ssl && SSL_has_pending(c->ssl);
-}
-
-int zl_tls_decrypted(zl_conn_t *c)
-{
-    return c->ssl ? SSL_pending(c->ssl) : 0;
 }
 
 void zl_tls_end(zl_conn_t *c, int graceful)
@@ -427,12 +406,6 @@ ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len)
 }
 
 int zl_tls_pending(zl_conn_t *c)
-{
-    (void)c;
-    return 0;
-}
-
-int zl_tls_decrypted(zl_conn_t *c)
 {
     (void)c;
     return 0;

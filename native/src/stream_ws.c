@@ -7,7 +7,7 @@
  * of the frames received are what recv delivers.
  *
  * The frames are encoded and decoded here too, for speed: sending encodes
- * header and (client: masked) payload into one buffer (s->wsbuf) whose bytes
+ * header and (client: masked) payload into one buffer (s->txbuf) whose bytes
  * then go through the send queue like any payload, so a frame whose start
  * went out is completed before anything else is written on the connection;
  * receiving reads from the transport straight into the caller's buffer and
@@ -31,7 +31,6 @@
 
 #define WS_HEAD_MAX 8192 /* longest request or response head */
 #define WS_MASKS 256     /* random bytes drawn at once for frame masks */
-#define WS_BUF_KEEP (256 * 1024)
 #define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 /* frame opcodes (RFC 6455, 5.2) */
@@ -123,37 +122,28 @@ static int next_mask(zl_ws_t *w, uint8_t key[4])
 }
 
 const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
-                        const void *data, size_t len, size_t *out_len)
+                        const void *pre, size_t plen, const void *data,
+                        size_t len, size_t *out_len)
 {
-    size_t need = len + 14; /* the longest header: 2 + 8 + 4 */
-    if (s->wsbuf_cap > WS_BUF_KEEP && need <= WS_BUF_KEEP) {
-        free(s->wsbuf); /* a burst of big frames is not kept for life */
-        s->wsbuf = NULL;
-        s->wsbuf_cap = 0;
-    }
-    if (need > s->wsbuf_cap) {
-        size_t cap = need < 4096 ? 4096 : need;
-        char *b = realloc(s->wsbuf, cap);
-        if (!b)
-            return NULL;
-        s->wsbuf = b;
-        s->wsbuf_cap = cap;
-    }
-    uint8_t *h = (uint8_t *)s->wsbuf;
+    size_t total = plen + len;
+    /* the longest header: 2 + 8 + 4 */
+    uint8_t *h = (uint8_t *)zl_txbuf(s, total + 14);
+    if (!h)
+        return NULL;
     size_t n = 0;
     int mask = !c->ws->server;
     h[n++] = (uint8_t)(0x80 | (opcode & 0x0f)); /* FIN, no RSV */
     uint8_t mbit = mask ? 0x80 : 0;
-    if (len < 126) {
-        h[n++] = (uint8_t)(mbit | len);
-    } else if (len < 65536) {
+    if (total < 126) {
+        h[n++] = (uint8_t)(mbit | total);
+    } else if (total < 65536) {
         h[n++] = (uint8_t)(mbit | 126);
-        h[n++] = (uint8_t)(len >> 8);
-        h[n++] = (uint8_t)len;
+        h[n++] = (uint8_t)(total >> 8);
+        h[n++] = (uint8_t)total;
     } else {
         h[n++] = (uint8_t)(mbit | 127);
         for (int i = 7; i >= 0; i--)
-            h[n++] = (uint8_t)((uint64_t)len >> (8 * i));
+            h[n++] = (uint8_t)((uint64_t)total >> (8 * i));
     }
     if (mask) {
         uint8_t key[4];
@@ -161,13 +151,19 @@ const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
             return NULL;
         memcpy(h + n, key, 4);
         n += 4;
-        mask_copy(h + n, data, len, key, 0);
-    } else if (len) {
-        memcpy(h + n, data, len);
+        if (plen)
+            mask_copy(h + n, pre, plen, key, 0);
+        if (len)
+            mask_copy(h + n + plen, data, len, key, plen);
+    } else {
+        if (plen)
+            memcpy(h + n, pre, plen);
+        if (len)
+            memcpy(h + n + plen, data, len);
     }
-    s->wsbuf_len = n + len;
-    *out_len = s->wsbuf_len;
-    return s->wsbuf;
+    s->txbuf_len = n + total;
+    *out_len = s->txbuf_len;
+    return s->txbuf;
 }
 
 /* A control frame sent at once when nothing is queued (what a queue holds
@@ -178,7 +174,7 @@ static void send_ctl_now(zl_ws_t *w, int opcode, const void *p, size_t n)
     size_t fl;
     if (w->c->q.lcount || w->c->fd < 0)
         return;
-    const char *f = zl_ws_frame(w->s, w->c, opcode, p, n, &fl);
+    const char *f = zl_ws_frame(w->s, w->c, opcode, NULL, 0, p, n, &fl);
     if (f && zl_raw_send(w->c, f, fl) < 0)
         errno = 0;
 }
@@ -209,7 +205,7 @@ int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
     uint8_t st[2];
     size_t fl;
     put_status(st, status);
-    const char *f = zl_ws_frame(s, c, OP_CLOSE, st, 2, &fl);
+    const char *f = zl_ws_frame(s, c, OP_CLOSE, NULL, 0, st, 2, &fl);
     if (!f || zl_conn_queue(s, c, f, fl) != 0)
         return -1;
     w->close_sent = 1;
@@ -593,7 +589,7 @@ static void control(zl_ws_t *w)
         const char *f;
         if (w->close_sent)
             return;
-        f = zl_ws_frame(w->s, w->c, OP_PONG, w->ctl, w->ctl_len, &fl);
+        f = zl_ws_frame(w->s, w->c, OP_PONG, NULL, 0, w->ctl, w->ctl_len, &fl);
         if (!f || zl_conn_queue_front(w->s, w->c, f, fl) != 0) {
             w->end = END_ERR;
             w->end_errno = ENOMEM;
@@ -774,11 +770,6 @@ ssize_t zl_ws_recv(zl_conn_t *c, void *vbuf, size_t len)
         if (n > 0) {
             decode(w, buf + got, (size_t)n, buf + got, room, &made);
             got += made;
-            /* the frame's last payload byte is still to come and there is
-             * room: read it now rather than leave it to a read of its own
-             * (it came in the same write, so it is usually there) */
-            if (got && got < len && zl_ws_one_left(c))
-                continue;
             /* a short TCP read emptied the socket: no second read that
              * would only say EAGAIN (TLS reads end at a record) */
             if (got || ((size_t)n < room && !c->ssl))
@@ -801,12 +792,6 @@ ssize_t zl_ws_recv(zl_conn_t *c, void *vbuf, size_t len)
         return 0;
     errno = w->end == END_ERR ? w->end_errno : EAGAIN;
     return -1;
-}
-
-int zl_ws_one_left(const zl_conn_t *c)
-{
-    const zl_ws_t *w = c->ws;
-    return w->in_frame && !is_ctrl(w->rx_op) && w->rx_left == 1;
 }
 
 int zl_ws_pending(const zl_conn_t *c)
@@ -880,12 +865,6 @@ ssize_t zl_ws_recv(zl_conn_t *c, void *buf, size_t len)
     return -1;
 }
 
-int zl_ws_one_left(const zl_conn_t *c)
-{
-    (void)c;
-    return 0;
-}
-
 int zl_ws_pending(const zl_conn_t *c)
 {
     (void)c;
@@ -893,11 +872,14 @@ int zl_ws_pending(const zl_conn_t *c)
 }
 
 const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
-                        const void *data, size_t len, size_t *out_len)
+                        const void *pre, size_t plen, const void *data,
+                        size_t len, size_t *out_len)
 {
     (void)s;
     (void)c;
     (void)opcode;
+    (void)pre;
+    (void)plen;
     (void)data;
     (void)len;
     (void)out_len;

@@ -17,6 +17,10 @@
 
 #define ZL_ADDR_MAX 256
 
+/* SNDHWM and RCVHWM of every new socket, STREAM and libzmq types alike:
+ * zlink 1.3's default */
+#define ZL_DEFAULT_HWM 300000
+
 #define ZL_API ZLINK_EXPORT
 
 /* Every handle handed to the caller is a zl_handle_t. Shells are never

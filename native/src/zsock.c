@@ -16,10 +16,21 @@ static int zrc(int rc)
     return rc < 0 ? zl_zfail() : rc;
 }
 
+/* a new socket's SNDHWM and RCVHWM are zlink 1.3's (libzmq's are 1000) */
 static int zsock_open(zl_handle_t *h)
 {
     h->u.zsock = zmq_socket(h->ctx->zctx, h->type);
-    return h->u.zsock ? 0 : zl_zfail();
+    if (!h->u.zsock)
+        return zl_zfail();
+    int hwm = ZL_DEFAULT_HWM;
+    if (zmq_setsockopt(h->u.zsock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+        zmq_setsockopt(h->u.zsock, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0) {
+        int e = zmq_errno();
+        zmq_close(h->u.zsock);
+        h->u.zsock = NULL;
+        return zl_fail(e);
+    }
+    return 0;
 }
 
 static int zsock_close(zl_handle_t *h)
