@@ -1,6 +1,8 @@
 /* test_stream_basic.c - STREAM bind + connect: 0x01 on both sides, echo of
  * small and large payloads, the msg API on STREAM, timeouts, EAGAIN,
- * closing with an empty payload (0x00 on both sides). */
+ * closing with an empty payload (0x00 on both sides); run in the LENGTH
+ * framing (bodies whole, truncated to the buffer) and in RAW (bytes, what
+ * does not fit stays for the next message, events are empty payloads). */
 #include "testutil.h"
 
 #include <errno.h>
@@ -17,22 +19,26 @@ static int server_step(uint32_t *last_event_id, int *last_event)
         CHECK(zlink_errno() == EAGAIN);
         return 0;
     }
-    if (n == 1 && (buf[0] == 0 || buf[0] == 1)) {
+    if (tu_last_event(srv) >= 0) {
         *last_event_id = id;
-        *last_event = buf[0];
+        *last_event = tu_last_event(srv);
         return 1;
     }
+    CHECK(n > 0);
     if (n > 0)
         CHECK(tu_stream_send(srv, id, buf, (size_t)n, 0) == n);
     return 1;
 }
 
-int main(void)
+static void run(int mode)
 {
     void *ctx = zlink_ctx_new();
     srv = zlink_socket(ctx, ZLINK_STREAM);
     cli = zlink_socket(ctx, ZLINK_STREAM);
     CHECK(srv && cli);
+    CHECK(tu_get_int(srv, ZLINK_STREAM_FRAMING) == ZLINK_STREAM_FRAMING_LENGTH);
+    tu_set_framing(srv, mode);
+    tu_set_framing(cli, mode);
     CHECK(zlink_bind(srv, "tcp://127.0.0.1:*") == 0);
     char ep[256];
     tu_last_endpoint(srv, ep, sizeof ep);
@@ -65,18 +71,30 @@ int main(void)
     CHECK(tu_stream_recv(cli, &id, buf, sizeof buf, 0) == 5 && id == cid);
     CHECK(memcmp(buf, "hello", 5) == 0);
 
-    /* a payload bigger than the caller's buffer is not truncated: the
-     * rest comes with the next message */
-    CHECK(tu_stream_send(cli, cid, "0123456789", 10, 0) == 10);
-    int got = 0;
-    char acc[16];
-    while (got < 10) {
-        int n = tu_stream_recv(srv, &id, buf, 4, 0);
-        CHECK(n >= 0 && n <= 4 && id == sid);
-        memcpy(acc + got, buf, (size_t)n);
-        got += n;
+    if (mode == ZLINK_STREAM_FRAMING_RAW) {
+        /* a payload bigger than the caller's buffer is not truncated: the
+         * rest comes with the next message */
+        CHECK(tu_stream_send(cli, cid, "0123456789", 10, 0) == 10);
+        int got = 0;
+        char acc[16];
+        while (got < 10) {
+            int n = tu_stream_recv(srv, &id, buf, 4, 0);
+            CHECK(n >= 1 && n <= 4 && id == sid && tu_last_event(srv) == -1);
+            memcpy(acc + got, buf, (size_t)n);
+            got += n;
+        }
+        CHECK(memcmp(acc, "0123456789", 10) == 0);
+    } else {
+        /* a body bigger than the caller's buffer is cut to it, its full
+         * size returned, and it is gone; one byte is a body too */
+        CHECK(tu_stream_send(cli, cid, "0123456789", 10, 0) == 10);
+        CHECK(tu_stream_send(cli, cid, "\x01", 1, 0) == 1);
+        memset(buf, 0, 8);
+        CHECK(tu_stream_recv(srv, &id, buf, 4, 0) == 10 && id == sid);
+        CHECK(memcmp(buf, "0123", 4) == 0 && buf[4] == 0);
+        CHECK(tu_stream_recv(srv, &id, buf, sizeof buf, 0) == 1 && id == sid);
+        CHECK(buf[0] == 1 && tu_last_event(srv) == -1);
     }
-    CHECK(memcmp(acc, "0123456789", 10) == 0);
 
     /* large echo, both sides driven non-blockingly from this thread */
     size_t total = 4 << 20;
@@ -162,6 +180,12 @@ int main(void)
     CHECK(zlink_close(cli) == 0);
     CHECK(zlink_close(srv) == 0);
     CHECK(zlink_ctx_term(ctx) == 0);
+}
+
+int main(void)
+{
+    run(ZLINK_STREAM_FRAMING_LENGTH);
+    run(ZLINK_STREAM_FRAMING_RAW);
     puts("ok");
     return 0;
 }

@@ -1,6 +1,8 @@
 /* test_stream_errors.c - STREAM send-side errors: unknown ids, malformed id
- * frames, options that do not exist, [id]+empty closing, and the libzmq-like
- * behaviour of a pending id frame. */
+ * frames, options that do not exist or are read with the wrong size, the
+ * defaults (HWM 300000 as zlink), ZLINK_STREAM_FRAMING's rules (range, only
+ * before any listener or connection), the read-only event options,
+ * [id]+empty closing, and the libzmq-like behaviour of a pending id frame. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -9,7 +11,27 @@ int main(void)
 {
     void *ctx = zlink_ctx_new();
     void *srv = zlink_socket(ctx, ZLINK_STREAM), *cli = zlink_socket(ctx, ZLINK_STREAM);
+
+    /* the framing: 0..2, set while the socket has nothing */
+    int fr = 3;
+    CHECK_ERR(zlink_setsockopt(srv, ZLINK_STREAM_FRAMING, &fr, sizeof fr), EINVAL);
+    fr = -1;
+    CHECK_ERR(zlink_setsockopt(srv, ZLINK_STREAM_FRAMING, &fr, sizeof fr), EINVAL);
+    fr = 1;
+    CHECK_ERR(zlink_setsockopt(srv, ZLINK_STREAM_FRAMING, &fr, 8), EINVAL);
+    CHECK(tu_get_int(srv, ZLINK_STREAM_FRAMING) == ZLINK_STREAM_FRAMING_LENGTH);
+    tu_set_framing(srv, ZLINK_STREAM_FRAMING_BATCH);
+    CHECK(tu_get_int(srv, ZLINK_STREAM_FRAMING) == ZLINK_STREAM_FRAMING_BATCH);
+    tu_set_framing(srv, ZLINK_STREAM_FRAMING_LENGTH);
+    CHECK(tu_last_event(srv) == -1 && tu_event_errno(srv) == 0);
+    int ev = 1;
+    CHECK_ERR(zlink_setsockopt(srv, ZLINK_STREAM_EVENT, &ev, sizeof ev), EINVAL);
+    CHECK_ERR(zlink_setsockopt(srv, ZLINK_STREAM_EVENT_ERRNO, &ev, sizeof ev), EINVAL);
+    CHECK_ERR(zlink_setsockopt(srv, 1004, &ev, sizeof ev), EINVAL);
+
     CHECK(zlink_bind(srv, "tcp://127.0.0.1:*") == 0);
+    fr = ZLINK_STREAM_FRAMING_RAW;
+    CHECK_ERR(zlink_setsockopt(srv, ZLINK_STREAM_FRAMING, &fr, sizeof fr), EINVAL);
     char ep[256];
     tu_last_endpoint(srv, ep, sizeof ep);
 
@@ -40,6 +62,15 @@ int main(void)
     CHECK_ERR(zlink_setsockopt(srv, ZLINK_CONNECT_ROUTING_ID, "abc", 3), EINVAL);
     size_t len = 1;
     CHECK_ERR(zlink_getsockopt(srv, ZLINK_SNDHWM, &v, &len), EINVAL);
+    /* numbers are read with exactly their size, as zlink */
+    int64_t v64 = 0;
+    len = sizeof v64;
+    CHECK_ERR(zlink_getsockopt(srv, ZLINK_SNDHWM, &v64, &len), EINVAL);
+    CHECK_ERR(zlink_getsockopt(srv, ZLINK_STREAM_EVENT, &v64, &len), EINVAL);
+    CHECK(zlink_getsockopt(srv, ZLINK_MAXMSGSIZE, &v64, &len) == 0 && v64 == -1);
+    len = sizeof v;
+    CHECK_ERR(zlink_getsockopt(srv, ZLINK_MAXMSGSIZE, &v, &len), EINVAL);
+    CHECK_ERR(zlink_setsockopt(srv, ZLINK_MAXMSGSIZE, &v, sizeof v), EINVAL);
     len = 4;
     char small[4];
     CHECK_ERR(zlink_getsockopt(srv, ZLINK_LAST_ENDPOINT, small, &len), EINVAL);
@@ -48,7 +79,7 @@ int main(void)
                   ZLINK_RECONNECT_IVL, ZLINK_CONNECT_TIMEOUT, ZLINK_TCP_KEEPALIVE,
                   ZLINK_TCP_KEEPALIVE_CNT, ZLINK_TCP_KEEPALIVE_IDLE,
                   ZLINK_TCP_KEEPALIVE_INTVL, ZLINK_IPV6};
-    int dflt[] = {1000, 1000, -1, -1, 100, -1, -1, -1, 100, 0, -1, -1, -1, -1, 0};
+    int dflt[] = {300000, 300000, -1, -1, 100, -1, -1, -1, 100, 0, -1, -1, -1, -1, 0};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
         len = sizeof v;
         CHECK(zlink_getsockopt(srv, opts[i], &v, &len) == 0 && len == sizeof v);
@@ -70,7 +101,9 @@ int main(void)
     CHECK(zlink_send(srv, sidb, 4, ZLINK_SNDMORE) == 4);
     CHECK(tu_stream_send(cli, cid, "", 0, 0) == 0); /* client closes */
     CHECK(tu_stream_event(cli, &id) == 0 && id == cid);
+    CHECK(tu_event_errno(cli) == 0); /* a local close */
     CHECK(tu_stream_event(srv, &id) == 0 && id == sid); /* server sees EOF */
+    CHECK(tu_event_errno(srv) == 0); /* an orderly end */
     CHECK_ERR(zlink_send(srv, "late", 4, 0), EHOSTUNREACH);
     /* and the next frame is an id frame again */
     CHECK_ERR(zlink_send(srv, sidb, 4, ZLINK_SNDMORE), EHOSTUNREACH);

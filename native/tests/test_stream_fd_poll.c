@@ -71,8 +71,8 @@ int main(void)
     drain(srv);
     CHECK(!fd_readable(fd, 100));
 
-    /* data wakes it */
-    CHECK(write(raw, "ping", 4) == 4);
+    /* data wakes it (a LENGTH packet: [00 00 00 04]ping) */
+    CHECK(write(raw, "\0\0\0\4ping", 8) == 8);
     CHECK(fd_readable(fd, 2000));
     CHECK(events_of(srv) & ZLINK_POLLIN);
     unsigned char buf[64];

@@ -111,19 +111,57 @@ static inline int tu_stream_recv(void *s, uint32_t *id, void *buf, size_t cap,
     return zlink_recv(s, buf, cap, 0);
 }
 
-/* Waits for the next event (1-byte payload) and returns its byte; data
- * payloads met on the way are an error. */
+static inline int tu_get_int(void *s, int opt)
+{
+    int v = -7;
+    size_t l = sizeof v;
+    CHECK(zlink_getsockopt(s, opt, &v, &l) == 0 && l == sizeof v);
+    return v;
+}
+
+/* ZLINK_STREAM_EVENT of the payload just received: 1, 0, or -1 for data */
+static inline int tu_last_event(void *s)
+{
+    return tu_get_int(s, ZLINK_STREAM_EVENT);
+}
+
+/* ZLINK_STREAM_EVENT_ERRNO of the payload just received */
+static inline int tu_event_errno(void *s)
+{
+    return tu_get_int(s, ZLINK_STREAM_EVENT_ERRNO);
+}
+
+/* Waits for the next connection event and returns it (1 connect, 0
+ * disconnect): a one-byte payload in LENGTH and BATCH, a zero-length one in
+ * RAW, told apart from data by ZLINK_STREAM_EVENT. Empty data payloads
+ * (BATCH) are skipped; other data met on the way is an error. */
 static inline int tu_stream_event(void *s, uint32_t *id)
 {
     unsigned char b[16];
     for (;;) {
         int n = tu_stream_recv(s, id, b, sizeof b, 0);
         CHECK(n >= 0);
-        if (n == 0)
+        int ev = tu_last_event(s);
+        if (ev < 0) {
+            CHECK(n == 0);
             continue;
-        CHECK(n == 1);
-        return b[0];
+        }
+        CHECK(n == 0 || (n == 1 && b[0] == ev));
+        return ev;
     }
+}
+
+static inline void tu_set_framing(void *s, int mode)
+{
+    CHECK(zlink_setsockopt(s, ZLINK_STREAM_FRAMING, &mode, sizeof mode) == 0);
+}
+
+/* [u32 BE len][body] into out (len + 4 bytes); returns len + 4 */
+static inline size_t tu_packet(void *out, const void *body, size_t len)
+{
+    tu_put_be32(out, (uint32_t)len);
+    memcpy((char *)out + 4, body, len);
+    return len + 4;
 }
 
 static inline int tu_stream_send(void *s, uint32_t id, const void *buf,

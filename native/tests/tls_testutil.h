@@ -154,11 +154,15 @@ static inline void tu_set_str(void *s, int opt, const char *v)
 
 /* A STREAM socket bound to tls://127.0.0.1:* with cert/key; ep gets the
  * bound endpoint. */
+/* the ZLINK_STREAM_FRAMING tu_tls_server and tu_tls_client set */
+static int tu_tls_framing = ZLINK_STREAM_FRAMING_LENGTH;
+
 static inline void *tu_tls_server(void *ctx, const char *cert, const char *key,
                            char *ep, size_t cap)
 {
     void *s = zlink_socket(ctx, ZLINK_STREAM);
     CHECK(s);
+    tu_set_framing(s, tu_tls_framing);
     tu_set_str(s, ZLINK_TLS_CERT, cert);
     tu_set_str(s, ZLINK_TLS_KEY, key);
     CHECK(zlink_bind(s, "tls://127.0.0.1:*") == 0);
@@ -173,6 +177,7 @@ static inline void *tu_tls_client(void *ctx, const char *ca, int reconnect)
 {
     void *s = zlink_socket(ctx, ZLINK_STREAM);
     CHECK(s);
+    tu_set_framing(s, tu_tls_framing);
     if (ca)
         tu_set_str(s, ZLINK_TLS_CA, ca);
     else
@@ -199,9 +204,10 @@ static inline int tu_drain(void *sock, tu_seen_t *seen)
         return 0;
     }
     seen->last_id = id;
-    if (n == 1 && buf[0] == 1)
+    int ev = tu_last_event(sock); /* any framing */
+    if (ev == 1)
         seen->ups++;
-    else if (n == 1 && buf[0] == 0)
+    else if (ev == 0)
         seen->downs++;
     else
         seen->bytes += n;

@@ -191,14 +191,16 @@ static inline int tu_ws_read_frame(int fd, unsigned char *buf, size_t cap,
     return h[0];
 }
 
-/* A STREAM socket bound to scheme://127.0.0.1:*path (wss with the test
- * certificate); ep gets LAST_ENDPOINT. */
+/* A STREAM socket (framing tu_tls_framing) bound to
+ * scheme://127.0.0.1:*path (wss with the test certificate); ep gets
+ * LAST_ENDPOINT. */
 static inline void *tu_ws_server(void *ctx, const tu_tls_t *t, int wss,
                                  const char *path, char *ep, size_t cap)
 {
     char b[256];
     void *s = zlink_socket(ctx, ZLINK_STREAM);
     CHECK(s);
+    tu_set_framing(s, tu_tls_framing);
     if (wss) {
         tu_set_str(s, ZLINK_TLS_CERT, t->srv_cert);
         tu_set_str(s, ZLINK_TLS_KEY, t->srv_key);
