@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -135,7 +136,16 @@ static int stream_bind(zl_handle_t *h, const char *ep)
     if (l->ws) {
         size_t hl;
         l->ws_path = strdup(zl_ws_split(ep, &hl));
-        zl_format_addr_ws(&real, kind, l->ws_path, l->real, sizeof l->real);
+        /* as zlink 1.3 reports it: the host as given, the real port, the
+         * path (at least "/") */
+        const char *hp = strstr(ep, "://") + 3;
+        const char *colon = memrchr(hp, ':', hl);
+        unsigned port = ntohs(real.sa.sa_family == AF_INET6 ? real.in6.sin6_port
+                                                            : real.in4.sin_port);
+        snprintf(l->real, sizeof l->real, "%s://%.*s:%u%s",
+                 (kind & ZL_K_TLS) ? "wss" : "ws",
+                 colon ? (int)(colon - hp) : 0, hp, port,
+                 l->ws_path ? l->ws_path : "/");
     } else {
         zl_format_addr_tls(&real, tls, l->real, sizeof l->real);
     }

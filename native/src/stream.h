@@ -273,7 +273,7 @@ int zl_parse_endpoint(const char *ep, int for_bind, int ipv6, int *kind,
 void zl_format_addr(const zl_sockaddr_t *a, char *buf, size_t n);
 /* the same as "tls://..." for a TLS connection or listener */
 void zl_format_addr_tls(const zl_sockaddr_t *a, int tls, char *buf, size_t n);
-/* "ws://" or "wss://" (kind's ZL_K_TLS) address, path appended unless "/" */
+/* "ws://" or "wss://" (kind's ZL_K_TLS) address, path appended if given */
 void zl_format_addr_ws(const zl_sockaddr_t *a, int kind, const char *path,
                        char *buf, size_t n);
 /* A ws endpoint "ws://host:port/path": *hostport_len is the length of

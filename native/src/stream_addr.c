@@ -146,7 +146,7 @@ void zl_format_addr_ws(const zl_sockaddr_t *a, int kind, const char *path,
     zl_format_addr(a, tmp, sizeof tmp);
     /* tmp is "tcp://..." */
     snprintf(buf, n, "%s://%s%s", (kind & ZL_K_TLS) ? "wss" : "ws", tmp + 6,
-             (path && strcmp(path, "/") != 0) ? path : "");
+             path ? path : "");
 }
 
 /* Returns 0, or a negative errno: -EPROTONOSUPPORT for another transport,
