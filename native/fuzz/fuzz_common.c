@@ -53,8 +53,9 @@ void *fuzz_stream_bind(const char *endpoint, uint16_t *port)
 {
     void *s = zlink_socket(fuzz_ctx(), ZLINK_STREAM);
     FUZZ_ASSERT(s);
-    int zero = 0;
+    int zero = 0, raw = ZLINK_STREAM_FRAMING_RAW;
     FUZZ_ASSERT(zlink_setsockopt(s, ZLINK_LINGER, &zero, sizeof zero) == 0);
+    FUZZ_ASSERT(zlink_setsockopt(s, ZLINK_STREAM_FRAMING, &raw, sizeof raw) == 0);
     FUZZ_ASSERT(zlink_bind(s, endpoint) == 0);
     char ep[256];
     size_t len = sizeof ep;
@@ -117,7 +118,11 @@ static uint32_t wait_event(void *s, uint8_t byte, int match_id, uint32_t want)
     for (;;) {
         uint32_t id;
         int n = recv_one(s, &id, buf, sizeof buf);
-        if (n == 1 && buf[0] == byte && (!match_id || id == want))
+        int ev = -1;
+        size_t l = sizeof ev;
+        if (n >= 0)
+            FUZZ_ASSERT(zlink_getsockopt(s, ZLINK_STREAM_EVENT, &ev, &l) == 0);
+        if (ev == byte && (!match_id || id == want))
             return id;
         if (n < 0)
             FUZZ_ASSERT(zlink_errno() == EAGAIN);
@@ -138,15 +143,32 @@ void fuzz_stream_wait_closed(void *s, uint32_t id)
     wait_event(s, 0x00, 1, id);
 }
 
+/* Pipes are not counted: neither this library nor libzmq makes any on
+ * Linux (they use eventfds), while the sanitizer runtime starts its
+ * symbolizer behind two pipes the first time a leak check (libFuzzer runs
+ * an input again under LSan when it allocated more than it freed) has
+ * stacks to print, which made every later input look like a leak. */
 int fuzz_open_fds(void)
 {
     DIR *d = opendir("/proc/self/fd");
     FUZZ_ASSERT(d);
     int n = 0;
-    while (readdir(d))
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[300], target[64];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(path, target, sizeof target - 1);
+        if (k > 0) {
+            target[k] = '\0';
+            if (strncmp(target, "pipe:", 5) == 0)
+                continue;
+        }
         n++;
+    }
     closedir(d);
-    return n - 3; /* ".", ".." and the directory's own descriptor */
+    return n - 1; /* the directory's own descriptor */
 }
 
 int fuzz_epoll_watches(int epfd)

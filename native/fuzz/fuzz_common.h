@@ -46,7 +46,9 @@ void *fuzz_ctx(void);
  * its own, so at its socket limit this waits for it a little. */
 void *fuzz_socket(int type);
 
-/* A STREAM socket bound to 127.0.0.1 with its port registered, LINGER 0. */
+/* A STREAM socket bound to 127.0.0.1 with its port registered, LINGER 0,
+ * RAW framing (the targets using it check byte streams; fuzz_stream_recv
+ * makes its own sockets, one per framing). */
 void *fuzz_stream_listener(uint16_t *port);
 
 /* The same bound to endpoint, whose port is the wildcard (tcp or ws, a ws
@@ -63,15 +65,17 @@ int fuzz_tcp_connect_rcvbuf(uint16_t port, int rcvbuf);
 /* CLOCK_MONOTONIC in milliseconds, for the targets' deadlines. */
 long long fuzz_now_ms(void);
 
-/* Receives from a STREAM socket until the notification `byte` (0x01 or
- * 0x00) of a connection arrives; data payloads met on the way are
- * discarded. Returns that connection's routing id. Aborts after 10 s. */
+/* Receives from a STREAM socket until a connection event arrives whose
+ * ZLINK_STREAM_EVENT is `byte` (0x01 connect, 0x00 disconnect; any
+ * framing); data payloads met on the way are discarded. Returns that
+ * connection's routing id. Aborts after 10 s. */
 uint32_t fuzz_stream_wait_event(void *s, uint8_t byte);
 
 /* Like fuzz_stream_wait_event for the 0x00 of the connection id. */
 void fuzz_stream_wait_closed(void *s, uint32_t id);
 
-/* Number of open descriptors of this process. */
+/* Number of open descriptors of this process, pipes excepted (see
+ * fuzz_common.c). */
 int fuzz_open_fds(void);
 
 /* Number of descriptors the epoll set epfd watches (from /proc). */

@@ -306,14 +306,12 @@ static int server_recv(void)
     client_t *c = by_id(tu_be32(idb));
     note("recv %08x: %d bytes, first %02x", tu_be32(idb), n, n > 0 ? b[0] : 0);
     MUST(c);
-    if (n == 0) {
-        /* an empty payload: readiness without data, from a vanished client */
-        MUST(c->vanished);
-        return 1;
-    }
-    /* the clients send nothing: only the 0x00 of a connection that was
-     * closed here or by its client, once */
-    MUST(n == 1 && b[0] == 0x00);
+    /* the clients send nothing: only the disconnect event (RAW: an empty
+     * payload) of a connection that was closed here or by its client, once */
+    int ev = -1;
+    size_t l = sizeof ev;
+    MUST(zlink_getsockopt(srv, ZLINK_STREAM_EVENT, &ev, &l) == 0);
+    MUST(n == 0 && ev == 0);
     MUST(!c->zero && (c->closing || c->vanished));
     c->zero = 1;
     c->gone = 1;

@@ -2,9 +2,10 @@
  * fuzz_ws_frames.c - libFuzzer target: a ws:// connection's input after the
  * upgrade. A raw TCP peer does a valid handshake with a ws:// STREAM
  * socket, then writes the input as it is (frames or garbage); the STREAM
- * socket receives until the connection ends or the bytes run out. Checked:
- * 0x01 first, never a one-byte data payload, 0x00 at most once, no more
- * payload bytes than the input holds, no crash, hang or leak.
+ * socket (RAW framing) receives until the connection ends or the bytes run
+ * out. Checked: the connect event first, the disconnect event at most
+ * once, no more payload bytes than the input holds, no crash, hang or
+ * leak.
  */
 #include "fuzz_common.h"
 #include "ws_testutil.h"

@@ -186,7 +186,15 @@ w("stream_multi", "unlimited",
 
 # stream_recv: [mode][8 schedule bytes][bytes]; mode bits 0-1: 0 shutdown 1 close 2 reset
 # 3 local close, bit 2 chunked by (mode >> 3) + 1; schedule: bits 0-2 size index
-# (0 1 2 3 5 64 4096 65536), 8 msg_recv, 16 DONTWAIT
+# (0 1 2 3 5 64 4096 65536), 8 msg_recv, 16 DONTWAIT; byte 0 bits 5-6 the framing (0 LENGTH,
+# 1 RAW, 2 BATCH), byte 1 bits 5-7 MAXMSGSIZE (-1 0 1 5 64 300 4096 -1)
+LEN, RAW, BATCH = 0x00, 0x20, 0x40
+
+
+def pk(body):
+    return struct.pack(">I", len(body)) + body
+
+
 w("stream_recv", "shutdown", bytes([0]) + bytes([7] * 8) + b"hello, stream")
 w("stream_recv", "close-small-buffers",
   bytes([1]) + bytes([0, 1, 2, 3, 4, 5, 6, 7]) + bytes(range(256)) * 4)
@@ -195,3 +203,16 @@ w("stream_recv", "local-close", bytes([3]) + bytes([6] * 8) + b"abcdefgh" * 100)
 w("stream_recv", "one-byte-chunks", bytes([0x04]) + bytes([2, 2, 3, 1, 0, 8, 2, 2]) + b"0123456789")
 w("stream_recv", "single-byte", bytes([0]) + bytes([6] * 8) + b"z")
 w("stream_recv", "empty", bytes([1]) + bytes([6] * 8))
+w("stream_recv", "length-packets", bytes([0]) + bytes([7 | LEN] + [6] * 7)
+  + pk(b"hello") + pk(b"\x01") + pk(b"x" * 300))
+w("stream_recv", "length-chunked-small", bytes([0x04 | (2 << 3)]) + bytes([3 | LEN, 2, 5, 0, 1, 8, 6, 7])
+  + pk(b"ab") + pk(b"c" * 70))
+w("stream_recv", "length-zero", bytes([0]) + bytes([6 | LEN] + [6] * 7) + pk(b"ok") + b"\0\0\0\0tail")
+w("stream_recv", "length-over-max", bytes([1]) + bytes([6 | LEN, 6 | 0x60] + [6] * 6)
+  + pk(b"12345") + pk(b"123456"))
+w("stream_recv", "batch-packets", bytes([0]) + bytes([5 | BATCH, 4, 3, 6, 7, 5, 2, 1])
+  + pk(b"a" * 100) + pk(b"b") + pk(b"c" * 5000))
+w("stream_recv", "batch-chunked", bytes([0x04 | (6 << 3)]) + bytes([5 | BATCH, 8, 5, 5, 6, 5, 16, 5])
+  + pk(b"0123456789") * 8)
+w("stream_recv", "raw-lone-bytes", bytes([0x04]) + bytes([1 | RAW, 1, 2, 1, 0, 1, 7, 1]) + b"abcdef")
+w("stream_recv", "raw-fin", bytes([0]) + bytes([5 | RAW] + [5] * 7) + b"last bytes")

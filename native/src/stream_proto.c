@@ -163,7 +163,10 @@ void zl_rx_reset(zl_stream_t *s, zl_conn_t *c)
 {
     if (is_holder(s, c))
         s->hold = 0;
-    rb_drained(c);
+    /* a free slot keeps no buffer */
+    free(c->rb);
+    c->rb = NULL;
+    c->rb_off = c->rb_len = c->rb_cap = 0;
 }
 
 /* c's undelivered bytes that come first: its rb, else its part of the
@@ -1080,7 +1083,8 @@ int zl_stream_recv(zl_handle_t *h, void *buf, size_t len, int flags)
             s->last_event = -1;
             s->last_errno = 0;
             if (n) {
-                memcpy(buf, p, len < n ? len : n);
+                if (len)
+                    memcpy(buf, p, len < n ? len : n);
                 taken(s, c, n);
             } else if (size) {
                 after_take(s, c); /* RAW, no room: the bytes stay */
