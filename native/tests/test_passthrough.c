@@ -1,6 +1,6 @@
 /* test_passthrough.c - libzmq socket types through the zlink ABI: PAIR,
  * PUB/SUB, DEALER/ROUTER, XPUB/XSUB over tcp, ipc and inproc; options and
- * the zlink-only options that must fail. */
+ * the zlink-only options that must fail; the HWM defaults (300000). */
 #include "testutil.h"
 
 #include <unistd.h>
@@ -123,6 +123,19 @@ int main(void)
         test_pair(trs[i]);
         test_pubsub(trs[i]);
         test_dealer_router(trs[i]);
+    }
+
+    /* every libzmq type starts with zlink 1.3's HWM, 300000 (libzmq: 1000) */
+    const int types[] = {ZLINK_PAIR, ZLINK_PUB, ZLINK_SUB, ZLINK_DEALER, ZLINK_ROUTER,
+                         ZLINK_XPUB, ZLINK_XSUB};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        void *t = zlink_socket(ctx, types[i]);
+        CHECK(t);
+        int h = 0;
+        size_t hl = sizeof h;
+        CHECK(zlink_getsockopt(t, ZLINK_SNDHWM, &h, &hl) == 0 && h == 300000);
+        CHECK(zlink_getsockopt(t, ZLINK_RCVHWM, &h, &hl) == 0 && h == 300000);
+        CHECK(zlink_close(t) == 0);
     }
 
     void *s = zlink_socket(ctx, ZLINK_DEALER);
