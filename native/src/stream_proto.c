@@ -72,6 +72,8 @@ int zl_stream_poll_check(zl_handle_t *h, short events)
 #define ZL_RB_MIN 256
 /* the longest body: a packet's size must fit the int zlink_recv returns */
 #define ZL_MAX_BODY ((uint32_t)INT_MAX - 4)
+/* the longest body received while MAXMSGSIZE is -1 or 0, as in zlink 1.3 */
+#define ZL_DEFAULT_MAX_BODY (8u * 1024 * 1024)
 /* LENGTH: an unfinished packet still missing this much or more is read
  * straight into c->rb (up to its end) rather than through the scratch */
 #define ZL_RB_DIRECT (ZL_SCRATCH_SIZE / 4)
@@ -86,8 +88,10 @@ static int len_check(const zl_stream_t *s, uint32_t len)
 {
     if (len == 0)
         return EPROTO;
-    if (len > ZL_MAX_BODY ||
-        (s->opts.maxmsgsize >= 0 && (uint64_t)len > (uint64_t)s->opts.maxmsgsize))
+    /* zlink 1.3's rule: MAXMSGSIZE when it is above 0, else 8 MiB */
+    uint64_t limit = s->opts.maxmsgsize > 0 ? (uint64_t)s->opts.maxmsgsize
+                                            : ZL_DEFAULT_MAX_BODY;
+    if (len > ZL_MAX_BODY || (uint64_t)len > limit)
         return EMSGSIZE;
     return 0;
 }

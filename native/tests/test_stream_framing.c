@@ -195,6 +195,13 @@ static void length_cases(int kind)
     fw_write(&p, &v, "\0\0\0\x0a" "0123456789", 14);
     i = fw_wait_msg(&v, from, p.id, 5000);
     CHECK(v.log[i].n == 10 && memcmp(v.log[i].data, "0123456789", 10) == 0);
+    /* -1 (the default) and 0 mean zlink 1.3's 8 MiB: a length one byte over
+     * it drops the connection as soon as the header is in */
+    for (int64_t dflt = -1; dflt <= 0; dflt++) {
+        CHECK(zlink_setsockopt(v.s, ZLINK_MAXMSGSIZE, &dflt, sizeof dflt) == 0);
+        expect_drop(&v, kind, "\0\x80\0\x01", 4, EMSGSIZE);
+        expect_drop(&v, kind, "\xff\xff\xff\xff", 4, EMSGSIZE);
+    }
     mx = -1;
     CHECK(zlink_setsockopt(v.s, ZLINK_MAXMSGSIZE, &mx, sizeof mx) == 0);
 
