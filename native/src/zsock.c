@@ -9,6 +9,7 @@
 #include "zl_internal.h"
 
 #include <errno.h>
+#include <sys/random.h>
 
 /* the ABI's result of a libzmq call that returns a count or -1 */
 static int zrc(int rc)
@@ -16,10 +17,40 @@ static int zrc(int rc)
     return rc < 0 ? zl_zfail() : rc;
 }
 
+/* Every socket starts with a routing id of its own, as in zlink 1.3: 16
+ * random bytes laid out as an RFC 4122 version 4 UUID (never all zero). ZMP's
+ * HELLO carries it, so a ROUTER sees its peers by these ids unless they set
+ * ROUTING_ID themselves, and a peer keeps its id across reconnects. */
+static int default_routing_id(void *zs)
+{
+    unsigned char id[16];
+    size_t got = 0;
+    while (got < sizeof id) {
+        ssize_t n = getrandom(id + got, sizeof id - got, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    id[6] = (unsigned char)((id[6] & 0x0f) | 0x40);
+    id[8] = (unsigned char)((id[8] & 0x3f) | 0x80);
+    return zmq_setsockopt(zs, ZMQ_ROUTING_ID, id, sizeof id);
+}
+
 static int zsock_open(zl_handle_t *h)
 {
     h->u.zsock = zmq_socket(h->ctx->zctx, h->type);
-    return h->u.zsock ? 0 : zl_zfail();
+    if (!h->u.zsock)
+        return zl_zfail();
+    if (default_routing_id(h->u.zsock) != 0) {
+        int e = errno;
+        zmq_close(h->u.zsock);
+        h->u.zsock = NULL;
+        return zl_fail(e);
+    }
+    return 0;
 }
 
 static int zsock_close(zl_handle_t *h)
