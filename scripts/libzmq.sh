@@ -144,10 +144,12 @@ zmq_version() {
   awk '/^#define ZMQ_VERSION_(MAJOR|MINOR|PATCH)/ { v[$2] = $3 } END { print v["ZMQ_VERSION_MAJOR"] "." v["ZMQ_VERSION_MINOR"] "." v["ZMQ_VERSION_PATCH"] }' "$1/include/zmq.h"
 }
 
-# the engine's sources and the patch, as one hash (file names and contents)
+# the engine's sources and the patch (what goes into the build; zmp_fuzz.cpp is the fuzz
+# target's), as one hash of file names and contents
 zmp_dir=native/libzmq
+zmp_files=(zmp.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp)
 zmp_hash() {
-  (cd "$zmp_dir" && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-16
+  (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }
 
 start=$SECONDS
@@ -174,7 +176,9 @@ apt_need patch
 patched=$dir/zmp-src
 rm -rf "$patched"
 cp -a "$src" "$patched"
-cp "$zmp_dir"/*.hpp "$zmp_dir"/*.cpp "$patched/src/"
+for f in "${zmp_files[@]}"; do
+  case $f in *.hpp | *.cpp) cp "$zmp_dir/$f" "$patched/src/" ;; esac
+done
 if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/zmp.patch"; then
   echo "libzmq: $zmp_dir/zmp.patch does not apply to $src" >&2
   exit 1

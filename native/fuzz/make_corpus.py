@@ -195,3 +195,28 @@ w("stream_recv", "local-close", bytes([3]) + bytes([6] * 8) + b"abcdefgh" * 100)
 w("stream_recv", "one-byte-chunks", bytes([0x04]) + bytes([2, 2, 3, 1, 0, 8, 2, 2]) + b"0123456789")
 w("stream_recv", "single-byte", bytes([0]) + bytes([6] * 8) + b"z")
 w("stream_recv", "empty", bytes([1]) + bytes([6] * 8))
+
+
+# zmp: [type][read size][MAXMSGSIZE][buffer] then the wire (fuzz_zmp.c)
+def zf(flags, body):
+    return bytes([0x5a, 1, flags, 0]) + struct.pack(">I", len(body)) + body
+
+
+def hello(t, rid=b""):
+    return zf(2, bytes([1, t, len(rid)]) + rid)
+
+
+READY = zf(2, b"\x04")
+w("zmp", "pair-data", bytes([0, 5, 0, 1]) + hello(0, b"peer") + READY
+  + zf(1, b"part") + zf(0, b"last") + zf(0, b""))
+w("zmp", "router-metadata", bytes([4, 200, 4, 0]) + hello(5, bytes(range(16)))
+  + zf(2, b"\x04\x0bSocket-Type\x00\x00\x00\x06DEALER\x08Identity\x00\x00\x00\x02D1")
+  + zf(1, b"a") + zf(0, b"b" * 400))
+w("zmp", "xpub-sub-cancel", bytes([5, 64, 0, 2]) + hello(2) + READY
+  + zf(8, b"topic") + zf(0x10, b"topic") + zf(0, b"\x01raw"))
+w("zmp", "heartbeats", bytes([0, 3, 0, 0]) + hello(0) + zf(2, b"\x02\x00\x1e\x02cx") + READY
+  + zf(2, b"\x02") + zf(2, b"\x03\x02cx") + zf(2, b"\x02\x00\x00\x00"))
+w("zmp", "peer-error", bytes([3, 1, 0, 1]) + hello(6) + READY + zf(2, b"\x05\x04\x0dbody too large"))
+w("zmp", "zmtp-greeting", bytes([0, 64, 0, 2]) + bytes([0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f]))
+w("zmp", "type-mismatch", bytes([1, 64, 0, 2]) + hello(5) + READY)
+w("zmp", "too-big", bytes([0, 64, 4, 2]) + hello(0) + READY + zf(0, b"x" * 301))
