@@ -104,7 +104,7 @@ printf '%-34s %-8s %-8s %-4s %s\n' "check" "server" "client" "via" "result"
 for transport in tcp ipc; do
   for dir in "ours ref" "ref ours"; do
     set -- $dir
-    pair_check "PAIR<->PAIR (3x3 parts each way)" pair-server pair-client "$1" "$2" $transport
+    pair_check "PAIR<->PAIR (3x5 parts, 100 KB)" pair-server pair-client "$1" "$2" $transport
     pair_check "PUB->SUB (subscribe, cancel)" pub-server sub-client "$1" "$2" $transport
     pair_check "XPUB sees SUB's \\1A \\0A \\1Z" xpub-server xsub-watch "$1" "$2" $transport
     pair_check "DEALER<->ROUTER (2 ids, 3x3 parts)" router-server dealer-client "$1" "$2" $transport

@@ -10,7 +10,8 @@
  * roles connect to it. Each prints "OK <role>" and exits 0, or prints
  * "FAIL <role>: why" and exits 1; nothing waits longer than a few seconds.
  *
- *   pair-server / pair-client   3 messages of 3 parts each way, checked
+ *   pair-server / pair-client   3 messages of 5 parts each way (an empty one,
+ *                               a last one of 100,000 bytes and more), checked
  *   pub-server  / sub-client    PUB sends [A|B][n] alternately for 5 s; the
  *                               SUB takes A only, then cancels A and takes B
  *                               only (after its first B, an A is a failure)
@@ -142,6 +143,15 @@ static void expect_part(const msg_t *m, int i, const char *want)
 
 /* ---- PAIR ---------------------------------------------------------------- */
 
+/* part 3 of PAIR message i: 100,000 + i bytes past the 8 KB batches */
+static unsigned char big_part[100003], big_got[100004];
+
+static void fill_big(int i)
+{
+    for (size_t k = 0; k < sizeof big_part; k++)
+        big_part[k] = (unsigned char)(k * 31 + (size_t)i * 7);
+}
+
 static void pair(void *ctx, const char *ep, int server)
 {
     void *s = make(ctx, ZLINK_PAIR, 5000);
@@ -153,13 +163,30 @@ static void pair(void *ctx, const char *ep, int server)
         memset(big, 'a' + i, 256);
         big[256] = 0;
         const char *parts[3] = {me, n, big};
-        if (send_parts(s, 3, parts, NULL) != 0)
+        for (int k = 0; k < 3; k++)
+            if (zlink_send(s, parts[k], strlen(parts[k]), ZLINK_SNDMORE) != (int)strlen(parts[k]))
+                fail("send %d", i);
+        if (zlink_send(s, "", 0, ZLINK_SNDMORE) != 0)
             fail("send %d", i);
+        fill_big(i);
+        if (zlink_send(s, big_part, 100000 + (size_t)i, 0) != 100000 + i)
+            fail("send %d's large part", i);
     }
     for (int i = 0; i < 3; i++) {
         msg_t m;
-        if (recv_msg(s, &m) != 3)
-            fail("message %d: %d parts", i, m.n);
+        m.n = 0;
+        for (int k = 0; k < 4; k++) {
+            int rc = zlink_recv(s, m.part[k], sizeof m.part[0] - 1, 0);
+            if (rc < 0 || rc >= (int)sizeof m.part[0])
+                fail("message %d part %d: %d bytes", i, k, rc);
+            m.part[k][rc] = 0;
+            m.len[k] = (size_t)rc;
+            m.n++;
+            int more = 0;
+            size_t sz = sizeof more;
+            if (zlink_getsockopt(s, ZLINK_RCVMORE, &more, &sz) != 0 || !more)
+                fail("message %d part %d: no MORE", i, k);
+        }
         char n[16], big[257];
         snprintf(n, sizeof n, "%d", i);
         memset(big, 'a' + i, 256);
@@ -167,6 +194,15 @@ static void pair(void *ctx, const char *ep, int server)
         expect_part(&m, 0, peer);
         expect_part(&m, 1, n);
         expect_part(&m, 2, big);
+        expect_part(&m, 3, "");
+        int rc = zlink_recv(s, big_got, sizeof big_got, 0);
+        fill_big(i);
+        if (rc != 100000 + i || memcmp(big_got, big_part, (size_t)rc))
+            fail("message %d's large part: %d bytes or other bytes", i, rc);
+        int more = 1;
+        size_t sz = sizeof more;
+        if (zlink_getsockopt(s, ZLINK_RCVMORE, &more, &sz) != 0 || more)
+            fail("message %d: MORE after the last part", i);
     }
     /* the peer's last receive must finish before this side closes */
     sleep_ms(300);
