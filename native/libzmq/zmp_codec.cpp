@@ -399,7 +399,8 @@ zmq::zmp_proto_t::on_control (const unsigned char *body_, size_t size_)
                 return fail (zmp::err_internal, "error frame too short");
             if (size_ < 3 + static_cast<size_t> (body_[2]))
                 return fail (zmp::err_internal, "error frame invalid");
-            return fail (body_[1], NULL);
+            fail (body_[1], NULL);
+            return peer_error;
         default:
             return fail (zmp::err_internal, "unknown control");
     }

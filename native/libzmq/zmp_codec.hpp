@@ -171,7 +171,9 @@ class zmp_proto_t
         consumed,  //  a control frame handled here (HELLO, ACK, ...)
         now_ready, //  READY arrived: the handshake is complete
         got_ping,  //  HEARTBEAT: answer with pong (), ttl_ds () applies
-        failed     //  protocol error: error_code (), error_reason ()
+        failed,    //  protocol error: error_code (), error_reason ()
+        peer_error //  a well-formed ERROR from the peer (its code in
+                   //  error_code ()): the peer is closing the connection
     };
 
     explicit zmp_proto_t (int local_type_);

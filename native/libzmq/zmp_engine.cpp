@@ -41,7 +41,8 @@ zmq::zmp_engine_t::zmp_engine_t (fd_t fd_,
     _ready (false),
     _pong_pending (false),
     _heartbeat_timeout (0),
-    _fail_code (0)
+    _fail_code (0),
+    _peer_error (false)
 {
     if (_options.heartbeat_interval > 0) {
         _heartbeat_timeout = _options.heartbeat_timeout;
@@ -167,8 +168,9 @@ bool zmq::zmp_engine_t::handshake ()
         const zmp_proto_t::result_t r = _proto.on_frame (*_decoder->msg ());
         if (was_hello)
             zmp_decoder ()->hello_done ();
-        if (r == zmp_proto_t::failed) {
+        if (r == zmp_proto_t::failed || r == zmp_proto_t::peer_error) {
             set_failure (_proto.error_code (), _proto.error_reason ());
+            _peer_error = r == zmp_proto_t::peer_error;
             error (protocol_error);
             return false;
         }
@@ -271,9 +273,12 @@ int zmq::zmp_engine_t::decode_and_push (msg_t *msg_)
         cancel_timer (heartbeat_ttl_timer_id);
     }
 
-    switch (_proto.on_frame (*msg_)) {
+    const zmp_proto_t::result_t r = _proto.on_frame (*msg_);
+    switch (r) {
         case zmp_proto_t::failed:
+        case zmp_proto_t::peer_error:
             set_failure (_proto.error_code (), _proto.error_reason ());
+            _peer_error = r == zmp_proto_t::peer_error;
             errno = EPROTO;
             return -1;
         case zmp_proto_t::got_ping:
@@ -377,6 +382,12 @@ void zmq::zmp_engine_t::error (error_reason_t reason_)
     }
     if (reason_ == timeout_error || reason_ == protocol_error)
         send_error_frame ();
+    //  The peer's ERROR (e.g. a frame of ours over its MAXMSGSIZE) is
+    //  answered as zlink does, with its code; then this side goes on as after
+    //  a lost connection (a connect is retried), as NetZlink's libzmq sockets
+    //  did before ZMP when a peer dropped them. zlink 1.3 does not retry.
+    if (reason_ == protocol_error && _peer_error)
+        reason_ = connection_error;
     stream_engine_base_t::error (reason_);
 }
 

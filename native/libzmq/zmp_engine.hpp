@@ -62,6 +62,9 @@ class zmp_engine_t ZMQ_FINAL : public stream_engine_base_t
     int _heartbeat_timeout;
     int _fail_code;
     std::string _fail_reason;
+    //  The failure is the peer's ERROR frame: the connection ends like a
+    //  lost one (a connecting socket tries again), not as a protocol error.
+    bool _peer_error;
 
     ZMQ_NON_COPYABLE_NOR_MOVABLE (zmp_engine_t)
 };

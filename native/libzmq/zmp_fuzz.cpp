@@ -154,6 +154,11 @@ extern "C" int netzlink_zmp_fuzz_one (const unsigned char *data_, size_t size_)
                 decoder.hello_done ();
             frames++;
             switch (r) {
+                case zmq::zmp_proto_t::peer_error:
+                    FUZZ_CHECK (proto.error_code () >= 0 && proto.error_code () <= 255);
+                    FUZZ_CHECK (proto.error_reason () && *proto.error_reason ());
+                    dead = true;
+                    break;
                 case zmq::zmp_proto_t::failed:
                     FUZZ_CHECK (known_code (proto.error_code ())
                                 || (proto.error_code () >= 0
