@@ -29,7 +29,7 @@ bash scripts/libzmq.sh || { echo "fuzz: build FAILED (libzmq)"; exit 1; }
 
 build=native/build-fuzz
 echo "fuzz: building $build"
-if ! { cmake -S native -B "$build" -DZLINK_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 \
+if ! { cmake -S native -B "$build" -DZLINK_FUZZ=ON -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
          -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
        cmake --build "$build" -j"$(nproc)" >"$build/build.log" 2>&1; }; then
   cat "$build/build.log" >&2 2>/dev/null
@@ -39,7 +39,7 @@ fi
 
 # inputs past these lengths add time, not paths
 declare -A max_len=([fuzz_endpoint]=2048 [fuzz_sockopt]=2048 [fuzz_stream_send]=4096
-                    [fuzz_stream_multi]=4096 [fuzz_stream_recv]=16384)
+                    [fuzz_stream_multi]=4096 [fuzz_stream_recv]=16384 [fuzz_zmp]=8192)
 failed=0
 for t in "${targets[@]}"; do
   name=${t#fuzz_}

@@ -5,10 +5,18 @@
 # GSSAPI, libbsd, WebSocket or draft API, no tests, docs or tools. native/CMakeLists.txt links it
 # into libzlink.so with its symbols hidden, so the library needs nothing beyond glibc and libstdc++.
 #
+# ZMP: the socket types speak zlink 1.3's ZMP v1 instead of ZMTP. NetZlink's engine for it
+# (native/libzmq/zmp_*.{hpp,cpp}) is copied into a copy of the unpacked source, and
+# native/libzmq/zmp.patch (a few lines: libzmq's tcp/ipc connecter and listener create that engine
+# in place of zmtp_engine_t, the ZMP_METADATA option, the two files in libzmq's CMake source list)
+# is applied there before the build. See docs/native.md#zmp-on-the-libzmq-socket-types.
+#
 # Everything lives in native/build-libzmq/ (ignored by git; shared by native/build, build-asan
-# and build-fuzz): src/ (the unpacked source), build/ (CMake's build), install/ (include/zmq.h,
-# lib/libzmq.a) and install/netzlink-libzmq.stamp (the source version and settings of the build).
-# A build whose stamp matches is reused; delete native/build-libzmq/ to fetch and build again.
+# and build-fuzz): src/ (the unpacked source, kept as Debian ships it), zmp-src/ (the copy that
+# is patched and built), build/ (CMake's build), install/ (include/zmq.h, lib/libzmq.a) and
+# install/netzlink-libzmq.stamp (the source version, the settings and the SHA-256 of
+# native/libzmq/, so a change to the engine or the patch builds again). A build whose stamp
+# matches is reused; delete native/build-libzmq/ to fetch and build again.
 #
 # Fetching needs a deb-src entry for Debian's archive: when apt has none for zeromq3, this adds
 # /etc/apt/sources.list.d/netzlink-deb-src.sources (or .list), a copy of the entry libzmq5 comes
@@ -136,9 +144,17 @@ zmq_version() {
   awk '/^#define ZMQ_VERSION_(MAJOR|MINOR|PATCH)/ { v[$2] = $3 } END { print v["ZMQ_VERSION_MAJOR"] "." v["ZMQ_VERSION_MINOR"] "." v["ZMQ_VERSION_PATCH"] }' "$1/include/zmq.h"
 }
 
+# the engine's sources and the patch (what goes into the build; zmp_fuzz.cpp is the fuzz
+# target's), as one hash of file names and contents
+zmp_dir=native/libzmq
+zmp_files=(zmp.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp)
+zmp_hash() {
+  (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
+}
+
 start=$SECONDS
 if [ -f "$stamp" ] && [ -f "$prefix/lib/libzmq.a" ] && [ -n "$(source_dir)" ]; then
-  want="zeromq3 $(debian_version) $(c++ --version | head -n 1) ${cmake_args[*]}"
+  want="zeromq3 $(debian_version) zmp $(zmp_hash) $(c++ --version | head -n 1) ${cmake_args[*]}"
   if [ "$(cat "$stamp")" = "$want" ]; then
     echo "libzmq: cached (zeromq3 $(debian_version), $prefix/lib/libzmq.a)"
     exit 0
@@ -153,9 +169,23 @@ if [ "$version" != "$upstream" ]; then
   echo "libzmq: $src is libzmq $version, not $upstream; delete $dir and check which zeromq3 apt offers" >&2
   exit 1
 fi
-want="zeromq3 $(debian_version) $(c++ --version | head -n 1) ${cmake_args[*]}"
+want="zeromq3 $(debian_version) zmp $(zmp_hash) $(c++ --version | head -n 1) ${cmake_args[*]}"
 
-echo "libzmq: configuring libzmq $version (Debian zeromq3 $(debian_version)): static PIC, CURVE through tweetnacl; no libsodium, PGM, NORM, GSSAPI, drafts"
+# a fresh copy of the source with NetZlink's ZMP engine and patch in it
+apt_need patch
+patched=$dir/zmp-src
+rm -rf "$patched"
+cp -a "$src" "$patched"
+for f in "${zmp_files[@]}"; do
+  case $f in *.hpp | *.cpp) cp "$zmp_dir/$f" "$patched/src/" ;; esac
+done
+if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/zmp.patch"; then
+  echo "libzmq: $zmp_dir/zmp.patch does not apply to $src" >&2
+  exit 1
+fi
+src=$patched
+
+echo "libzmq: configuring libzmq $version (Debian zeromq3 $(debian_version)) with NetZlink's ZMP engine: static PIC, CURVE through tweetnacl; no libsodium, PGM, NORM, GSSAPI, drafts"
 rm -rf "$dir/build" "$prefix"
 mkdir -p "$dir/build"
 log=$dir/build.log

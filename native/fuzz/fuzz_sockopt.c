@@ -30,7 +30,7 @@ static const int options[] = {
     19,  21,  22,  23,  24,  25,  27,  28,  32,  33,  34,  35,  36,  37,  39,  40,
     42,  51,  54,  56,  57,  61,  66,  69,  70,  71,  72,  74,  75,  76,  77,  78,
     79,  80,  89,  92,  95,  96,  97,  98,  99,  100, 101, 102, 108, 116, 117, 118,
-    -1,  1000};
+    43,  44,  45,  46,  47,  48,  49,  50,  55,  -1,  1000};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -72,11 +72,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             int rc = zlink_setsockopt(s, opt, val, len);
             FUZZ_ASSERT(rc == 0 || (rc == -1 && zlink_errno() != 0));
-            /* zlink-only options: ZMP_METADATA is refused on every socket, the TLS
-             * ones on every socket but STREAM (whose table takes them when the
-             * library has tls://; a bad value is still EINVAL) */
-            if (opt == ZLINK_ZMP_METADATA ||
-                ((opt >= ZLINK_TLS_CERT && opt <= ZLINK_TLS_PASSWORD) && (!is_stream || !zlink_has("tls"))))
+            /* zlink-only options: the TLS ones are refused on every socket but
+             * STREAM (whose table takes them when the library has tls://; a bad
+             * value is still EINVAL); ZMP_METADATA is refused on STREAM and
+             * taken by the libzmq types as an int 0 or 1 only; libzmq's
+             * security options (PLAIN 44-46, CURVE 47-50, ZAP_DOMAIN 55) are
+             * refused on the libzmq types (ZMP has no mechanism) */
+            int zmp_ok = 0;
+            if (opt == ZLINK_ZMP_METADATA && !is_stream && !null_value && len == sizeof(int)) {
+                int iv;
+                memcpy(&iv, val, sizeof iv);
+                zmp_ok = iv == 0 || iv == 1;
+            }
+            if (opt == ZLINK_ZMP_METADATA)
+                FUZZ_ASSERT(zmp_ok ? rc == 0 : (rc == -1 && zlink_errno() == EINVAL));
+            if ((opt >= ZLINK_TLS_CERT && opt <= ZLINK_TLS_PASSWORD) && (!is_stream || !zlink_has("tls")))
+                FUZZ_ASSERT(rc == -1 && zlink_errno() == EINVAL);
+            if (!is_stream && ((opt >= 44 && opt <= 50) || opt == 55))
                 FUZZ_ASSERT(rc == -1 && zlink_errno() == EINVAL);
             free(val);
         }

@@ -216,3 +216,28 @@ w("stream_recv", "batch-chunked", bytes([0x04 | (6 << 3)]) + bytes([5 | BATCH, 8
   + pk(b"0123456789") * 8)
 w("stream_recv", "raw-lone-bytes", bytes([0x04]) + bytes([1 | RAW, 1, 2, 1, 0, 1, 7, 1]) + b"abcdef")
 w("stream_recv", "raw-fin", bytes([0]) + bytes([5 | RAW] + [5] * 7) + b"last bytes")
+
+
+# zmp: [type][read size][MAXMSGSIZE][buffer] then the wire (fuzz_zmp.c)
+def zf(flags, body):
+    return bytes([0x5a, 1, flags, 0]) + struct.pack(">I", len(body)) + body
+
+
+def hello(t, rid=b""):
+    return zf(2, bytes([1, t, len(rid)]) + rid)
+
+
+READY = zf(2, b"\x04")
+w("zmp", "pair-data", bytes([0, 5, 0, 1]) + hello(0, b"peer") + READY
+  + zf(1, b"part") + zf(0, b"last") + zf(0, b""))
+w("zmp", "router-metadata", bytes([4, 200, 4, 0]) + hello(5, bytes(range(16)))
+  + zf(2, b"\x04\x0bSocket-Type\x00\x00\x00\x06DEALER\x08Identity\x00\x00\x00\x02D1")
+  + zf(1, b"a") + zf(0, b"b" * 400))
+w("zmp", "xpub-sub-cancel", bytes([5, 64, 0, 2]) + hello(2) + READY
+  + zf(8, b"topic") + zf(0x10, b"topic") + zf(0, b"\x01raw"))
+w("zmp", "heartbeats", bytes([0, 3, 0, 0]) + hello(0) + zf(2, b"\x02\x00\x1e\x02cx") + READY
+  + zf(2, b"\x02") + zf(2, b"\x03\x02cx") + zf(2, b"\x02\x00\x00\x00"))
+w("zmp", "peer-error", bytes([3, 1, 0, 1]) + hello(6) + READY + zf(2, b"\x05\x04\x0dbody too large"))
+w("zmp", "zmtp-greeting", bytes([0, 64, 0, 2]) + bytes([0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f]))
+w("zmp", "type-mismatch", bytes([1, 64, 0, 2]) + hello(5) + READY)
+w("zmp", "too-big", bytes([0, 64, 4, 2]) + hello(0) + READY + zf(0, b"x" * 301))

@@ -78,9 +78,13 @@ ZL_API int zlink_close(void *handle)
     return zl_fail(ENOTSOCK);
 }
 
-/* zlink's options that libzmq sockets do not have (TLS, ZMP metadata):
- * EINVAL before libzmq looks at the call. STREAM sockets answer the TLS
- * ones from their own option table (stream_opts.c). */
+/* Options libzmq sockets do not take here: zlink's TLS ones, and libzmq's
+ * security mechanisms (PLAIN 44-46, CURVE 47-50, ZAP_DOMAIN 55), which
+ * zlink 1.3 does not have and ZMP, the wire protocol of these sockets, does
+ * not carry: EINVAL before libzmq looks at the call. STREAM sockets answer
+ * the TLS ones from their own option table (stream_opts.c). ZMP_METADATA
+ * (117) goes to the built-in libzmq, which has it (native/libzmq/zmp.patch);
+ * on STREAM it is EINVAL. */
 static const int zlink_only_options[] = {
     ZLINK_TLS_CERT,
     ZLINK_TLS_KEY,
@@ -90,7 +94,7 @@ static const int zlink_only_options[] = {
     ZLINK_TLS_HOSTNAME,
     ZLINK_TLS_TRUST_SYSTEM,
     ZLINK_TLS_PASSWORD,
-    ZLINK_ZMP_METADATA,
+    44, 45, 46, 47, 48, 49, 50, 55,
 };
 
 /* The socket an option call is for, or NULL with the error set. */
@@ -99,8 +103,12 @@ static zl_handle_t *option_target(void *socket, int option)
     zl_handle_t *h = zl_sock_get(socket);
     if (!h)
         return NULL;
-    if (h->ops == &zl_stream_ops && option != ZLINK_ZMP_METADATA)
-        return h;
+    if (h->ops == &zl_stream_ops) {
+        if (option != ZLINK_ZMP_METADATA)
+            return h;
+        zl_set_errno(EINVAL);
+        return NULL;
+    }
     for (size_t i = 0; i < sizeof zlink_only_options / sizeof(int); i++) {
         if (option == zlink_only_options[i]) {
             zl_set_errno(EINVAL);

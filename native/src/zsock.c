@@ -9,6 +9,7 @@
 #include "zl_internal.h"
 
 #include <errno.h>
+#include <sys/random.h>
 
 /* the ABI's result of a libzmq call that returns a count or -1 */
 static int zrc(int rc)
@@ -16,16 +17,39 @@ static int zrc(int rc)
     return rc < 0 ? zl_zfail() : rc;
 }
 
-/* a new socket's SNDHWM and RCVHWM are zlink 1.3's (libzmq's are 1000) */
+/* Every socket starts with a routing id of its own, as in zlink 1.3: 16
+ * random bytes laid out as an RFC 4122 version 4 UUID (never all zero). ZMP's
+ * HELLO carries it, so a ROUTER sees its peers by these ids unless they set
+ * ROUTING_ID themselves, and a peer keeps its id across reconnects. */
+static int default_routing_id(void *zs)
+{
+    unsigned char id[16];
+    size_t got = 0;
+    while (got < sizeof id) {
+        ssize_t n = getrandom(id + got, sizeof id - got, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    id[6] = (unsigned char)((id[6] & 0x0f) | 0x40);
+    id[8] = (unsigned char)((id[8] & 0x3f) | 0x80);
+    return zmq_setsockopt(zs, ZMQ_ROUTING_ID, id, sizeof id);
+}
+
 static int zsock_open(zl_handle_t *h)
 {
     h->u.zsock = zmq_socket(h->ctx->zctx, h->type);
     if (!h->u.zsock)
         return zl_zfail();
+    /* a new socket's SNDHWM and RCVHWM are zlink 1.3's (libzmq's are 1000) */
     int hwm = ZL_DEFAULT_HWM;
     if (zmq_setsockopt(h->u.zsock, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
-        zmq_setsockopt(h->u.zsock, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0) {
-        int e = zmq_errno();
+        zmq_setsockopt(h->u.zsock, ZMQ_RCVHWM, &hwm, sizeof hwm) != 0 ||
+        default_routing_id(h->u.zsock) != 0) {
+        int e = errno; /* zmq_setsockopt and getrandom both set it */
         zmq_close(h->u.zsock);
         h->u.zsock = NULL;
         return zl_fail(e);

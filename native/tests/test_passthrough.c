@@ -143,7 +143,7 @@ int main(void)
     size_t len = sizeof v;
     for (int opt = ZLINK_TLS_CERT; opt <= ZLINK_TLS_PASSWORD; opt++)
         CHECK_ERR(zlink_setsockopt(s, opt, "x", 1), EINVAL);
-    CHECK_ERR(zlink_setsockopt(s, ZLINK_ZMP_METADATA, "x", 1), EINVAL);
+    CHECK_ERR(zlink_setsockopt(s, ZLINK_ZMP_METADATA, "x", 1), EINVAL); /* an int, 0 or 1 */
     CHECK_ERR(zlink_getsockopt(s, ZLINK_TLS_VERIFY, &v, &len), EINVAL);
     CHECK(zlink_setsockopt(s, ZLINK_SNDHWM, &v, sizeof v) == 0);
     v = 0;
