@@ -51,6 +51,7 @@ public sealed class ChurnTests
             PairCycle(context);
         });
 
+    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public void EngineCreateConnectDisposeCycles_LeaveNothingBehind()
     {

@@ -141,7 +141,7 @@ public sealed class ConcurrentUseTests
         Assert.That(received.AsSpan(0, receiving.Result).ToArray(), Is.EqualTo("go"u8.ToArray()));
 
         // Once the receive has returned the socket is free again, for any thread.
-        Assert.That(socket.ReceiveHighWaterMark, Is.EqualTo(1000));
+        Assert.That(socket.ReceiveHighWaterMark, Is.EqualTo(ZlinkDefaults.HighWaterMark));
         Assert.That(socket.TrySend("back"u8, Wait.Long), Is.True);
         Assert.That(Wait.Frame(peer), Is.EqualTo("back"u8.ToArray()));
     }

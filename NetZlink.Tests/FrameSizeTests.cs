@@ -1,9 +1,9 @@
 // Frames at the edges: 0, 1, 8191, 8192, 8193, 65536 bytes and 1 MiB, over inproc and tcp PAIR
-// and STREAM, each way, arrive byte for byte (random content, seeded). A receive buffer smaller
-// than the frame gets the frame's start and its full size, as documented. A frame above
-// MAXMSGSIZE on the receiver is dropped the way libzmq documents it (the tcp connection that
-// carried it is closed, then re-made) and both sockets go on working; STREAM accepts MAXMSGSIZE
-// and does not apply it (native/README.md), so the bytes still arrive.
+// and STREAM (Length and Raw framing), each way, arrive byte for byte (random content, seeded). A
+// receive buffer smaller than the frame gets the frame's start and its full size, as documented.
+// A frame above MAXMSGSIZE on the receiver is dropped the way libzmq documents it (the tcp
+// connection that carried it is closed, then re-made) and both sockets go on working; a STREAM
+// body above MAXMSGSIZE ends its connection, with EMSGSIZE as the disconnect's cause.
 namespace NetZlink.Tests;
 
 [TestFixture]
@@ -61,28 +61,44 @@ public sealed class FrameSizeTests
     }
 
     [Test, CancelAfter(60_000)]
-    public void StreamPayloadsOfEdgeSizes_ArriveByteForByte_BothWays()
+    public void StreamPayloadsOfEdgeSizes_ArriveByteForByte_BothWays([Values(StreamFraming.Length, StreamFraming.Raw)] StreamFraming framing)
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
-        using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp");
+        using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => StreamSockets.UseFraming(socket, framing));
         (ZlinkSocket client, RoutingId clientSide, ZlinkSocket server, RoutingId serverSide) = (pair.First, pair.FirstSide, pair.Second, pair.SecondSide);
 
-        // TCP keeps no frame boundaries, so what must arrive is the byte stream. A lone byte is
-        // held back until the connection's next read (native/README.md: "a data payload is never
-        // exactly one byte"), and a 0-byte payload would close the connection: it comes last.
+        // Length (the default): every payload arrives whole, as one payload. Raw: TCP keeps no
+        // boundaries, so what must arrive is the byte stream; nothing is held back, a lone byte
+        // included. A 0-byte payload would close the connection: it comes last. In Length a
+        // one-byte payload 0x00 closes too (zlink's rule), so the one-byte payloads here are not 0x00.
         foreach ((ZlinkSocket from, RoutingId fromId, ZlinkSocket to, RoutingId toId) in new[] { (client, clientSide, server, serverSide), (server, serverSide, client, clientSide) })
         {
             var sent = new List<byte>();
             foreach (int size in Sizes.Where(size => size > 0))
             {
                 byte[] payload = Fuzz.Bytes(random, size);
+                if (payload is [0])
+                {
+                    payload[0] = 0x5A;
+                }
+
                 StreamSockets.Send(from, fromId, payload);
+                if (framing == StreamFraming.Length)
+                {
+                    (RoutingId id, byte[] body) = StreamSockets.Receive(to);
+                    Assert.That(id, Is.EqualTo(toId));
+                    Assert.That(body.SequenceEqual(payload), Is.True, $"seed {seed}: the {size}-byte body arrived changed or cut");
+                }
+
                 sent.AddRange(payload);
             }
 
-            Assert.That(ReceiveStreamBytes(to, toId, sent.Count, $"seed {seed}, {from} to {to}").SequenceEqual(sent), Is.True,
-                $"seed {seed}: the {sent.Count} bytes arrived changed");
+            if (framing == StreamFraming.Raw)
+            {
+                Assert.That(ReceiveStreamBytes(to, toId, sent.Count, $"seed {seed}, {from} to {to}").SequenceEqual(sent), Is.True,
+                    $"seed {seed}: the {sent.Count} bytes arrived changed");
+            }
         }
 
         StreamSockets.Send(client, clientSide, []);
@@ -130,16 +146,25 @@ public sealed class FrameSizeTests
     }
 
     [Test, CancelAfter(30_000)]
-    public void MaxMessageSize_OnStream_IsAcceptedButNotApplied()
+    public void MaxMessageSize_OnStream_EndsTheConnectionOfALongerBody_WithEmsgsize()
     {
         Random random = Fuzz.Random(out int seed);
         using var context = new Context();
         using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => socket.MaxMessageSize = MaxMessageSize);
         Assert.That(pair.Second.MaxMessageSize, Is.EqualTo(MaxMessageSize));
 
-        byte[] payload = Fuzz.Bytes(random, 4 * MaxMessageSize);
-        StreamSockets.Send(pair.First, pair.FirstSide, payload);
-        Assert.That(ReceiveStreamBytes(pair.Second, pair.SecondSide, payload.Length, "above MAXMSGSIZE").SequenceEqual(payload), Is.True, $"seed {seed}");
+        byte[] largest = Fuzz.Bytes(random, MaxMessageSize);
+        StreamSockets.Send(pair.First, pair.FirstSide, largest);
+        (RoutingId id, byte[] body) = StreamSockets.Receive(pair.Second);
+        Assert.That(id, Is.EqualTo(pair.SecondSide));
+        Assert.That(body.SequenceEqual(largest), Is.True, $"seed {seed}: a body of exactly MAXMSGSIZE arrives whole");
+
+        // One byte more: the receiver drops the connection as soon as it reads the length, and says why.
+        StreamSockets.Send(pair.First, pair.FirstSide, Fuzz.Bytes(random, MaxMessageSize + 1));
+        Assert.That(StreamSockets.ReceiveEvent(pair.Second, StreamSockets.Disconnected), Is.EqualTo(pair.SecondSide));
+        Assert.That(pair.Second.StreamEvent, Is.EqualTo(StreamEventKind.Disconnected));
+        Assert.That(pair.Second.StreamEventError, Is.EqualTo(ZlinkError.EMSGSIZE));
+        Assert.That(StreamSockets.ReceiveEvent(pair.First, StreamSockets.Disconnected), Is.EqualTo(pair.FirstSide), "the sender sees the connection end");
     }
 
     /// <summary>Reads [id][bytes] messages from <paramref name="socket"/> until <paramref name="count"/> bytes of <paramref name="id"/> arrived.</summary>

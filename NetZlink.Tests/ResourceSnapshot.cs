@@ -1,7 +1,8 @@
 // What a process holds at one moment, for the churn tests: open descriptors (/proc/self/fd), the
 // binding's live native handles (HandleTracker: contexts, sockets, monitors, messages, the
 // engine's STREAM sockets and monitors included), the managed heap after full collections, and
-// the native library's background threads (libzmq names its I/O and reaper threads "ZMQbg/...").
+// the native library's background threads (the libzmq inside NetZlink's library names its I/O and
+// reaper threads "ZMQbg/...", a real zlink library "ZLINKbg/...").
 //
 // Descriptors of loaded assemblies (*.dll) are left out: the runtime keeps every assembly it loads
 // open for the life of the process, and tiered JIT or the test framework may load one more in the
@@ -51,7 +52,11 @@ internal sealed record ResourceSnapshot(IReadOnlyList<string> Descriptors, int N
         return open;
     }
 
-    /// <summary>Threads of this process named "ZMQbg/..." (/proc/self/task/*/comm): the I/O and reaper threads of every live context.</summary>
+    /// <summary>
+    /// Threads of this process named "ZMQbg/..." or "ZLINKbg/..." (/proc/self/task/*/comm): the I/O
+    /// and reaper threads of every live context, as NetZlink's library (libzmq's names) or a real
+    /// zlink library names them.
+    /// </summary>
     public static int CountLibraryThreads()
     {
         int count = 0;
@@ -59,7 +64,8 @@ internal sealed record ResourceSnapshot(IReadOnlyList<string> Descriptors, int N
         {
             try
             {
-                if (File.ReadAllText(Path.Combine(task, "comm")).StartsWith("ZMQbg", StringComparison.Ordinal))
+                string name = File.ReadAllText(Path.Combine(task, "comm"));
+                if (name.StartsWith("ZMQbg", StringComparison.Ordinal) || name.StartsWith("ZLINKbg", StringComparison.Ordinal))
                 {
                     count++;
                 }

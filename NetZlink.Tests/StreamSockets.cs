@@ -1,5 +1,5 @@
-// Test helpers for STREAM sockets: a bound server, a connecting client that turns "connect not
-// supported" (zlink 1.3 STREAM is server-only) into Assert.Ignore, and two-frame receives.
+// Test helpers for STREAM sockets: a bound server, a connecting client that is ignored where
+// STREAM sockets cannot connect (zlink 1.3 STREAM is server-only; NativeNeeds), and two-frame receives.
 namespace NetZlink.Tests;
 
 internal static class StreamSockets
@@ -23,34 +23,55 @@ internal static class StreamSockets
         return server.LastEndpoint;
     }
 
-    /// <summary>Connects a STREAM client, or ignores the test when the native library's STREAM cannot connect.</summary>
+    /// <summary>Connects a STREAM client, or ignores the test when the native library's STREAM cannot connect (<see cref="NativeNeeds"/>).</summary>
     public static void ConnectOrIgnore(ZlinkSocket client, string endpoint)
     {
-        try
+        NativeNeeds.RequireStreamClient();
+        client.Connect(endpoint);
+    }
+
+    /// <summary>
+    /// Sets a STREAM socket's framing before it binds or connects; <see cref="StreamFraming.Length"/>
+    /// (the default, and all a zlink 1.3 library has) is left as it is, other framings need NetZlink's
+    /// library: on one without, the test is ignored.
+    /// </summary>
+    public static void UseFraming(ZlinkSocket socket, StreamFraming framing)
+    {
+        if (framing != StreamFraming.Length)
         {
-            client.Connect(endpoint);
-        }
-        catch (ZlinkNotSupportedException e)
-        {
-            Assert.Ignore($"STREAM connect is not supported by this native library (a zlink 1.3 STREAM socket is server-only): {e.Message}");
+            NativeNeeds.RequireStreamFraming();
+            socket.StreamFraming = framing;
         }
     }
 
-    /// <summary>Receives one [routing id][payload] message within the deadline.</summary>
+    /// <summary>Receives one [routing id][payload] message within the deadline (the payload whole, whatever its size).</summary>
     public static (RoutingId Id, byte[] Payload) Receive(ZlinkSocket socket, TimeSpan? timeout = null)
     {
         byte[] id = Wait.Frame(socket, timeout);
         Assert.That(socket.ReceiveMore, Is.True, "a STREAM message starts with its routing id frame");
-        byte[] payload = Wait.Frame(socket, timeout);
+        using var payload = new Message();
+        Assert.That(socket.TryReceive(payload, timeout ?? Wait.Long), Is.True, "the payload after the routing id");
         Assert.That(socket.ReceiveMore, Is.False, "a STREAM message has exactly two frames");
-        return (new RoutingId(id), payload);
+        return (new RoutingId(id), payload.ToArray());
     }
 
-    /// <summary>Receives the next message and checks it is the one-byte event <paramref name="expected"/>.</summary>
+    /// <summary>
+    /// Receives the next message and checks it is the connection event <paramref name="expected"/>:
+    /// the one-byte payload 0x01 or 0x00, or in Raw framing a zero-length payload that
+    /// ZLINK_STREAM_EVENT names.
+    /// </summary>
     public static RoutingId ReceiveEvent(ZlinkSocket socket, byte expected)
     {
         (RoutingId id, byte[] payload) = Receive(socket);
-        Assert.That(payload, Is.EqualTo(new[] { expected }), expected == Connected ? "connect event 0x01" : "disconnect event 0x00");
+        if (payload.Length == 0)
+        {
+            Assert.That((int)socket.StreamEvent, Is.EqualTo((int)expected), expected == Connected ? "a zero-length connect event" : "a zero-length disconnect event");
+        }
+        else
+        {
+            Assert.That(payload, Is.EqualTo(new[] { expected }), expected == Connected ? "connect event 0x01" : "disconnect event 0x00");
+        }
+
         Assert.That(id.Length, Is.EqualTo(4), "zlink STREAM routing ids are 4 bytes");
         return id;
     }

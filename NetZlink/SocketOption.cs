@@ -127,4 +127,14 @@ public enum SocketOption
     TopicsCount = 116,
     /// <summary>Handshake metadata (bytes; real zlink only).</summary>
     ZmpMetadata = 117,
+    /// <summary>
+    /// STREAM: how payloads map to the bytes on the wire, a <see cref="NetZlink.StreamFraming"/> value
+    /// (NetZlink's library; settable only before the socket's first bind or connect; a real zlink 1.3
+    /// refuses it and always frames as <see cref="NetZlink.StreamFraming.Length"/>).
+    /// </summary>
+    StreamFraming = 1001,
+    /// <summary>STREAM: what the payload most recently received was, a <see cref="StreamEventKind"/> value (read-only; NetZlink's library).</summary>
+    StreamEvent = 1002,
+    /// <summary>STREAM: after a disconnect event, its cause as an errno (0 orderly or local; read-only; NetZlink's library).</summary>
+    StreamEventErrno = 1003,
 }

@@ -1,7 +1,8 @@
 // STREAM messages as one call: [routing id][payload] sent together, so that a refusal at the
 // connection's high-water mark (NetZlink's library refuses the payload, a real zlink 1.3 the id
 // frame; in both nothing stays selected) is retried as the whole message, never as a payload
-// that would be taken for the next id frame.
+// that would be taken for the next id frame. And the STREAM options of NetZlink's library: the
+// framing (LENGTH by default, as on zlink 1.3; RAW; BATCH) and what the last payload was.
 using NetZlink.Interop;
 
 namespace NetZlink;
@@ -11,7 +12,9 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>
     /// STREAM only: one non-blocking try to send <paramref name="payload"/> to the connection
     /// <paramref name="connection"/> names (its routing id frame, then the payload). Allocates
-    /// nothing. An empty payload asks the socket to close that connection.
+    /// nothing. In <see cref="StreamFraming.Length"/> (the default) the payload goes out as one body,
+    /// <c>[u32 big-endian length][payload]</c>; in <see cref="StreamFraming.Raw"/> as given. An empty
+    /// payload asks NetZlink's library to close that connection (<see cref="CloseConnection"/> closes on any library).
     /// </summary>
     /// <returns>True when the socket took the whole message; false when the connection's queue is at its high-water mark (nothing was taken: try again later).</returns>
     /// <exception cref="InvalidOperationException">The socket is not a STREAM socket, or another thread is using it.</exception>
@@ -60,19 +63,126 @@ public sealed unsafe partial class ZlinkSocket
         return true;
     }
 
-    /// <summary>STREAM only: asks the socket to close the connection (after what is queued for it); a 0x00 event follows.</summary>
+    /// <summary>
+    /// STREAM only: asks the socket to close the connection (after what is queued for it); a 0x00 event follows.
+    /// Sends what the loaded library reads as "close": an empty payload in NetZlink's library (any
+    /// framing), the one byte <c>0x00</c> in a zlink 1.3 library (whose empty payload is an empty body on the wire).
+    /// </summary>
     /// <returns>False when the connection had gone already.</returns>
     public bool CloseConnection(RoutingId connection)
     {
+        RequireStream("CloseConnection");
+        ReadOnlySpan<byte> close = HasStreamFramingOption() ? [] : [0];
         try
         {
-            return TrySendTo(connection, ReadOnlySpan<byte>.Empty);
+            return TrySendTo(connection, close);
         }
         catch (HostUnreachableException)
         {
             return false;
         }
     }
+
+    /// <summary>
+    /// STREAM only: how payloads map to the bytes on the wire (<see cref="NetZlink.StreamFraming"/>;
+    /// default <see cref="StreamFraming.Length"/>: each payload one whole body, framed on the wire as
+    /// <c>[u32 big-endian length][body]</c>, as on zlink 1.3). Set it before the socket's first
+    /// <see cref="Bind"/> or <see cref="Connect(string)"/>.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The socket is not a STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library has no framing option (a zlink 1.3 STREAM socket always frames as Length).</exception>
+    /// <exception cref="SocketOptionException">EINVAL on set: the socket was already bound or connected, or the value is not a <see cref="NetZlink.StreamFraming"/>.</exception>
+    public StreamFraming StreamFraming
+    {
+        get => (StreamFraming)GetStreamOption(SocketOption.StreamFraming);
+        set
+        {
+            RequireStreamOption(SocketOption.StreamFraming);
+            int framing = (int)value;
+            int errno;
+            bool known;
+            using (var socket = SocketLease.Acquire(_handle, "SetOption"))
+            {
+                if (NativeMethods.zlink_setsockopt(socket.Value, ZlinkConstants.ZLINK_STREAM_FRAMING, &framing, sizeof(int)) == 0)
+                {
+                    return;
+                }
+
+                errno = NativeMethods.zlink_errno();
+                int current = 0;
+                nuint size = sizeof(int);
+                known = NativeMethods.zlink_getsockopt(socket.Value, ZlinkConstants.ZLINK_STREAM_FRAMING, &current, &size) == 0;
+            }
+
+            if (!known)
+            {
+                ThrowNoStreamOption(SocketOption.StreamFraming, "SetOption");
+            }
+
+            Ensure.ThrowOption(errno, "SetOption", nameof(SocketOption.StreamFraming),
+                errno == ZlinkConstants.EINVAL ? $"{value} is set before the socket's first Bind or Connect, and must be Length, Raw or Batch" : null);
+        }
+    }
+
+    /// <summary>
+    /// STREAM only: what the payload received last was: <see cref="StreamEventKind.Data"/>, or a
+    /// connection event. Needed in <see cref="StreamFraming.Raw"/> (events are zero-length payloads)
+    /// and to tell a one-byte body from an event in <see cref="StreamFraming.Length"/>.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The socket is not a STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library has no such option (zlink 1.3).</exception>
+    public StreamEventKind StreamEvent => (StreamEventKind)GetStreamOption(SocketOption.StreamEvent);
+
+    /// <summary>
+    /// STREAM only: with a disconnect event just received, its cause: <see cref="ZlinkError.None"/>
+    /// for an orderly or local close, <see cref="ZlinkError.ECONNRESET"/>, <see cref="ZlinkError.EMSGSIZE"/>
+    /// (a body over <see cref="MaxMessageSize"/>), EPROTO (a malformed stream),
+    /// <see cref="ZlinkError.ETIMEDOUT"/> or <see cref="ZlinkError.ECONNREFUSED"/> (a connect that failed for good); else None.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The socket is not a STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library has no such option (zlink 1.3).</exception>
+    public ZlinkError StreamEventError => (ZlinkError)GetStreamOption(SocketOption.StreamEventErrno);
+
+    /// <summary>True when the library answers ZLINK_STREAM_FRAMING on this socket (NetZlink's does, a zlink 1.3 library does not).</summary>
+    private bool HasStreamFramingOption()
+    {
+        int framing = 0;
+        nuint size = sizeof(int);
+        return GetOptionErrno(SocketOption.StreamFraming, &framing, &size) == 0;
+    }
+
+    /// <summary>An int STREAM option of NetZlink's library, reported as not supported by a library without it.</summary>
+    private int GetStreamOption(SocketOption option)
+    {
+        RequireStreamOption(option);
+        int value = 0;
+        nuint size = sizeof(int);
+        int errno = GetOptionErrno(option, &value, &size);
+        if (errno == ZlinkConstants.EINVAL)
+        {
+            ThrowNoStreamOption(option, "GetOption");
+        }
+
+        if (errno != 0)
+        {
+            Ensure.ThrowOption(errno, "GetOption", option.ToString());
+        }
+
+        return value;
+    }
+
+    private void RequireStreamOption(SocketOption option)
+    {
+        if (Type != ZlinkSocketType.Stream)
+        {
+            throw new InvalidOperationException($"Socket({Type}).{option}: only a STREAM socket has this option.");
+        }
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowNoStreamOption(SocketOption option, string operation) =>
+        Ensure.ThrowOption(ZlinkConstants.ENOTSUP, operation, option.ToString(),
+            $"this native library has no STREAM option {(int)option} (EINVAL): a zlink 1.3 STREAM socket always frames its messages as Length ([u32 big-endian length][body]) and marks events only by their one-byte payloads; StreamFraming, StreamEvent and StreamEventError need NetZlink's libzlink.so");
 
     private void RequireStream(string operation)
     {

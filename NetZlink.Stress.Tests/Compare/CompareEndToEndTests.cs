@@ -12,6 +12,7 @@ namespace NetZlink.Stress.Tests.Compare;
 [TestFixture]
 public sealed class CompareEndToEndTests
 {
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(180_000)]
     public async Task TinyCompareWritesEveryFileAndPasses(CancellationToken cancellationToken)

@@ -112,6 +112,7 @@ public sealed class CompareOpenModelTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [Category("Integration")]
     [CancelAfter(120_000)]

@@ -105,6 +105,7 @@ public sealed class CompareTransportsTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [Category("Integration")]
     [CancelAfter(180_000)]

@@ -19,6 +19,7 @@ public sealed class ClientContextTerminationTests
     /// <summary>The stated bound (docs/binding.md, "Lifetime under load"): from the context's Dispose to the result.</summary>
     private static readonly TimeSpan ClientStopBound = TimeSpan.FromSeconds(5);
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task DisposingTheClientsContextMidMeasureFailsTheRunWithinTheBoundAndPrintsTheResult(CancellationToken cancellationToken)

@@ -26,6 +26,11 @@ public sealed class ConnectFailureTests
     [CancelAfter(60_000)]
     public async Task RefusedConnectionsAreConnectFailWithErrno111AndNoBusyRetrying(string stack, CancellationToken cancellationToken)
     {
+        if (stack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         const int retries = 3;
         const int retryDelayMs = 500;
         var elapsed = Stopwatch.StartNew();
@@ -49,6 +54,11 @@ public sealed class ConnectFailureTests
     [CancelAfter(60_000)]
     public async Task AnUnroutableAddressIsConnectFailWithItsErrnoAtOnce(string stack, CancellationToken cancellationToken)
     {
+        if (stack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         // Linux refuses a TCP connect to the broadcast address with ENETUNREACH (101) without sending
         // anything. (A "black hole" address would need a network that drops packets; this sandbox
         // answers every outside address through its proxy, so none exists here.)
@@ -66,6 +76,11 @@ public sealed class ConnectFailureTests
     [CancelAfter(60_000)]
     public async Task AServerThatNeverCompletesTheHandshakeIsConnectTimeoutWithErrno110(string stack, CancellationToken cancellationToken)
     {
+        if (stack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         // A listener whose accept queue is full: the kernel drops further SYNs, so every attempt hangs
         // until the client's own --connect-timeout, as with an unreachable host.
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);

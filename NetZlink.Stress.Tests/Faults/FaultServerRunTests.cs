@@ -20,6 +20,11 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task ASilentServerTimesTheDrainOutWithEveryPacketStillInFlight(string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         using StressProcess run = await RunFaultAsync("silent", clientStack, cancellationToken, "--fault-every", "1");
 
         string result = Line(run.Stdout, "RESULT ");
@@ -45,6 +50,11 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task ABadLengthHeaderClosesThatConnectionAsAProtocolErrorAndTheOthersGoOn(string fault, string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         // Only the first of the four connections gets the fault.
         using StressProcess run = await RunFaultAsync(fault, clientStack, cancellationToken, "--fault-every", Invariant(Ccu));
 
@@ -61,6 +71,11 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task AServerClosingMidPacketLosesThatConnectionsPacketsThePartialOneIncluded(string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         using StressProcess run = await RunFaultAsync("close-mid-packet", clientStack, cancellationToken, "--fault-every", Invariant(Ccu));
 
         // Half of the first packet came back before the close: it is lost with the rest of the window.
@@ -77,6 +92,11 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task ASlowServerWithSmallBuffersLosesNothingAndTheClientStaysSmall(string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         using StressProcess run = await RunFaultAsync("slow", clientStack, cancellationToken,
             "--fault-every", "1", "--hwm", "16", "--sndbuf", "8192", "--rcvbuf", "8192", "--drain-timeout", "5");
 
@@ -95,6 +115,7 @@ public sealed class FaultServerRunTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(60_000)]
     public async Task ACrashingServerFailsTheRunWithEveryOutstandingPacketCountedLost(CancellationToken cancellationToken)

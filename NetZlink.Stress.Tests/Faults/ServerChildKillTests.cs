@@ -13,6 +13,7 @@ namespace NetZlink.Stress.Tests.Faults;
 [NonParallelizable]
 public sealed class ServerChildKillTests
 {
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task AServerChildThatDiesIsNamedWithItsPortAndExitCode(CancellationToken cancellationToken)

@@ -18,6 +18,11 @@ public sealed class ServerKillTests
     [CancelAfter(60_000)]
     public async Task KillingTheServerMidMeasureFailsTheRunWithTheExactLoss(string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         using StressProcess server = StressProcess.Start("--role", "server", "--port", "0", "--quiet");
         string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
         int port = int.Parse(ready["READY port=".Length..], System.Globalization.CultureInfo.InvariantCulture);

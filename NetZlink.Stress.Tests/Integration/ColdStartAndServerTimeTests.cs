@@ -18,6 +18,11 @@ public sealed class ColdStartAndServerTimeTests
     [CancelAfter(120_000)]
     public async Task EveryRunReportsItsStartAndItsServersOwnTime(string stack, string scenario, CancellationToken cancellationToken)
     {
+        if (stack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         string[] load = scenario == "s0" ? [] : ["--ccu", "20", "--warmup", "0.5", "--measure", "1", "--latency-sample-rate", "4"];
         using StressProcess run = await StressProcess.RunAsync(
             cancellationToken, ["--scenario", scenario, "--stack", stack, .. load, "--drain-timeout", "5", "--port", FreePort.Next().ToString(System.Globalization.CultureInfo.InvariantCulture), "--quiet"]);
@@ -45,6 +50,7 @@ public sealed class ColdStartAndServerTimeTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(120_000)]
     public async Task TheLaunchersStampIsTheStart(CancellationToken cancellationToken)

@@ -15,6 +15,7 @@ public sealed class EndToEndTests
 {
     private const string StackTraceMarker = "   at ";
 
+    [RequiresStreamClient]
     [TestCase("s0")]
     [TestCase("s1")]
     [TestCase("s2")]
@@ -115,6 +116,7 @@ public sealed class EndToEndTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(60_000)]
     public async Task AnUnreachableServerFailsTheRun(CancellationToken cancellationToken)
@@ -183,6 +185,7 @@ public sealed class EndToEndTests
         Assert.That(server.ExitCode, Is.Zero, Diagnostics(server));
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task CtrlCEndsARunAsInterruptedAndStopsTheServerChild(CancellationToken cancellationToken)

@@ -11,6 +11,7 @@ namespace NetZlink.Stress.Tests.Integration;
 [NonParallelizable]
 public sealed class SlowServerRunTests
 {
+    [RequiresStreamClient]
     [TestCase("2")]
     [TestCase(null)]
     [CancelAfter(120_000)]

@@ -25,6 +25,7 @@ public sealed class TlsRunTests
         }
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(180_000)]
     public async Task S4PassesOverTcpAndTlsAndRemovesItsCertificates(CancellationToken cancellationToken)
@@ -73,6 +74,7 @@ public sealed class TlsRunTests
         });
     }
 
+    [RequiresStreamClient]
     [TestCase("s0")]
     [TestCase("s2")]
     [CancelAfter(120_000)]
@@ -193,6 +195,7 @@ public sealed class TlsRunTests
         });
     }
 
+    [RequiresStreamClient]
     [TestCase("netzlink")]
     [TestCase("dotnet")]
     [CancelAfter(120_000)]

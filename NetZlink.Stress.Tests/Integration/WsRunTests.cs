@@ -35,6 +35,11 @@ public sealed class WsRunTests
     [CancelAfter(120_000)]
     public async Task EveryStackPairRunsOverWebSocket(string transport, string clientStack, string serverStack, string scenario, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         if ((clientStack == "netzlink" || serverStack == "netzlink") && !TransportCatalog.IsAvailable(transport))
         {
             Assert.Ignore($"the native library has no {transport} ({TransportCatalog.UnavailableReason(transport)})");

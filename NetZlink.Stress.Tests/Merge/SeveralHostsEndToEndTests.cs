@@ -22,6 +22,7 @@ public sealed class SeveralHostsEndToEndTests
 {
     private const double WarmupSeconds = 1;
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(120_000)]
     public async Task TwoClientsStartTogetherAndTheirMergeIsExact(CancellationToken cancellationToken)
@@ -97,6 +98,7 @@ public sealed class SeveralHostsEndToEndTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(120_000)]
     public async Task AStartTimeAlreadyPastWarnsAndRunsAtOnce(CancellationToken cancellationToken)

@@ -11,6 +11,7 @@ namespace NetZlink.Stress.Tests.Scale;
 [NonParallelizable]
 public sealed class OrphanedChildrenTests
 {
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task ClientChildrenStopWhenTheirParentIsKilled(CancellationToken cancellationToken)

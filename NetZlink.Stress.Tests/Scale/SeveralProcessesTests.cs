@@ -21,6 +21,7 @@ namespace NetZlink.Stress.Tests.Scale;
 [NonParallelizable]
 public sealed class SeveralProcessesTests
 {
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(180_000)]
     public async Task ProcessesAndServerProcessesSplitOneRunAndMergeIt(CancellationToken cancellationToken)
@@ -58,6 +59,7 @@ public sealed class SeveralProcessesTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(120_000)]
     public async Task WithStartAtTheChildrenStartOnTheirOwnAndNoHandshakeLineIsPrinted(CancellationToken cancellationToken)
@@ -78,6 +80,7 @@ public sealed class SeveralProcessesTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(180_000)]
     public async Task TheIndexedJobsCommandsRunAsLocalProcessesAndMergeExactly(CancellationToken cancellationToken)

@@ -21,6 +21,11 @@ public sealed class OpenModelRunTests
     [CancelAfter(60_000)]
     public async Task EveryScheduledPacketGoesOutAndComesBackAtAboutTheRate(string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         using StressProcess run = await RunAsync(cancellationToken, "--client-stack", clientStack, "--rate", I(Rate),
             "--warmup", "0.5", "--measure", "2");
 
@@ -46,6 +51,11 @@ public sealed class OpenModelRunTests
     [CancelAfter(60_000)]
     public async Task AServerStallShowsInTheOpenModelsP99(string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         using StressProcess run = await RunStallAsync(cancellationToken, "--client-stack", clientStack, "--rate", I(Rate));
 
         // The stall holds back every packet due in its first second: those wait up to the whole
@@ -63,6 +73,7 @@ public sealed class OpenModelRunTests
         });
     }
 
+    [RequiresStreamClient]
     [Test]
     [CancelAfter(60_000)]
     public async Task TheSameStallHidesFromTheClosedLoopsP99(CancellationToken cancellationToken)
@@ -87,6 +98,11 @@ public sealed class OpenModelRunTests
     [CancelAfter(60_000)]
     public async Task PacketsTheCapHeldBackAndNeverSentAreNamedWhenTheDrainTimesOut(string clientStack, CancellationToken cancellationToken)
     {
+        if (clientStack == "netzlink")
+        {
+            NativeNeeds.RequireStreamClient();
+        }
+
         // A silent server: each connection sends its window of 5 and the other 995 of the measured
         // second's 1000 packets stay due and unsent.
         using StressProcess run = await RunAsync(cancellationToken, "--client-stack", clientStack, "--rate", "1000",

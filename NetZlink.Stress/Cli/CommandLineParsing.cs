@@ -80,9 +80,9 @@ internal static class CommandLineParsing
         if (servers.Count == 1)
         {
             // One server is --host and --port by another name (and so runs on either client stack).
-            int colon = servers[0].LastIndexOf(':');
-            host = servers[0][..colon].Trim('[', ']');
-            port = int.Parse(servers[0][(colon + 1)..], CultureInfo.InvariantCulture);
+            HostPort server = HostPort.Parse(servers[0]);
+            host = server.BareHost;
+            port = server.Port;
             servers = [];
         }
 

@@ -1,5 +1,6 @@
 // --servers host:port,host:port,…: the echo servers a client spreads its connections over.
 using System.Globalization;
+using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Cli;
 
@@ -13,10 +14,12 @@ internal static class ServerList
         foreach (string raw in text.Split(','))
         {
             string entry = raw.Trim();
-            int colon = entry.LastIndexOf(':');
-            string host = colon > 0 ? entry[..colon] : string.Empty;
-            bool portOk = int.TryParse(colon > 0 ? entry[(colon + 1)..] : string.Empty, NumberStyles.None, CultureInfo.InvariantCulture, out int port)
-                && FlagRanges.Port.Contains(port);
+            // host:port only: a scheme (and the path it may carry) is not a --servers entry.
+            HostPort address = default;
+            bool parsed = !entry.Contains("://", StringComparison.Ordinal) && HostPort.TryParse(entry, out address);
+            string host = parsed ? address.Host : string.Empty;
+            int port = address.Port;
+            bool portOk = parsed && FlagRanges.Port.Contains(port);
             bool bareIpv6 = host.Contains(':', StringComparison.Ordinal) && !(host.StartsWith('[') && host.EndsWith(']'));
             if (host.Length == 0 || !portOk || bareIpv6 || host.Any(c => char.IsWhiteSpace(c) || c == ';'))
             {

@@ -1,10 +1,14 @@
 // The built-in echo server: a ServerEngine with one shard (one thread, the shape of the C limit
-// row too) that returns every byte a connection sends to that connection, in order, as it arrives
-// (RawStreamFramer: no reassembly). A payload the socket refuses at its high-water mark waits in
-// the engine's retry buffer for that connection and goes out first, so order holds; a connection
-// whose unsent echo passes MaxBacklogBytes is closed as a slow consumer (counted) rather than
-// letting server memory grow without bound. Every n-th read of a connection is timed from the
-// handler's call (just after the engine's read) to the echo handed back to the engine (ServerTimes).
+// row too) that returns every packet a connection sends to that connection, in order, whole: the
+// engine's default framer ([u32 BE body length][body], the stress tool's packet), which the native
+// library cuts (BATCH framing; LENGTH on a real zlink 1.3), so a packet is echoed as soon as its
+// last byte is in, however the client split its writes. A payload the socket refuses at its
+// high-water mark waits in the engine's retry buffer for that connection and goes out first, so
+// order holds; a connection whose unsent echo passes MaxBacklogBytes is closed as a slow consumer
+// (counted) rather than letting server memory grow without bound. A header that announces an
+// empty body or more than 16 MiB ends that connection as a protocol error. Every n-th packet of a
+// connection is timed from the handler's call (just after the engine's read) to the echo handed
+// back to the engine (ServerTimes).
 using NetZlink.Engine;
 using NetZlink.Stress.Latency;
 using NetZlink.Stress.Tls;
@@ -43,7 +47,7 @@ public sealed class EchoServer : IDisposable, IEchoServer
     /// <summary>Connections closed because their unsent echo passed the backlog limit.</summary>
     public long SlowConsumersClosed => Interlocked.Read(ref _slowConsumersClosed);
 
-    /// <summary>Its receive-to-send times: every --latency-sample-rate-th read of a connection, its first included.</summary>
+    /// <summary>Its receive-to-send times: every --latency-sample-rate-th packet of a connection, its first included.</summary>
     internal ServerTimes Times { get; }
 
     ServerTimes? IEchoServer.Times => Times;
@@ -66,7 +70,7 @@ public sealed class EchoServer : IDisposable, IEchoServer
         {
             Endpoints = [$"{Settings.Transport}://{host}:{port}"],
             Tls = TlsEngineSettings.Server(Settings),
-            Framer = RawStreamFramer.Instance,
+            Framer = LengthPrefixFramer.Instance,
             Backlog = Settings.Backlog,
             HighWaterMark = Settings.Hwm,
             SendBufferSize = Settings.SendBuffer,
@@ -78,8 +82,7 @@ public sealed class EchoServer : IDisposable, IEchoServer
         try
         {
             engine.Start(shard => new EchoHandler(this, shard.SlotCount));
-            string endpoint = engine.BoundEndpoints[0];
-            Port = int.Parse(endpoint[(endpoint.LastIndexOf(':') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
+            Port = HostPort.Parse(engine.BoundEndpoints[0]).Port;
         }
         catch
         {
@@ -93,10 +96,10 @@ public sealed class EchoServer : IDisposable, IEchoServer
     /// <summary>Stops serving and closes every connection.</summary>
     public void Dispose() => _engine?.Dispose();
 
-    /// <summary>Echoes every read back to its connection; closes a slow consumer.</summary>
+    /// <summary>Echoes every packet back to its connection; closes a slow consumer.</summary>
     private sealed class EchoHandler(EchoServer server, int slots) : IConnectionHandler
     {
-        /// <summary>Reads per connection slot, for picking the ones to time.</summary>
+        /// <summary>Packets per connection slot, for picking the ones to time.</summary>
         private readonly long[] _reads = new long[slots];
 
         public void OnConnected(EngineShard shard, Connection connection)

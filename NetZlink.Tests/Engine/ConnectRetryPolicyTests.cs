@@ -13,6 +13,7 @@ public sealed class ConnectRetryPolicyTests
     private const int Retries = 3;
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
 
+    [RequiresStreamClient]
     // ipc:// on a STREAM socket: EPROTONOSUPPORT; port 99999: EINVAL. Both come back from
     // zlink_connect at once, the same on every try.
     [TestCase("ipc:///tmp/netzlink-no-such-socket", 93)]
@@ -38,6 +39,7 @@ public sealed class ConnectRetryPolicyTests
         });
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void InOneEngine_RefusedConnectionsAreRetriedAsConfigured_WhileAPermanentErrnoIsTriedOnce()
     {
@@ -63,6 +65,7 @@ public sealed class ConnectRetryPolicyTests
         });
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AHostThatDoesNotResolve_FailsTheConstructor_NamingTheHostAndTheEndpoint()
     {
@@ -87,6 +90,8 @@ public sealed class ConnectRetryPolicyTests
         });
     }
 
+    [RequiresStreamFraming]
+    [RequiresStreamClient]
     // A ws:// server that serves another path answers the upgrade with 404: EPROTO (71), and the same
     // request gets the same answer on every try, so the connection fails after one attempt.
     [Test]

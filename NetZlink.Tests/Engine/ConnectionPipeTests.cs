@@ -14,6 +14,7 @@ public sealed class ConnectionPipeTests
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 
+    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public async Task PipedConnections_EchoEveryByteExactly_WithSlowReaders_AndCompleteOnStop()
     {
@@ -94,6 +95,7 @@ public sealed class ConnectionPipeTests
         return (sent.ToArray(), received.ToArray());
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task APipedInput_CompletesWhenTheEngineStops()
     {

@@ -16,6 +16,7 @@ public sealed class EngineArgumentTests
         Assert.Throws<ArgumentNullException>(() => new ServerEngine(new EngineOptions { Endpoints = null! }));
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task AnEmptyFrame_IsRefused_AndTheConnectionStaysUsable()
     {

@@ -18,6 +18,7 @@ public sealed class EngineChannelModelTests
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 
+    [RequiresStreamClient]
     [TestCase(false), TestCase(true), CancelAfter(240_000)]
     public async Task BothEnginesThroughChannels_KeepEveryStreamExact_AndEndEachConnectionOnce(bool stopServerFirst)
     {

@@ -16,6 +16,7 @@ public sealed class EngineChannelTests
     private static readonly byte[] Hello = [0, 0, 0, 5, (byte)'h', (byte)'e', (byte)'l', (byte)'l', (byte)'o'];
     private static readonly byte[] Welcome = [0, 0, 0, 7, (byte)'w', (byte)'e', (byte)'l', (byte)'c', (byte)'o', (byte)'m', (byte)'e'];
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AHandler_SendsFromOnConnected_OnBothEngines()
     {
@@ -36,6 +37,7 @@ public sealed class EngineChannelTests
         });
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task TheChannel_ReportsConnectsAndFailures_AndCompletesWhenTheEngineStops()
     {
@@ -87,6 +89,7 @@ public sealed class EngineChannelTests
         });
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task TheReader_CompletesWithTheEnginesFault()
     {
@@ -122,6 +125,7 @@ public sealed class EngineChannelTests
         });
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public async Task ASlowReader_StopsItsShardFromReading_AndLosesNothing()
     {
@@ -185,6 +189,7 @@ public sealed class EngineChannelTests
         Assert.That(engine.ReadCounters().PacketsReceived, Is.EqualTo(PacketCount));
     }
 
+    [RequiresStreamClient]
     [TestCase(true), TestCase(false), CancelAfter(120_000)]
     public async Task DisposingTheChannel_DuringTraffic_EndsEverything(bool async)
     {
@@ -246,6 +251,7 @@ public sealed class EngineChannelTests
         });
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task StopAsyncAndDisposeAsync_NeverHang_InAnyOrder()
     {
@@ -280,6 +286,7 @@ public sealed class EngineChannelTests
         await other.StopAsync().WaitAsync(Patience);
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task DisposeAsync_WaitsWithoutBlockingTheCaller()
     {

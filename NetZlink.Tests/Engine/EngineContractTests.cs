@@ -15,6 +15,7 @@ public sealed class EngineContractTests
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 
+    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public void PostingToPeersThatDoNotRead_IsBounded_AndTheOtherConnectionsKeepEchoing()
     {
@@ -47,6 +48,7 @@ public sealed class EngineContractTests
             () =>
             {
                 byte[] frame = new byte[1024];
+                BinaryPrimitives.WriteUInt32BigEndian(frame, 1020); // one packet
                 var random = new Random(p);
                 while (!stop.IsCancellationRequested)
                 {
@@ -96,6 +98,7 @@ public sealed class EngineContractTests
         Assert.That(posts.BytesHeld, Is.Zero);
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public async Task PostAsync_WaitsForRoom_CompletesWhenThePeerReads_AndACancelledWaitAcceptsNothing()
     {
@@ -122,9 +125,11 @@ public sealed class EngineContractTests
         long sequence = 0;
         byte[] Frame()
         {
+            // One packet: [body length][sequence][filler].
             byte[] frame = new byte[1000];
-            BinaryPrimitives.WriteInt64BigEndian(frame, sequence++);
-            frame.AsSpan(8).Fill((byte)sequence);
+            BinaryPrimitives.WriteUInt32BigEndian(frame, 996);
+            BinaryPrimitives.WriteInt64BigEndian(frame.AsSpan(4), sequence++);
+            frame.AsSpan(12).Fill((byte)sequence);
             return frame;
         }
 
@@ -172,6 +177,7 @@ public sealed class EngineContractTests
         Assert.That(engine.ReadPostCounters(), Is.EqualTo(new PostCounters(acceptedBefore + 1, acceptedBefore + 1, 0, 0, 0)));
     }
 
+    [RequiresStreamClient]
     [TestCase("OnConnected")]
     [TestCase("OnPacket")]
     [TestCase("OnPass")]

@@ -13,6 +13,7 @@ public sealed class EngineEventDisposalTests
 {
     private static readonly byte[] Hello = [0, 0, 0, 5, (byte)'h', (byte)'e', (byte)'l', (byte)'l', (byte)'o'];
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task DisposingAPacketEventAndACopyGivesTheBufferBackOnce()
     {

@@ -22,6 +22,7 @@ public sealed class EngineLifetimeTests
     private const int Connections = 300;
     private const int Shards = 2;
 
+    [RequiresStreamClient]
     [TestCase("Context.Dispose"), TestCase("Context.Shutdown"), CancelAfter(60_000)]
     public void TerminatingTheContext_WhileTrafficFlows_StopsEveryShardWithinTheBound(string teardown)
     {
@@ -78,6 +79,7 @@ public sealed class EngineLifetimeTests
         Assert.That(HandleTracker.Live(NativeHandleKind.Context), Is.EqualTo(1), "only the echo server's context is left");
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void DisposingTheEngine_FromAnotherThread_WhileTrafficFlows_StopsEveryShardWithinTheBound()
     {
@@ -104,6 +106,7 @@ public sealed class EngineLifetimeTests
         Assert.That(HandleTracker.Live(NativeHandleKind.Context), Is.EqualTo(1), "the engine's own context was terminated");
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void DisposingTheEngine_OnTheUsersContext_LeavesThatContextUsable()
     {
@@ -120,6 +123,7 @@ public sealed class EngineLifetimeTests
         socket.Bind(Endpoints.Inproc());
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void DisposingTheContextAndTheEngine_AtTheSameTime_NeitherHangsNorThrows()
     {
@@ -161,6 +165,7 @@ public sealed class EngineLifetimeTests
         }
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(30_000)]
     public void DisposingTheContext_WhileConnectsAreStillRetrying_FaultsConnectsResolvedWithContextTerminated()
     {

@@ -12,9 +12,13 @@
 //   (PostCounters), and the posters' own count of accepted frames is the engine's;
 // - every connection that connected hears OnDisconnected exactly once (a throwing handler stops
 //   the engine, and the reason is then EngineFault).
-// The same model runs over tcp, tls, ws and wss (ModelServer speaks each); a transport the native
-// library lacks (zlink_has) is ignored with the reason.
-// Each round prints its seed; NETZLINK_FUZZ_SEED replays it, NETZLINK_FUZZ_ITERATIONS runs more rounds.
+// The same model runs over tcp, tls, ws and wss (ModelServer speaks each), each with the default
+// framer (the native BATCH framing cuts the packets) and with a custom framer of the same format
+// (RAW framing, cut by the engine's PacketReassembler), and over tcp also on the LENGTH fallback
+// of a zlink 1.3 library (EngineFramings); a transport the native library lacks (zlink_has) is
+// ignored with the reason.
+// Each test prints its seed; NETZLINK_FUZZ_SEED replays it, NETZLINK_FUZZ_ITERATIONS runs more
+// rounds (default 2 per transport and framing).
 using System.Diagnostics;
 using NetZlink.Engine;
 
@@ -26,25 +30,31 @@ public sealed class EngineModelTests
 {
     private static readonly TimeSpan DrainBound = TimeSpan.FromSeconds(60);
 
-    [TestCase("tcp"), CancelAfter(600_000)]
-    [TestCase("tls")]
-    [TestCase("ws")]
-    [TestCase("wss")]
-    public void RandomPeersPostersAndCloses_KeepEveryStreamExact_AndAccountForEveryPacket(string transport)
+    [RequiresStreamClient]
+    [TestCase("tcp", "batch"), CancelAfter(600_000)]
+    [TestCase("tcp", "custom")]
+    [TestCase("tcp", "length")]
+    [TestCase("tls", "batch")]
+    [TestCase("tls", "custom")]
+    [TestCase("ws", "batch")]
+    [TestCase("ws", "custom")]
+    [TestCase("wss", "batch")]
+    [TestCase("wss", "custom")]
+    public void RandomPeersPostersAndCloses_KeepEveryStreamExact_AndAccountForEveryPacket(string transport, string framing)
     {
         RequireTransport(transport);
         Random master = Fuzz.Random(out int seed);
-        int rounds = Fuzz.Iterations(4);
+        int rounds = Fuzz.Iterations(2);
         long refused = 0;
         using TestCertificates? certificates = transport is "tls" or "wss" ? TestCertificates.Create() : null;
         for (int round = 0; round < rounds; round++)
         {
             int roundSeed = master.Next();
             // Round 1 of every four has a handler that throws mid-run.
-            refused += RunRound(roundSeed, throwing: round % 4 == 1, TimeSpan.FromSeconds(5), transport, certificates);
+            refused += RunRound(roundSeed, throwing: round % 4 == 1, TimeSpan.FromSeconds(5), transport, framing, certificates);
         }
 
-        TestContext.Out.WriteLine($"{rounds} rounds passed (seed {seed}); frames the sockets refused at their high-water mark and the engine retried: {refused}");
+        TestContext.Out.WriteLine($"{rounds} rounds over {transport} ({framing}) passed (seed {seed}); frames the sockets refused at their high-water mark and the engine retried: {refused}");
         Assert.That(refused, Is.GreaterThan(0), "no round reached a high-water mark: the backpressure path went untested");
     }
 
@@ -61,12 +71,14 @@ public sealed class EngineModelTests
     }
 
     /// <summary>Runs one round; returns how many frames the sockets refused at their high-water mark.</summary>
-    private static long RunRound(int seed, bool throwing, TimeSpan runFor, string transport, TestCertificates? certificates)
+    private static long RunRound(int seed, bool throwing, TimeSpan runFor, string transport, string framing, TestCertificates? certificates)
     {
         var random = new Random(seed);
         int connections = random.Next(8, 41);
         var options = new EngineOptions
         {
+            // Small enough that the larger packets (up to 16 KB) are read one by one, on their own.
+            ReceiveChunkSize = random.Next(2) == 0 ? 64 * 1024 : random.Next(1024, 20_000),
             ShardCount = random.Next(1, 4),
             HighWaterMark = random.Next(1, 9),
             SendBufferSize = random.Next(4096, 32769),
@@ -77,10 +89,11 @@ public sealed class EngineModelTests
             ConnectTimeout = TimeSpan.FromSeconds(10),
             Tls = certificates is null ? null : new EngineTlsOptions { CaFile = certificates.Ca, Hostname = "localhost" },
         };
+        EngineFramings.Apply(options, framing);
         int maxFiller = random.Next(2) == 0 ? 64 : 16_000;
         double closeChance = random.NextDouble() * 0.0002;
         int posterCount = random.Next(1, 4);
-        string config = $"{transport} round seed {seed}: {connections} connections, {options.ShardCount} shards, hwm {options.HighWaterMark}, sndbuf {options.SendBufferSize}, "
+        string config = $"{transport} ({framing}) round seed {seed}: {connections} connections, receive buffer {options.ReceiveChunkSize}, {options.ShardCount} shards, hwm {options.HighWaterMark}, sndbuf {options.SendBufferSize}, "
             + $"post capacity {options.PostCapacityPerConnection}/{options.PostCapacityPerShard}, filler ≤ {maxFiller}, {posterCount} posters, throwing {throwing}";
         TestContext.Out.WriteLine(config);
 

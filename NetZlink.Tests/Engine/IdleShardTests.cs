@@ -11,6 +11,7 @@ public sealed class IdleShardTests
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AShardWithEveryConnectionEstablishedAndSilentMakesFewPasses()
     {

@@ -13,6 +13,7 @@ public sealed class ServerEngineTests
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 
+    [RequiresStreamFraming]
     [Test, CancelAfter(60_000)]
     public void ARawEchoServer_ReturnsEveryClientsBytesExactly()
     {
@@ -49,6 +50,7 @@ public sealed class ServerEngineTests
         Assert.That(server.Fault, Is.Null);
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AClientEngine_AgainstAServerEngine_GetsEveryPacketBack()
     {
@@ -57,6 +59,7 @@ public sealed class ServerEngineTests
         EveryConnectionGetsItsPacketBack(new EngineOptions { Endpoints = [server.BoundEndpoints[0]], ShardCount = 2, ConnectRetries = 0 });
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AClientEngine_AgainstAServerEngine_OverTls_GetsEveryPacketBack()
     {
@@ -101,6 +104,7 @@ public sealed class ServerEngineTests
         Assert.That(received.Select(p => p[4]).Order(), Is.EqualTo(Enumerable.Range(0, 20).Select(i => (byte)i)));
     }
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AClientEngine_OverTls_WithTheWrongCa_FailsItsConnects()
     {
@@ -134,7 +138,7 @@ public sealed class ServerEngineTests
     [Test, CancelAfter(60_000)]
     public void SlotsAreReused_WithANewIndexEachTime_AndTheLimitRefusesTheRest()
     {
-        using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], MaxConnections = 4, Framer = RawStreamFramer.Instance });
+        using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], MaxConnections = 4 });
         var handler = new EchoHandler();
         server.Start(_ => handler);
         (string host, int port) = HostAndPort(server.BoundEndpoints[0]);
@@ -145,9 +149,9 @@ public sealed class ServerEngineTests
             Wait.Until(() => handler.Connected.Count == 4 * (round + 1), "four accepted", Patience);
             foreach (TcpClient client in clients)
             {
-                // Two bytes: the STREAM socket never delivers a one-byte payload (docs/zlink-abi.md).
-                client.Client.Send([7, 8]);
-                Assert.That(RawTcpServer.ReadExactly(client.Client, 2, Patience), Is.EqualTo(new byte[] { 7, 8 }));
+                // A packet with a one-byte body: delivered and echoed at once.
+                client.Client.Send([0, 0, 0, 1, 7]);
+                Assert.That(RawTcpServer.ReadExactly(client.Client, 5, Patience), Is.EqualTo(new byte[] { 0, 0, 0, 1, 7 }));
             }
 
             if (round == 2)
@@ -174,7 +178,7 @@ public sealed class ServerEngineTests
     [Test, CancelAfter(60_000)]
     public void APostForAnEndedConnection_NeverReachesTheNextOneInItsSlot()
     {
-        using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], MaxConnections = 1, Framer = RawStreamFramer.Instance });
+        using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], MaxConnections = 1 });
         var handler = new EchoHandler();
         server.Start(_ => handler);
         (string host, int port) = HostAndPort(server.BoundEndpoints[0]);
@@ -188,10 +192,26 @@ public sealed class ServerEngineTests
         using var second = new TcpClient(host, port);
         Wait.Until(() => handler.Connected.Count == 2, "second accepted", Patience);
         Assert.That(handler.Connected[1].Slot, Is.EqualTo(old.Slot), "the slot was reused");
-        Assert.That(server.TryPost(old, [1, 2, 3]), Is.True);
-        Assert.That(server.TryPost(handler.Connected[1], [9, 9]), Is.True);
-        Assert.That(RawTcpServer.ReadExactly(second.Client, 2, Patience), Is.EqualTo(new byte[] { 9, 9 }), "only the second's own post arrived");
+        Assert.That(server.TryPost(old, [0, 0, 0, 3, 1, 2, 3]), Is.True);
+        Assert.That(server.TryPost(handler.Connected[1], [0, 0, 0, 2, 9, 9]), Is.True);
+        Assert.That(RawTcpServer.ReadExactly(second.Client, 6, Patience), Is.EqualTo(new byte[] { 0, 0, 0, 2, 9, 9 }), "only the second's own post arrived");
         Wait.Until(() => server.ReadPostCounters().DroppedClosed == 1, "the old post dropped as closed", Patience);
+    }
+
+    [Test, CancelAfter(60_000)]
+    public void AFramerThatNeedsRaw_OnALibraryWithoutIt_IsRefusedAtStart_NamingTheFramerAndTheLibrary()
+    {
+        if (NativeNeeds.StreamFramingMissing is null)
+        {
+            Assert.Ignore("the native library has RAW framing: nothing to refuse");
+        }
+
+        using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
+        var refused = Assert.Throws<ZlinkNotSupportedException>(() => server.Start(_ => new EchoHandler()))!;
+        TestContext.Out.WriteLine(refused.Message);
+        Assert.That(refused.Message, Does.Contain(nameof(RawStreamFramer)).And.Contain(ZlinkLibrary.LoadedFrom).And.Contain("RAW"));
+        Assert.That(server.IsRunning, Is.False);
+        Assert.That(server.Stopped.IsCompleted, Is.True);
     }
 
     [Test, CancelAfter(60_000)]

@@ -1,5 +1,6 @@
 // An echo server for engine tests, built on the binding's own STREAM socket: one thread returns
-// every byte a connection sends to that connection, in order, so an engine's connections can
+// every body a connection sends to that connection, in order (Length framing, the default: the
+// engine's [u32 BE length][body] packets come back byte for byte), so an engine's connections can
 // keep packets flowing for as long as a test needs. Not the stress tool's EchoServer (the test
 // project does not reference the CLI); this one favours simplicity over throughput.
 namespace NetZlink.Tests.Engine;

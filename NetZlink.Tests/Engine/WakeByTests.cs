@@ -9,6 +9,7 @@ public sealed class WakeByTests
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
 
+    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AnIdleShard_PassesAtTheTimeItWasAskedFor()
     {

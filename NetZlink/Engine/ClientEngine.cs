@@ -59,7 +59,8 @@ public sealed class ClientEngine : StreamEngine
     /// <exception cref="ObjectDisposedException">The engine, or the context it was given, was disposed.</exception>
     /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
     /// <exception cref="ZlinkNotSupportedException">The loaded native library's STREAM sockets cannot connect
-    /// (a zlink 1.3 build's are server-only); the message names the library file.</exception>
+    /// (a zlink 1.3 build's are server-only), or the framer is not the default one and the library has no RAW
+    /// STREAM framing; the message names the library file.</exception>
     public void Start(Func<EngineShard, IConnectionHandler> handlerFactory)
     {
         _shardsUnresolved = Shards.Length;

@@ -10,7 +10,10 @@ public enum ConnectionEndReason
     /// <summary>The application asked for it (<see cref="EngineShard.Close"/>).</summary>
     Local,
 
-    /// <summary>The peer sent bytes that the framer rejected; the engine closed it.</summary>
+    /// <summary>
+    /// The peer sent bytes that the framer rejected, or (default framer) a header the native library
+    /// refused: an empty body, or one longer than the largest (EMSGSIZE); the connection was closed.
+    /// </summary>
     ProtocolError,
 
     /// <summary>The engine is shutting down.</summary>

@@ -8,8 +8,14 @@
 // flushed from OnPass once the pending flush has completed.
 //
 // Output: a pump task moves what the application flushes into the output pipe to the engine with
-// PostAsync (bounded, counted), and ends when the connection ends.
+// PostAsync (bounded, counted), and ends when the connection ends. With the default framer a post
+// must be whole packets: the pump posts the whole packets at the front of what was flushed (in
+// runs of at most PostCapacityPerConnection bytes) and leaves a packet still being written in the
+// pipe until its last byte is flushed. A packet that can never be posted (an empty body, or larger
+// than PostCapacityPerConnection) ends the output with that error, which the application's next
+// flush throws.
 using System.Buffers;
+using System.Buffers.Binary;
 using System.IO.Pipelines;
 
 namespace NetZlink.Engine;
@@ -21,6 +27,7 @@ internal sealed class ConnectionPipe : IDuplexPipe
     private readonly StreamEngine _engine;
     private readonly EngineShard _shard;
     private readonly Connection _connection;
+    private readonly byte[] _header = new byte[LengthPrefixFramer.Size];
     private int _flushPending;
     private int _ended;
     private int _inputCompleted;
@@ -126,6 +133,7 @@ internal sealed class ConnectionPipe : IDuplexPipe
     private async Task PumpOutput()
     {
         PipeReader reader = _output.Reader;
+        Exception? failure = null;
         try
         {
             while (true)
@@ -133,30 +141,114 @@ internal sealed class ConnectionPipe : IDuplexPipe
                 ReadResult result = await reader.ReadAsync().ConfigureAwait(false);
                 ReadOnlySequence<byte> buffer = result.Buffer;
                 bool open = !result.IsCanceled;
-                foreach (ReadOnlyMemory<byte> segment in buffer)
+                SequencePosition consumed = buffer.End;
+                if (open && _engine.PacketFramed)
                 {
-                    if (!open)
+                    (open, consumed) = await PostPacketsAsync(buffer).ConfigureAwait(false);
+                }
+                else
+                {
+                    foreach (ReadOnlyMemory<byte> segment in buffer)
                     {
-                        break;
-                    }
+                        if (!open)
+                        {
+                            break;
+                        }
 
-                    for (int at = 0; at < segment.Length && open; at += _engine.MaxPostLength)
-                    {
-                        open = await _engine.PostAsync(_connection, segment.Slice(at, Math.Min(_engine.MaxPostLength, segment.Length - at))).ConfigureAwait(false);
+                        for (int at = 0; at < segment.Length && open; at += _engine.MaxPostLength)
+                        {
+                            open = await _engine.PostAsync(_connection, segment.Slice(at, Math.Min(_engine.MaxPostLength, segment.Length - at))).ConfigureAwait(false);
+                        }
                     }
                 }
 
-                reader.AdvanceTo(buffer.End);
+                // What was looked at but not taken (the start of a packet) waits for more.
+                reader.AdvanceTo(consumed, buffer.End);
                 if (!open || result.IsCompleted || result.IsCanceled)
                 {
                     break;
                 }
             }
         }
+        catch (ArgumentException e)
+        {
+            // A packet the engine can never post: the application's next flush throws it.
+            failure = e;
+        }
         finally
         {
-            // The application's next flush sees IsCompleted.
-            await reader.CompleteAsync().ConfigureAwait(false);
+            // The application's next flush sees IsCompleted (or the failure).
+            await reader.CompleteAsync(failure).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>
+    /// Default framer: posts the whole packets at the start of <paramref name="buffer"/>, in runs of at
+    /// most <see cref="StreamEngine.MaxPostLength"/> bytes; returns whether the engine still takes posts
+    /// and where the first packet not yet whole begins.
+    /// </summary>
+    /// <exception cref="ArgumentException">A packet can never be posted: larger than the posting capacity, or (from the post) an empty body.</exception>
+    private async ValueTask<(bool Open, SequencePosition Consumed)> PostPacketsAsync(ReadOnlySequence<byte> buffer)
+    {
+        long max = _engine.MaxPostLength;
+        long at = 0;
+        long run = 0;
+        while (true)
+        {
+            long left = buffer.Length - at;
+            long packet = -1;
+            if (left >= LengthPrefixFramer.Size)
+            {
+                buffer.Slice(at, LengthPrefixFramer.Size).CopyTo(_header);
+                packet = LengthPrefixFramer.Size + (long)BinaryPrimitives.ReadUInt32BigEndian(_header);
+                if (packet > max)
+                {
+                    throw new ArgumentException(
+                        $"A packet of {packet} bytes was written to {_connection}'s pipe: more than EngineOptions.PostCapacityPerConnection ({max}), so it can never be posted.");
+                }
+            }
+
+            bool whole = packet >= 0 && packet <= left;
+            if (whole && at + packet - run <= max)
+            {
+                at += packet;
+                continue;
+            }
+
+            if (at > run)
+            {
+                if (!await PostAsync(buffer.Slice(run, at - run)).ConfigureAwait(false))
+                {
+                    return (false, buffer.GetPosition(run));
+                }
+
+                run = at;
+            }
+
+            if (!whole)
+            {
+                return (true, buffer.GetPosition(at));
+            }
+        }
+    }
+
+    /// <summary>Posts a run of whole packets, copied into one pooled array when it spans segments.</summary>
+    private async ValueTask<bool> PostAsync(ReadOnlySequence<byte> frame)
+    {
+        if (frame.IsSingleSegment)
+        {
+            return await _engine.PostAsync(_connection, frame.First).ConfigureAwait(false);
+        }
+
+        byte[] joined = ArrayPool<byte>.Shared.Rent((int)frame.Length);
+        try
+        {
+            frame.CopyTo(joined);
+            return await _engine.PostAsync(_connection, joined.AsMemory(0, (int)frame.Length)).ConfigureAwait(false);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(joined);
         }
     }
 }

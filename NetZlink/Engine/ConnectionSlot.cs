@@ -1,5 +1,5 @@
-// Per-connection state a shard keeps in one array: connect progress, receive reassembly and the
-// send retry buffer. A struct, so 10,000 connections cost one allocation per shard.
+// Per-connection state a shard keeps in one array: connect progress, receive reassembly (custom
+// framers) and the send retry buffer. A struct, so 10,000 connections cost one allocation per shard.
 namespace NetZlink.Engine;
 
 internal struct ConnectionSlot
@@ -22,7 +22,7 @@ internal struct ConnectionSlot
     /// <summary>Connect deadline while Connecting, next attempt time while RetryWait (Stopwatch ticks).</summary>
     public long DeadlineTicks;
 
-    /// <summary>A packet that spans reads, gathered by the shard's PacketReassembler.</summary>
+    /// <summary>A packet that spans reads, gathered by the shard's PacketReassembler (custom framers only: the default framer's packets are cut by the native library).</summary>
     public PartialPacket Partial;
 
     /// <summary>Frames the socket refused (EAGAIN at SNDHWM), kept in order for the next passes.</summary>

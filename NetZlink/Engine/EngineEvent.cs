@@ -52,7 +52,7 @@ public readonly struct EngineEvent : IDisposable
     /// <summary>Why the connection ended (<see cref="EngineEventKind.Disconnected"/> only).</summary>
     public ConnectionEndReason Reason => _reason;
 
-    /// <summary>Bytes of a partial packet lost with the connection (<see cref="EngineEventKind.Disconnected"/> only).</summary>
+    /// <summary>Bytes of a partial packet a custom framer's reassembly lost with the connection (<see cref="EngineEventKind.Disconnected"/> only; 0 with the default framer).</summary>
     public int LostBytes => Kind == EngineEventKind.Disconnected ? _value : 0;
 
     /// <summary>How the connection's attempts ended (<see cref="EngineEventKind.ConnectFailed"/> only).</summary>

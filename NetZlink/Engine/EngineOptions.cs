@@ -38,13 +38,21 @@ public sealed class EngineOptions
     /// <summary>SO_RCVBUF of each connection; 0 keeps the OS default.</summary>
     public int ReceiveBufferSize { get; set; }
 
-    /// <summary>Bytes a shard reads from one connection at a time.</summary>
+    /// <summary>
+    /// The shard's receive buffer: the most a shard takes from one connection at a time. With the
+    /// default framer, whole packets up to this many bytes per read (a larger packet is read on its
+    /// own into a pooled buffer of its size); with other framers, bytes as they arrived.
+    /// </summary>
     public int ReceiveChunkSize { get; set; } = 64 * 1024;
 
     /// <summary>Size of the scratch buffer a handler builds outgoing frames in (per shard).</summary>
     public int SendScratchSize { get; set; } = 256 * 1024;
 
-    /// <summary>Largest packet (header included) the framer accepts; a larger one is a protocol error.</summary>
+    /// <summary>
+    /// Largest packet (header included) the framer accepts; a larger one is a protocol error. With the
+    /// default framer the native library applies it (MAXMSGSIZE, the largest body): it drops a
+    /// connection that announces a longer packet before buffering any of it.
+    /// </summary>
     public int MaxPacketSize { get; set; } = 16 * 1024 * 1024;
 
     /// <summary>Bytes a connection may hold in its retry queue while its socket queue is full; beyond it Send returns Full.</summary>
@@ -60,7 +68,13 @@ public sealed class EngineOptions
     /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no.</summary>
     public long PostCapacityPerShard { get; set; } = 64L * 1024 * 1024;
 
-    /// <summary>How packets are cut out of the byte stream. Default: a u32 big-endian body length prefix (the reference packet, docs/scenarios.md).</summary>
+    /// <summary>
+    /// How packets are cut out of the byte stream. Default: a u32 big-endian body length prefix (the
+    /// reference packet, docs/scenarios.md), which the native library cuts itself (BATCH framing; bodies
+    /// of at least one byte). Any other framer reads the connections' bytes as they arrive (RAW
+    /// framing) and needs NetZlink's library; <see cref="RawStreamFramer"/> hands them on uncut.
+    /// See docs/engine.md, "The native framing".
+    /// </summary>
     public IPacketFramer Framer { get; set; } = LengthPrefixFramer.Instance;
 
     /// <summary>Descriptors the process needs besides one per connection (runtime, sockets, pipes).</summary>
@@ -87,6 +101,12 @@ public sealed class EngineOptions
 
     /// <summary>Name prefix of the shard threads.</summary>
     public string ThreadNamePrefix { get; set; } = "netzlink-shard";
+
+    /// <summary>
+    /// Tests only: the default framer's sockets frame as on a zlink 1.3 library (LENGTH, without
+    /// ZLINK_STREAM_EVENT) even where the library has BATCH, so the fallback runs on NetZlink's library.
+    /// </summary>
+    internal bool ForceLengthFraming { get; set; }
 
     internal int EffectiveShardCount => ShardCount > 0 ? ShardCount : Environment.ProcessorCount;
 

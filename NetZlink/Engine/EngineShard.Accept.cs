@@ -13,7 +13,7 @@ public sealed partial class EngineShard
         if (_freeSlots!.Count == 0)
         {
             // Every slot is taken (EngineOptions.MaxConnections): refuse, counted.
-            StreamFrames.RequestClose(_socket, routingId);
+            StreamFrames.RequestClose(_socket, routingId, _framing);
             Counters.ConnectFailed++;
             return;
         }

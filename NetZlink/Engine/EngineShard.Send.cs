@@ -4,6 +4,10 @@
 // (EAGAIN: that connection's queue is at SNDHWM; NetZlink's library refuses the payload, a real
 // zlink 1.3 the id) nothing stays selected in the socket, so every try, first or retry, sends
 // both frames: the next id frame can never become payload bytes of a stalled connection.
+//
+// In Batch and Raw framing a frame is one payload (Batch: whole packets, checked before they go).
+// In the Length fallback each packet of a frame is its own message, [id][body]: a refusal part
+// way through keeps the packets not yet sent, and only those, for the retry.
 using System.Buffers.Binary;
 using System.Diagnostics;
 using NetZlink.Interop;
@@ -19,11 +23,22 @@ public sealed unsafe partial class EngineShard
     /// shard's thread only (from a handler callback); other threads use <see cref="StreamEngine.TryPost"/> or <see cref="StreamEngine.PostAsync"/>.
     /// Never blocks and never throws for a closed connection or a full queue.
     /// </summary>
+    /// <exception cref="ArgumentException">With the default framer (<see cref="LengthPrefixFramer"/>): the frame is
+    /// not whole packets with bodies of at least one byte, which the native framing cannot send (nothing was taken).</exception>
     public SendResult Send(Connection connection, ReadOnlySpan<byte> frame)
     {
         Debug.Assert(connection.Shard == Index, "a shard sends only to its own connections");
+        if (FrameProblem(frame) is string problem)
+        {
+            throw new ArgumentException(problem, nameof(frame));
+        }
+
         return SendCore(connection.Slot, frame, posted: false);
     }
+
+    /// <summary>Null when the socket's framing can send <paramref name="frame"/> (always, in Raw); else why not.</summary>
+    internal string? FrameProblem(ReadOnlySpan<byte> frame)
+        => _lengthPrefixed && !frame.IsEmpty ? PacketFrames.Problem(frame, _framing == NativeFraming.Length) : null;
 
     /// <summary>
     /// Sends or holds a frame. A posted frame is bounded by the posting capacity already, so only
@@ -48,8 +63,8 @@ public sealed unsafe partial class EngineShard
             return AppendPending(slot, frame, posted);
         }
 
-        SendResult result = TrySendNative(slot, frame);
-        return result == SendResult.Queued ? AppendPending(slot, frame, posted) : result;
+        SendResult result = TrySendNative(slot, frame, out int taken);
+        return result == SendResult.Queued ? AppendPending(slot, frame[taken..], posted) : result;
     }
 
     /// <summary>Closes a connection of this shard; the handler's OnDisconnected runs before this returns.</summary>
@@ -65,28 +80,68 @@ public sealed unsafe partial class EngineShard
         EndConnection(connection.Slot, ConnectionEndReason.Local);
     }
 
-    /// <summary>One try: Sent, Queued (the socket refused the payload; the caller keeps it) or Closed.</summary>
-    private SendResult TrySendNative(int slot, ReadOnlySpan<byte> frame)
+    /// <summary>
+    /// One try: Sent, Queued (the socket refused; the caller keeps the frame from byte
+    /// <paramref name="taken"/> on) or Closed. <paramref name="taken"/> is 0 but in the Length
+    /// fallback, where it is the whole packets that went out before the refusal.
+    /// </summary>
+    private SendResult TrySendNative(int slot, ReadOnlySpan<byte> frame, out int taken)
     {
-        if (!StreamFrames.SendRoutingId(_socket, _slots[slot].RoutingId))
+        taken = 0;
+        if (_framing == NativeFraming.Length)
+        {
+            return TrySendBodies(slot, frame, out taken);
+        }
+
+        SendResult result = TrySendMessage(_slots[slot].RoutingId, frame);
+        if (result == SendResult.Sent)
+        {
+            Counters.FramesSent++;
+            Counters.BytesSent += frame.Length;
+        }
+
+        return result;
+    }
+
+    /// <summary>Length: each packet's body as its own message, in order, until one is refused.</summary>
+    private SendResult TrySendBodies(int slot, ReadOnlySpan<byte> frame, out int taken)
+    {
+        const int header = LengthPrefixFramer.Size;
+        uint routingId = _slots[slot].RoutingId;
+        taken = 0;
+        while (taken < frame.Length)
+        {
+            // The frame was checked whole when it was handed over.
+            int packet = header + (int)BinaryPrimitives.ReadUInt32BigEndian(frame[taken..]);
+            SendResult result = TrySendMessage(routingId, frame.Slice(taken + header, packet - header));
+            if (result != SendResult.Sent)
+            {
+                return result;
+            }
+
+            taken += packet;
+            Counters.BytesSent += packet;
+        }
+
+        Counters.FramesSent++;
+        return SendResult.Sent;
+    }
+
+    /// <summary>[id] then one payload: Sent, Queued (refused at the high-water mark) or Closed.</summary>
+    private SendResult TrySendMessage(uint routingId, ReadOnlySpan<byte> payload)
+    {
+        if (!StreamFrames.SendRoutingId(_socket, routingId))
         {
             return SendFailure(NativeMethods.zlink_errno(), "routing id");
         }
 
         int rc;
-        fixed (byte* payload = frame)
+        fixed (byte* p = payload)
         {
-            rc = NativeMethods.zlink_send(_socket, payload, (nuint)frame.Length, ZlinkConstants.ZLINK_DONTWAIT);
+            rc = NativeMethods.zlink_send(_socket, p, (nuint)payload.Length, ZlinkConstants.ZLINK_DONTWAIT);
         }
 
-        if (rc < 0)
-        {
-            return SendFailure(NativeMethods.zlink_errno(), "payload");
-        }
-
-        Counters.FramesSent++;
-        Counters.BytesSent += frame.Length;
-        return SendResult.Sent;
+        return rc < 0 ? SendFailure(NativeMethods.zlink_errno(), "payload") : SendResult.Sent;
     }
 
     private SendResult SendFailure(int errno, string frame)
@@ -159,9 +214,18 @@ public sealed unsafe partial class EngineShard
             ref ConnectionSlot s = ref _slots[slot];
             if (s.State == ConnectionState.Connected && s.PendingLength > 0)
             {
-                SendResult result = TrySendNative(slot, s.Pending.AsSpan(0, s.PendingLength));
+                SendResult result = TrySendNative(slot, s.Pending.AsSpan(0, s.PendingLength), out int taken);
                 if (result == SendResult.Queued)
                 {
+                    if (taken > 0)
+                    {
+                        // Length: the packets that went out leave the buffer; posted frames among
+                        // them are settled with the rest, once it is all out.
+                        s.Pending.AsSpan(taken, s.PendingLength - taken).CopyTo(s.Pending);
+                        s.PendingLength -= taken;
+                        progressed = true;
+                    }
+
                     continue;
                 }
 
@@ -184,9 +248,9 @@ public sealed unsafe partial class EngineShard
         return progressed;
     }
 
-    /// <summary>Asks the socket to close a connection ([id] + empty payload); errors mean it is gone already.</summary>
+    /// <summary>Asks the socket to close a connection; errors mean it is gone already.</summary>
     private void CloseNative(uint routingId)
     {
-        StreamFrames.RequestClose(_socket, routingId);
+        StreamFrames.RequestClose(_socket, routingId, _framing);
     }
 }

@@ -2,8 +2,9 @@
 // connection assigned to it, and drives them as non-blocking state machines.
 //
 // The loop, each pass: take frames posted by other threads; start, time out and retry connect
-// attempts; receive up to MaxMessagesPerPass messages (each [id][payload]: 0x01/0x00 events or
-// stream bytes cut into packets by the framer); let the handler send; retry frames the socket
+// attempts; receive up to MaxMessagesPerPass messages (each [id][payload]: connection events, or
+// packets: whole ones from the native framing for the default framer, stream bytes cut by the
+// framer for the others; see NativeFraming); let the handler send; retry frames the socket
 // refused. Every native call is one DONTWAIT try; what would block is resumed on a later pass.
 // A pass with nothing to do sleeps in zlink_poll on the socket and an eventfd that other threads
 // write to wake it, so an idle engine uses no CPU; a handler that paces its own sends (WakeBy)
@@ -34,6 +35,9 @@ public sealed unsafe partial class EngineShard
     private readonly StreamEngine _engine;
     private readonly bool _accepting;
     private readonly bool _raw;
+    private readonly bool _lengthPrefixed;
+    private readonly int _minBody;
+    private readonly int _maxBody;
     private readonly EngineOptions _options;
     private readonly int _shardCount;
     private readonly ConnectionSlot[] _slots;
@@ -54,6 +58,10 @@ public sealed unsafe partial class EngineShard
     private int _timerFd = -1;
     private volatile bool _stopRequested;
 
+    // Set by UseFraming when the engine makes the socket, before the thread starts.
+    private NativeFraming _framing;
+    private bool _eventOption;
+
     // Set only by RequestStop: a stop without it came from ETERM, i.e. the context was terminated.
     private volatile bool _stopAsked;
     internal ShardCounters Counters;
@@ -63,6 +71,13 @@ public sealed unsafe partial class EngineShard
         _engine = engine;
         _accepting = accepting;
         _raw = options.Framer is RawStreamFramer;
+        if (options.Framer is LengthPrefixFramer lengthPrefix)
+        {
+            _lengthPrefixed = true;
+            _minBody = lengthPrefix.MinBody;
+            _maxBody = LargestBody(options);
+        }
+
         _options = options;
         Index = index;
         _shardCount = shardCount;
@@ -70,7 +85,9 @@ public sealed unsafe partial class EngineShard
         _receiveBuffer = GC.AllocateArray<byte>(options.ReceiveChunkSize, pinned: true);
         _sendScratch = GC.AllocateArray<byte>(options.SendScratchSize, pinned: true);
         _pool = System.Buffers.ArrayPool<byte>.Create(Math.Max(options.MaxPacketSize, options.MaxPendingBytesPerConnection), slotCount + 16);
-        _reassembler = _raw ? null : new PacketReassembler(options.Framer, options.MaxPacketSize, _pool);
+        // Only a custom framer needs the managed reassembly: the default one rides the native
+        // framing (whole packets) and RawStreamFramer hands bytes on as they come.
+        _reassembler = _raw || _lengthPrefixed ? null : new PacketReassembler(options.Framer, options.MaxPacketSize, _pool);
         if (accepting)
         {
             _slotById = new Dictionary<uint, int>();
@@ -115,6 +132,26 @@ public sealed unsafe partial class EngineShard
     public bool IsConnected(int slot) => _slots[slot].State == ConnectionState.Connected;
 
     internal bool IsRunning => _thread is { IsAlive: true };
+
+    /// <summary>
+    /// The largest body the default framer accepts under <paramref name="options"/>: its own maximum
+    /// within <see cref="EngineOptions.MaxPacketSize"/>. The shard's socket gets it as MAXMSGSIZE, so
+    /// the native library drops a connection that announces more before buffering any of it.
+    /// </summary>
+    internal static int LargestBody(EngineOptions options)
+        => options.Framer is LengthPrefixFramer framer
+            ? Math.Max(0, Math.Min(framer.MaxBody, options.MaxPacketSize - LengthPrefixFramer.Size))
+            : 0;
+
+    /// <summary>Called by the engine once it has set the socket's framing, before <see cref="Start"/>.</summary>
+    /// <param name="framing">What the socket does.</param>
+    /// <param name="eventOption">Whether the library answers ZLINK_STREAM_EVENT and ZLINK_STREAM_EVENT_ERRNO.</param>
+    internal void UseFraming(NativeFraming framing, bool eventOption)
+    {
+        Debug.Assert(framing == NativeFraming.Raw ? !_lengthPrefixed : _lengthPrefixed, "the default framer rides Batch or Length, the others Raw");
+        _framing = framing;
+        _eventOption = eventOption;
+    }
 
     /// <summary>
     /// Asks for a pass of the loop no later than <paramref name="timestamp"/> (a

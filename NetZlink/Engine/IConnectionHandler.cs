@@ -17,7 +17,10 @@ public interface IConnectionHandler
     /// <summary>One whole packet, header included; the span is valid only during the call.</summary>
     void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet);
 
-    /// <summary>An established connection ended; <paramref name="lostBytes"/> is the partial packet dropped with it.</summary>
+    /// <summary>
+    /// An established connection ended; <paramref name="lostBytes"/> is the partial packet a custom
+    /// framer's reassembly dropped with it (0 with the default framer, whose partial packet is in the native library).
+    /// </summary>
     void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes);
 
     /// <summary>

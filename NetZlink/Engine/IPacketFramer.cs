@@ -3,7 +3,9 @@ namespace NetZlink.Engine;
 
 /// <summary>
 /// Cuts packets out of a byte stream. The engine calls it with the first <see cref="HeaderSize"/>
-/// bytes of a packet and reassembles the rest, across reads, before handing the whole packet on.
+/// bytes of a packet and reassembles the rest, across reads, before handing the whole packet on
+/// (over the native RAW framing, which needs NetZlink's library). <see cref="LengthPrefixFramer"/>,
+/// the default, is different: the native library cuts its packets (see docs/engine.md, "The native framing").
 /// </summary>
 public interface IPacketFramer
 {

@@ -3,7 +3,12 @@ using System.Buffers.Binary;
 
 namespace NetZlink.Engine;
 
-/// <summary>Packets of a 4-byte big-endian body length followed by the body.</summary>
+/// <summary>
+/// Packets of a 4-byte big-endian body length followed by the body: the engine's default, and the
+/// wire of a zlink 1.3 STREAM socket. The engine lets the native library cut these packets (BATCH
+/// framing, or LENGTH on a zlink 1.3 library) and checks <see cref="MinBody"/> and <see cref="MaxBody"/>
+/// on each; bodies are at least one byte (the native framing ends a connection that announces an empty one).
+/// </summary>
 public sealed class LengthPrefixFramer : IPacketFramer
 {
     /// <summary>Header size in bytes.</summary>

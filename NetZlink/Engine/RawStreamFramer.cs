@@ -4,9 +4,9 @@ namespace NetZlink.Engine;
 /// <summary>
 /// A framer that cuts nothing: with it as <see cref="EngineOptions.Framer"/>, a handler's
 /// <see cref="IConnectionHandler.OnPacket"/> receives each read of a connection's byte stream as
-/// it arrives (any length, no reassembly; a read of exactly one byte is held by the STREAM socket
-/// until the connection's next read), for protocols the handler parses itself or byte-stream
-/// relays such as an echo server.
+/// it arrives (any length, one byte too, nothing held back: the native RAW framing), for protocols
+/// the handler parses itself or byte-stream relays. Needs NetZlink's library (a zlink 1.3 build has
+/// no RAW framing; the engine's Start then throws <see cref="ZlinkNotSupportedException"/>).
 /// </summary>
 public sealed class RawStreamFramer : IPacketFramer
 {

@@ -10,16 +10,17 @@ namespace NetZlink.Engine;
 /// Accepts many connections on one or more bound endpoints (one shard thread each) and drives
 /// them with the same <see cref="IConnectionHandler"/> model as <see cref="ClientEngine"/>: a
 /// connection is announced by <see cref="IConnectionHandler.OnConnected"/>, its packets (cut by
-/// <see cref="EngineOptions.Framer"/>; <see cref="RawStreamFramer"/> hands on bytes as they
-/// arrive, except that a read of exactly one byte waits for the connection's next read: see
-/// docs/engine.md, "Bytes the STREAM socket holds back") by <see cref="IConnectionHandler.OnPacket"/>, its end by
+/// <see cref="EngineOptions.Framer"/>: the default one by the native library, as soon as each
+/// packet's last byte is in; <see cref="RawStreamFramer"/> hands on bytes as they arrive; see
+/// docs/engine.md, "The native framing") by <see cref="IConnectionHandler.OnPacket"/>, its end by
 /// <see cref="IConnectionHandler.OnDisconnected"/>. Slots are reused: each connection gets a new
-/// <see cref="Connection.Index"/>.
+/// <see cref="Connection.Index"/>. With the default framer it also runs on a zlink 1.3 library
+/// (LENGTH framing); other framers need NetZlink's library (RAW framing).
 /// </summary>
 /// <example>
 /// <code>
-/// using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], Framer = RawStreamFramer.Instance });
-/// server.Start(_ =&gt; new EchoHandler());   // OnPacket: shard.Send(connection, bytes)
+/// using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"] });
+/// server.Start(_ =&gt; new EchoHandler());   // OnPacket: shard.Send(connection, packet)
 /// Console.WriteLine(server.BoundEndpoints[0]);
 /// </code>
 /// </example>
@@ -50,6 +51,8 @@ public sealed class ServerEngine : StreamEngine
     /// <summary>Binds each shard's endpoint and starts the shard threads, which accept at once.</summary>
     /// <param name="handlerFactory">Called once per shard, on the calling thread, before that shard starts.</param>
     /// <exception cref="EndpointException">An endpoint cannot be bound (in use, invalid); nothing stays bound.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The framer is not the default one and the native library has no RAW
+    /// STREAM framing (a zlink 1.3 build); the message names the framer and the library.</exception>
     /// <exception cref="ObjectDisposedException">The engine, or the context it was given, was disposed.</exception>
     /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
     public void Start(Func<EngineShard, IConnectionHandler> handlerFactory)

@@ -33,6 +33,10 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     private int _started;
     private int _disposed;
 
+    // True once a shard's socket fell back to Length framing (a library without BATCH): posted
+    // frames are then also checked for the one-byte body 0x00 that framing cannot carry.
+    private volatile bool _lengthFallback;
+
     /// <summary>
     /// Makes <paramref name="shardCount"/> shards with <paramref name="makeShard"/> (their threads
     /// start in <see cref="StartShards"/>); when one cannot be made, releases those made so far
@@ -106,6 +110,9 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <summary>The largest frame one post can carry.</summary>
     internal int MaxPostLength => _options.PostCapacityPerConnection;
 
+    /// <summary>True with the default framer: every frame is whole packets, which the native framing cuts.</summary>
+    internal bool PacketFramed => _options.Framer is LengthPrefixFramer;
+
     private protected EngineShard[] Shards => _shards;
 
     /// <summary>True once a handler exception or a shard failure stopped the engine.</summary>
@@ -125,7 +132,8 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <see cref="PostAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
     /// An empty frame is accepted and ignored.
     /// </returns>
-    /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty.</exception>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
+    /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>, so it could never be accepted.</exception>
     public bool TryPost(Connection connection, ReadOnlySpan<byte> frame)
         => TryPostCore(connection, frame) == EngineShard.PostStatus.Accepted;
@@ -136,7 +144,8 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// </summary>
     /// <returns>True once accepted; false when the engine is not running or stops while waiting (nothing was accepted).</returns>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first; nothing was accepted.</exception>
-    /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty.</exception>
+    /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
+    /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
     /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>.</exception>
     public ValueTask<bool> PostAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
     {
@@ -189,12 +198,17 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
                 $"A frame of {frame.Length} bytes can never be posted: EngineOptions.PostCapacityPerConnection is {_options.PostCapacityPerConnection}.");
         }
 
+        if (_options.Framer is LengthPrefixFramer && PacketFrames.Problem(frame, _lengthFallback) is string problem)
+        {
+            throw new ArgumentException(problem, nameof(frame));
+        }
+
         if (Volatile.Read(ref _started) == 0 || Volatile.Read(ref _disposed) != 0)
         {
             return EngineShard.PostStatus.Closed;
         }
 
-        return frame.IsEmpty ? EngineShard.PostStatus.Accepted : shard.TryPost(connection.Slot, connection.Index, frame);
+        return shard.TryPost(connection.Slot, connection.Index, frame);
     }
 
     private async ValueTask<bool> WaitAndPost(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken)
@@ -574,6 +588,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         nint socket = raw;
         try
         {
+            ConfigureFraming(socket, _shards[shard]);
             SetInt(socket, ZlinkConstants.ZLINK_LINGER, 0, "LINGER");
             SetInt(socket, ZlinkConstants.ZLINK_SNDHWM, _options.HighWaterMark, "SNDHWM");
             SetInt(socket, ZlinkConstants.ZLINK_RCVHWM, _options.HighWaterMark, "RCVHWM");
@@ -600,6 +615,83 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             owner.Dispose();
             throw;
         }
+    }
+
+    /// <summary>
+    /// Sets the native framing of a shard's new socket (before any bind or connect) and tells the
+    /// shard: BATCH for the default framer, with MAXMSGSIZE at its largest body, or LENGTH where the
+    /// library has no BATCH (a zlink 1.3 build); RAW for every other framer, which a library without
+    /// it cannot serve.
+    /// </summary>
+    /// <exception cref="ZlinkNotSupportedException">The framer needs RAW and the library has none.</exception>
+    private unsafe void ConfigureFraming(nint socket, EngineShard shard)
+    {
+        int probe = 0;
+        nuint size = sizeof(int);
+        bool eventOption = NativeMethods.zlink_getsockopt(socket, ZlinkConstants.ZLINK_STREAM_EVENT, &probe, &size) == 0;
+        if (_options.Framer is LengthPrefixFramer)
+        {
+            NativeFraming framing = NativeFraming.Length;
+            if (_options.ForceLengthFraming)
+            {
+                eventOption = false;
+            }
+            else if (TrySetFraming(socket, ZlinkConstants.ZLINK_STREAM_FRAMING_BATCH))
+            {
+                framing = NativeFraming.Batch;
+            }
+
+            // At least 1: the library reads 0 (like -1) as its default limit of 8 MiB.
+            long largest = Math.Max(1, EngineShard.LargestBody(_options));
+            if (NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_MAXMSGSIZE, &largest, sizeof(long)) != 0)
+            {
+                ThrowSetFailed(ZlinkConstants.ZLINK_MAXMSGSIZE, $"MAXMSGSIZE={largest}");
+            }
+
+            if (framing == NativeFraming.Length)
+            {
+                _lengthFallback = true;
+            }
+
+            shard.UseFraming(framing, eventOption);
+            return;
+        }
+
+        if (!TrySetFraming(socket, ZlinkConstants.ZLINK_STREAM_FRAMING_RAW))
+        {
+            throw NoRawFraming(_options.Framer);
+        }
+
+        shard.UseFraming(NativeFraming.Raw, eventOption);
+    }
+
+    /// <summary>Sets ZLINK_STREAM_FRAMING; false when the library refuses it (EINVAL: it has no such framing).</summary>
+    private static unsafe bool TrySetFraming(nint socket, int framing)
+    {
+        if (NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_STREAM_FRAMING, &framing, sizeof(int)) == 0)
+        {
+            return true;
+        }
+
+        int errno = NativeMethods.zlink_errno();
+        if (errno != ZlinkConstants.EINVAL)
+        {
+            EngineErrors.Throw($"zlink_setsockopt(STREAM_FRAMING={framing}) on an engine STREAM socket", errno);
+        }
+
+        return false;
+    }
+
+    /// <summary>The exception for a framer that needs RAW framing on a library without it.</summary>
+    internal static ZlinkNotSupportedException NoRawFraming(IPacketFramer framer)
+    {
+        const string operation = "zlink_setsockopt(STREAM_FRAMING=RAW) on an engine STREAM socket";
+        string message =
+            $"The native library {ZlinkLibrary.LoadedFrom} has no RAW STREAM framing (ZLINK_STREAM_FRAMING is EINVAL), and the engine's framer " +
+            $"{framer.GetType().FullName} needs each connection's bytes as they arrive. A zlink 1.3 build hands STREAM payloads over only as " +
+            $"whole [u32 big-endian length][body] messages: use the default framer (LengthPrefixFramer), or load NetZlink's own libzlink.so " +
+            $"(set {ZlinkLibrary.PathVariable} to its path, or unset it).";
+        return new ZlinkNotSupportedException(ZlinkConstants.ENOTSUP, operation, message, innerException: null);
     }
 
     /// <summary>What the kind of engine sets on a shard's socket besides the shared options (connect options; a bind).</summary>

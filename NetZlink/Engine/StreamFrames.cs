@@ -1,5 +1,8 @@
 // The two STREAM frame idioms every STREAM user repeats: select a connection by sending its
-// 4-byte routing id with SNDMORE, and close a connection with [id] + an empty payload.
+// 4-byte routing id with SNDMORE, and close a connection: [id] + an empty payload in NetZlink's
+// library (every framing), [id] + the one byte 0x00 in a zlink 1.3 library (whose empty payload
+// is an empty message on the wire). The engine's Length framing is the zlink 1.3 case; NetZlink's
+// library closes on 0x00 in Length and Batch too, so only Raw, where 0x00 is data, sends empty.
 using System.Buffers.Binary;
 using NetZlink.Interop;
 
@@ -16,11 +19,12 @@ internal static unsafe class StreamFrames
     }
 
     /// <summary>Asks the socket to close a connection; a failure means it is gone already.</summary>
-    internal static void RequestClose(nint socket, uint routingId)
+    internal static void RequestClose(nint socket, uint routingId, Engine.NativeFraming framing)
     {
         if (SendRoutingId(socket, routingId))
         {
-            _ = NativeMethods.zlink_send(socket, null, 0, ZlinkConstants.ZLINK_DONTWAIT);
+            byte close = 0;
+            _ = NativeMethods.zlink_send(socket, &close, framing == Engine.NativeFraming.Length ? 1u : 0u, ZlinkConstants.ZLINK_DONTWAIT);
         }
     }
 }

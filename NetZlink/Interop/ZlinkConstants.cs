@@ -33,6 +33,8 @@ internal static class ZlinkConstants
     internal const int EAFNOSUPPORT = 97;
     internal const int EADDRINUSE = 98;
     internal const int EADDRNOTAVAIL = 99;
+    internal const int ECONNRESET = 104;
+    internal const int ETIMEDOUT = 110;
     internal const int ECONNREFUSED = 111;
     internal const int EHOSTUNREACH = 113;
     internal const int EFSM = ZLINK_HAUSNUMERO + 51;
@@ -79,6 +81,24 @@ internal static class ZlinkConstants
     internal const int ZLINK_IMMEDIATE = 39;
     internal const int ZLINK_CONNECT_ROUTING_ID = 61;
     internal const int ZLINK_CONNECT_TIMEOUT = 79;
+
+    // STREAM framing (NetZlink's library; a real zlink 1.3 refuses all three with EINVAL and
+    // always frames as LENGTH). FRAMING is settable only before the socket's first bind/connect.
+    internal const int ZLINK_STREAM_FRAMING = 1001;
+    internal const int ZLINK_STREAM_EVENT = 1002;
+    internal const int ZLINK_STREAM_EVENT_ERRNO = 1003;
+
+    // ZLINK_STREAM_FRAMING values: LENGTH (the default, zlink 1.3's wire [u32 BE length][body],
+    // one whole body per payload), RAW (bytes as they arrive; events are zero-length payloads),
+    // BATCH (LENGTH's wire; each payload one or more whole packets, headers included).
+    internal const int ZLINK_STREAM_FRAMING_LENGTH = 0;
+    internal const int ZLINK_STREAM_FRAMING_RAW = 1;
+    internal const int ZLINK_STREAM_FRAMING_BATCH = 2;
+
+    // ZLINK_STREAM_EVENT values: what the payload most recently received was.
+    internal const int ZLINK_STREAM_EVENT_DATA = -1;
+    internal const int ZLINK_STREAM_EVENT_DISCONNECT = 0;
+    internal const int ZLINK_STREAM_EVENT_CONNECT = 1;
 
     // Message properties.
     internal const int ZLINK_MORE = 1;

@@ -112,6 +112,12 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
                 throw new InvalidDataException("a request needs an identity and a body");
             }
 
+            if (body.Length == 0)
+            {
+                // The backend's packets carry a body of at least one byte.
+                throw new InvalidDataException("the request is empty");
+            }
+
             if (body.Length > _options.MaxRequestBytes)
             {
                 throw new InvalidDataException($"the request is {body.Length} bytes; the limit is {_options.MaxRequestBytes}");
