@@ -30,9 +30,21 @@ extern "C" {
 #  define ZLINK_EXPORT
 #endif
 
-/* Version of this library (NetZlink native), not of a zlink release. */
+/* The zlink release whose ABI, wire (ZMP v1, STREAM framing) and behaviour
+ * this library implements: what zlink_version reports. */
+#define ZLINK_VERSION_MAJOR 1
+#define ZLINK_VERSION_MINOR 3
+#define ZLINK_VERSION_PATCH 0
+#define ZLINK_MAKE_VERSION(major, minor, patch)                                \
+    ((major) * 10000 + (minor) * 100 + (patch))
+#define ZLINK_VERSION                                                          \
+    ZLINK_MAKE_VERSION(ZLINK_VERSION_MAJOR, ZLINK_VERSION_MINOR,               \
+                       ZLINK_VERSION_PATCH)
+
+/* Version of this library itself (NetZlink native); zlink_has("netzlink")
+ * answers 1 in it, 0 in a real zlink build. */
 #define ZLINK_NATIVE_VERSION_MAJOR 0
-#define ZLINK_NATIVE_VERSION_MINOR 1
+#define ZLINK_NATIVE_VERSION_MINOR 2
 #define ZLINK_NATIVE_VERSION_PATCH 0
 
 /******************************************************************************/
@@ -398,6 +410,31 @@ ZLINK_EXPORT int zlink_socket_peer_info(void *socket,
                                         zlink_peer_info_t *info);
 ZLINK_EXPORT int zlink_socket_peers(void *socket, zlink_peer_info_t *peers,
                                     size_t *count);
+
+/******************************************************************************/
+/* Utilities (as zlink 1.3 exports them)                                      */
+/******************************************************************************/
+
+/* Atomic counters: inc returns the value before, dec returns 1 while the
+ * value after is not 0, else 0. */
+ZLINK_EXPORT void *zlink_atomic_counter_new(void);
+ZLINK_EXPORT void zlink_atomic_counter_set(void *counter, int value);
+ZLINK_EXPORT int zlink_atomic_counter_inc(void *counter);
+ZLINK_EXPORT int zlink_atomic_counter_dec(void *counter);
+ZLINK_EXPORT int zlink_atomic_counter_value(void *counter);
+ZLINK_EXPORT void zlink_atomic_counter_destroy(void **counter_p);
+
+/* Microseconds since start (intermediate); stop also frees the watch. */
+ZLINK_EXPORT void *zlink_stopwatch_start(void);
+ZLINK_EXPORT unsigned long zlink_stopwatch_intermediate(void *watch);
+ZLINK_EXPORT unsigned long zlink_stopwatch_stop(void *watch);
+
+ZLINK_EXPORT void zlink_sleep(int seconds);
+
+/* A thread running func(arg); threadclose waits for it to end, then frees it. */
+typedef void(zlink_thread_fn)(void *);
+ZLINK_EXPORT void *zlink_threadstart(zlink_thread_fn *func, void *arg);
+ZLINK_EXPORT void zlink_threadclose(void *thread);
 
 #ifdef __cplusplus
 }

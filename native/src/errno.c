@@ -41,19 +41,21 @@ ZL_API const char *zlink_strerror(int errnum)
 
 ZL_API void zlink_version(int *major, int *minor, int *patch)
 {
+    /* the zlink release this library is compatible with (ABI, wire and
+     * behaviour); its own version is ZLINK_NATIVE_VERSION_* */
     if (major)
-        *major = ZLINK_NATIVE_VERSION_MAJOR;
+        *major = ZLINK_VERSION_MAJOR;
     if (minor)
-        *minor = ZLINK_NATIVE_VERSION_MINOR;
+        *minor = ZLINK_VERSION_MINOR;
     if (patch)
-        *patch = ZLINK_NATIVE_VERSION_PATCH;
+        *patch = ZLINK_VERSION_PATCH;
 }
 
 ZL_API int zlink_has(const char *capability)
 {
     /* Only what this library really provides. libzmq may have been built
      * with curve, pgm and so on, but zlink does not offer them. */
-    static const char *const yes[] = {"tcp", "ipc", "inproc"};
+    static const char *const yes[] = {"tcp", "ipc", "inproc", "netzlink"};
     if (!capability)
         return 0;
     if (strcmp(capability, "io_uring") == 0)

@@ -57,8 +57,16 @@ ZL_API int zlink_monitor_recv(void *monitor, zlink_monitor_event_t *event,
                               int flags)
 {
     zl_handle_t *h = zl_handle_get(monitor, ZL_KIND_MONITOR);
-    if (!h)
-        return zl_fail(ENOTSOCK);
+    if (!h) {
+        /* as zlink: a libzmq socket (a PAIR connected to the endpoint of
+         * zlink_socket_monitor) reads the events published there */
+        zl_handle_t *s = zl_handle_get(monitor, ZL_KIND_SOCKET);
+        if (!s || s->ops != &zl_zsock_ops)
+            return zl_fail(ENOTSOCK);
+        if (!event)
+            return zl_fail(EFAULT);
+        return zl_monitor_recv_frames(s->u.zsock, event, flags, 0);
+    }
     if (!event)
         return zl_fail(EFAULT);
     return h->u.mon->ops->recv(h->u.mon, event, flags);

@@ -163,6 +163,10 @@ typedef struct zl_stream_opts {
     char tls_cert[ZL_TLS_STR], tls_key[ZL_TLS_STR], tls_ca[ZL_TLS_STR];
     char tls_hostname[ZL_TLS_STR], tls_password[ZL_TLS_STR];
     zl_rid_opt_t connect_rid; /* for the next connect only */
+    /* ROUTING_ID: the socket's own id as zlink 1.3 gives every socket (16
+     * random bytes unless set; STREAM puts it on no wire) */
+    unsigned char routing_id[255];
+    uint8_t routing_id_len;
     char last_endpoint[ZL_ADDR_MAX];
 } zl_stream_opts_t;
 

@@ -329,7 +329,34 @@ static int stream_monitor_close(zl_monitor_t *base)
     return 0;
 }
 
+/* zlink_poll: the queue's eventfd, written when an event is queued while
+ * the queue was not signalled; whether an event is there is the count */
+static void stream_monitor_poll_item(zl_monitor_t *base, zmq_pollitem_t *zi)
+{
+    zi->socket = NULL;
+    zi->fd = ((zl_stream_monitor_t *)base)->q->evfd;
+    zi->events = ZMQ_POLLIN;
+}
+
+static int stream_monitor_poll_check(zl_monitor_t *base)
+{
+    zl_monq_t *q = ((zl_stream_monitor_t *)base)->q;
+    pthread_mutex_lock(&q->lock);
+    int ready = q->count > 0;
+    if (!ready) {
+        /* as in recv: the next event written after this wakes a poll */
+        q->signalled = 0;
+        uint64_t v;
+        ssize_t rc = read(q->evfd, &v, sizeof v);
+        (void)rc;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return ready;
+}
+
 static const zl_monitor_ops_t stream_monitor_ops = {
     .recv = stream_monitor_recv,
     .close = stream_monitor_close,
+    .poll_item = stream_monitor_poll_item,
+    .poll_check = stream_monitor_poll_check,
 };

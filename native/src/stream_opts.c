@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/random.h>
 
 enum { ZO_INT = 1, ZO_INT64, ZO_ROUTING_ID, ZO_STRING };
 enum { ZO_GET = 1, ZO_SET = 2, ZO_RW = ZO_GET | ZO_SET };
@@ -138,6 +139,40 @@ static const zl_stream_opts_t opt_defaults = {
 void zl_stream_opts_init(zl_stream_opts_t *o)
 {
     *o = opt_defaults;
+    /* a version 4 UUID, as the libzmq socket types get (zsock.c) */
+    size_t got = 0;
+    while (got < 16) {
+        ssize_t n = getrandom(o->routing_id + got, 16 - got, 0);
+        if (n > 0)
+            got += (size_t)n;
+        else if (errno != EINTR)
+            break;
+    }
+    if (got < 16) /* no entropy source: still unique within the process */
+        for (size_t i = 0; i < 16; i++)
+            o->routing_id[i] = (unsigned char)((uintptr_t)o >> (8 * (i % sizeof(uintptr_t))) ^ i);
+    o->routing_id[6] = (unsigned char)((o->routing_id[6] & 0x0f) | 0x40);
+    o->routing_id[8] = (unsigned char)((o->routing_id[8] & 0x3f) | 0x80);
+    o->routing_id_len = 16;
+}
+
+/* ROUTING_ID: 1..255 bytes, read back as set */
+static int rid_set(zl_stream_t *s, const void *v, size_t len)
+{
+    if (!v || len == 0 || len > sizeof s->opts.routing_id)
+        return zl_fail(EINVAL);
+    memcpy(s->opts.routing_id, v, len);
+    s->opts.routing_id_len = (uint8_t)len;
+    return 0;
+}
+
+static int rid_get(zl_stream_t *s, void *v, size_t *len)
+{
+    if (!v || !len || *len < s->opts.routing_id_len)
+        return zl_fail(EINVAL);
+    memcpy(v, s->opts.routing_id, s->opts.routing_id_len);
+    *len = s->opts.routing_id_len;
+    return 0;
 }
 
 static const zl_optdesc_t *find_opt(int opt, int access)
@@ -205,6 +240,8 @@ int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)
         return -1;
     if (is_ext(opt))
         return ext_set(s, opt, v, len);
+    if (opt == ZLINK_ROUTING_ID)
+        return rid_set(s, v, len);
     const zl_optdesc_t *d = find_opt(opt, ZO_SET);
     if (d && d->type == ZO_STRING) {
         const char *str = v;
@@ -253,6 +290,8 @@ int zl_stream_getsockopt(zl_handle_t *h, int opt, void *v, size_t *len)
         return -1;
     if (is_ext(opt))
         return ext_get(s, opt, v, len);
+    if (opt == ZLINK_ROUTING_ID)
+        return rid_get(s, v, len);
     const zl_optdesc_t *d = find_opt(opt, ZO_GET);
     if (!d)
         return zl_fail(EINVAL);

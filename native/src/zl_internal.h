@@ -163,6 +163,10 @@ typedef struct zl_monitor zl_monitor_t;
 typedef struct zl_monitor_ops {
     int (*recv)(zl_monitor_t *m, zlink_monitor_event_t *ev, int flags);
     int (*close)(zl_monitor_t *m); /* frees m */
+    /* zlink_poll on a monitor handle: what to wait on for POLLIN, and (if
+     * set) whether an event is really there after a wake-up (1/0) */
+    void (*poll_item)(zl_monitor_t *m, zmq_pollitem_t *zi);
+    int (*poll_check)(zl_monitor_t *m);
 } zl_monitor_ops_t;
 
 /* the common head of every kind's monitor struct */
@@ -178,6 +182,10 @@ int zl_monitor_close(zl_monitor_t *m);
 /* events whose address is the local one (libzmq reports the bound endpoint
  * for them); the others carry the peer's address */
 int zl_monitor_event_is_local(uint64_t event);
+/* zsock_monitor.c: reads one event published on a libzmq socket (the
+ * [6-byte event and value][address] frames of zlink_socket_monitor) */
+int zl_monitor_recv_frames(void *zs, zlink_monitor_event_t *out, int flags,
+                           int libzmq_values);
 
 /* zlink_socket_monitor_open of libzmq sockets (zsock_monitor.c) */
 void *zl_zsock_monitor_open(zl_handle_t *h, int events);

@@ -65,14 +65,13 @@ void *zl_zsock_monitor_open(zl_handle_t *h, int events)
     return mh;
 }
 
-static int zsock_monitor_recv(zl_monitor_t *base, zlink_monitor_event_t *out,
-                              int flags)
+int zl_monitor_recv_frames(void *zs, zlink_monitor_event_t *out, int flags,
+                           int libzmq_values)
 {
-    zl_zsock_monitor_t *m = (zl_zsock_monitor_t *)base;
     zmq_msg_t f1, f2;
     zmq_msg_init(&f1);
     int zflags = (flags & ZLINK_DONTWAIT) ? ZMQ_DONTWAIT : 0;
-    if (zmq_msg_recv(&f1, m->pair, zflags) < 0) {
+    if (zmq_msg_recv(&f1, zs, zflags) < 0) {
         zmq_msg_close(&f1);
         return zl_zfail();
     }
@@ -86,15 +85,17 @@ static int zsock_monitor_recv(zl_monitor_t *base, zlink_monitor_event_t *out,
         memcpy(&v32, d + 2, 4);
         out->event = e16;
         /* libzmq's value for DISCONNECTED is the descriptor; the ABI's is a
-         * reason, and libzmq 4.3 never tells which */
-        out->value = e16 == ZLINK_EVENT_DISCONNECTED ? ZLINK_DISCONNECT_UNKNOWN
-                                                     : v32;
+         * reason, and libzmq 4.3 never tells which (what
+         * zlink_socket_monitor publishes is translated already) */
+        out->value = libzmq_values && e16 == ZLINK_EVENT_DISCONNECTED
+                         ? ZLINK_DISCONNECT_UNKNOWN
+                         : v32;
     }
     zmq_msg_close(&f1);
     if (more) {
         /* the second frame follows the first at once */
         zmq_msg_init(&f2);
-        if (zmq_msg_recv(&f2, m->pair, 0) >= 0) {
+        if (zmq_msg_recv(&f2, zs, 0) >= 0) {
             char *dst = zl_monitor_event_is_local(out->event)
                             ? out->local_addr
                             : out->remote_addr;
@@ -107,6 +108,20 @@ static int zsock_monitor_recv(zl_monitor_t *base, zlink_monitor_event_t *out,
         zmq_msg_close(&f2);
     }
     return 0;
+}
+
+static int zsock_monitor_recv(zl_monitor_t *base, zlink_monitor_event_t *out,
+                              int flags)
+{
+    return zl_monitor_recv_frames(((zl_zsock_monitor_t *)base)->pair, out,
+                                  flags, 1);
+}
+
+static void zsock_monitor_poll_item(zl_monitor_t *base, zmq_pollitem_t *zi)
+{
+    zi->socket = ((zl_zsock_monitor_t *)base)->pair;
+    zi->fd = 0;
+    zi->events = ZMQ_POLLIN;
 }
 
 static int zsock_monitor_close(zl_monitor_t *base)
@@ -124,4 +139,5 @@ static int zsock_monitor_close(zl_monitor_t *base)
 static const zl_monitor_ops_t zsock_monitor_ops = {
     .recv = zsock_monitor_recv,
     .close = zsock_monitor_close,
+    .poll_item = zsock_monitor_poll_item,
 };
