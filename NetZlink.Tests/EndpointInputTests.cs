@@ -182,7 +182,7 @@ public sealed class EndpointInputTests
                 foreach (string operation in Operations)
                 {
                     // A PAIR that connected somewhere and disconnected may turn later peers away
-                    // (native-bugs.md, entries 4 and 5), so a PAIR's connects go to a socket of
+                    // (docs/native-bugs.md, entries 4 and 5), so a PAIR's connects go to a socket of
                     // their own (checked all the same) and the one under test only binds: it can
                     // then show it still takes a peer.
                     bool pairConnect = type == ZlinkSocketType.Pair && operation is ("Connect" or "Disconnect");

@@ -62,4 +62,41 @@ public sealed class MonitorTests
         Assert.Throws<ObjectDisposedException>(() => monitor.TryReceive(out _));
         Assert.That(socket.IsDisposed, Is.True);
     }
+    [Test, CancelAfter(10_000)]
+    public void Receive_EndedByContextDispose_ThrowsContextTerminated_AsASocketReceiveDoes()
+    {
+        var context = new Context();
+        var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        var monitor = socket.OpenMonitor();
+        var blockedSocket = context.CreateSocket(ZlinkSocketType.Pair);
+        blockedSocket.Bind(Endpoints.Inproc());
+
+        var receiving = Task.Factory.StartNew(() => monitor.Receive(), TaskCreationOptions.LongRunning);
+        var socketReceiving = Task.Factory.StartNew(() => blockedSocket.Receive(new byte[16]), TaskCreationOptions.LongRunning);
+        Thread.Sleep(100);
+        context.Dispose();
+
+        var monitorError = Assert.Throws<AggregateException>(() => receiving.Wait(Wait.Long))!;
+        var socketError = Assert.Throws<AggregateException>(() => socketReceiving.Wait(Wait.Long))!;
+        Assert.Multiple(() =>
+        {
+            Assert.That(socketError.InnerException, Is.TypeOf<ContextTerminatedException>(), "the socket's answer");
+            Assert.That(monitorError.InnerException, Is.TypeOf<ContextTerminatedException>(), "the monitor gives the same");
+        });
+    }
+
+    [Test, CancelAfter(10_000)]
+    public void Receive_EndedByTheMonitorsOwnDispose_ThrowsObjectDisposed()
+    {
+        using var context = new Context();
+        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        var monitor = socket.OpenMonitor();
+
+        var receiving = Task.Factory.StartNew(() => monitor.Receive(), TaskCreationOptions.LongRunning);
+        Thread.Sleep(100);
+        monitor.Dispose();
+
+        var error = Assert.Throws<AggregateException>(() => receiving.Wait(Wait.Long))!;
+        Assert.That(error.InnerException, Is.TypeOf<ObjectDisposedException>());
+    }
 }

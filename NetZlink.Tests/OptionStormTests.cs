@@ -7,7 +7,7 @@
 //
 // The high-water marks are stormed before the sockets connect, every other option after: libzmq
 // applies a new HWM to live pipes, and one lowered on a connected socket whose EVENTS is then read
-// stalls that pipe for good, whatever HWM is set afterwards (native-bugs.md, entry 3). A stalled
+// stalls that pipe for good, whatever HWM is set afterwards (docs/native-bugs.md, entry 3). A stalled
 // pipe is a false TrySend, which the binding reports as it should, but no socket would then
 // "still carry data", which is what these tests check.
 namespace NetZlink.Tests;

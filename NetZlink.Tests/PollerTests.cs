@@ -94,4 +94,19 @@ public sealed class PollerTests
         var error = Assert.Throws<AggregateException>(() => polling.Wait(Wait.Long))!;
         Assert.That(error.InnerException, Is.TypeOf<ContextTerminatedException>());
     }
+    [Test, CancelAfter(20_000)]
+    public void Add_OfADisposedSocket_ThrowsObjectDisposed_AndAddsNothing()
+    {
+        using var context = new Context();
+        var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        socket.Dispose();
+        var poller = new Poller();
+
+        var error = Assert.Throws<ObjectDisposedException>(() => poller.Add(socket, PollEvents.PollIn))!;
+        Assert.Multiple(() =>
+        {
+            Assert.That(error.Message, Does.Contain("Poller.Add"));
+            Assert.That(poller.Count, Is.Zero);
+        });
+    }
 }

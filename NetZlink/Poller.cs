@@ -25,9 +25,15 @@ public sealed unsafe class Poller
     /// <param name="socket">The socket; it must stay open while it is polled.</param>
     /// <param name="events">What to wait for.</param>
     /// <returns>The item's index.</returns>
+    /// <exception cref="ObjectDisposedException">The socket was disposed already.</exception>
     public int Add(ZlinkSocket socket, PollEvents events)
     {
         ArgumentNullException.ThrowIfNull(socket);
+        if (socket.IsDisposed)
+        {
+            HandleLease.ThrowDisposed($"{nameof(ZlinkSocket)} ({socket.Type}; Poller.Add: a disposed socket cannot be polled)");
+        }
+
         return AddItem(socket, new ZlinkPollItem { Events = (short)events });
     }
 

@@ -17,6 +17,7 @@ public sealed unsafe class ZlinkMonitor : IDisposable
 
     private readonly Context _context;
     private readonly MonitorHandle _handle;
+    private volatile bool _disposedByUser;
 
     internal ZlinkMonitor(Context context, MonitorHandle handle)
     {
@@ -53,11 +54,18 @@ public sealed unsafe class ZlinkMonitor : IDisposable
     /// <param name="monitorEvent">The event; default when none came.</param>
     /// <param name="timeout">How long to wait; <see cref="Timeout.InfiniteTimeSpan"/> for ever.</param>
     /// <returns>True when an event was read; false when the timeout elapsed first.</returns>
+    /// <exception cref="ContextTerminatedException">The context was shut down, or disposed while the call waited.</exception>
+    /// <exception cref="ObjectDisposedException">The monitor was disposed (by its owner, or by the context before the call).</exception>
     public bool TryReceive(out MonitorEvent monitorEvent, TimeSpan timeout)
     {
         var deadline = Deadline.After(timeout);
         int sleep = 1;
-        while (!TryReceive(out monitorEvent))
+        if (TryReceive(out monitorEvent))
+        {
+            return true;
+        }
+
+        while (true)
         {
             int remaining = deadline.RemainingMilliseconds();
             if (remaining == 0)
@@ -67,14 +75,26 @@ public sealed unsafe class ZlinkMonitor : IDisposable
 
             Thread.Sleep(remaining < 0 ? sleep : Math.Min(sleep, remaining));
             sleep = Math.Min(sleep * 2, MaxSleepMilliseconds);
+            try
+            {
+                if (TryReceive(out monitorEvent))
+                {
+                    return true;
+                }
+            }
+            catch (ObjectDisposedException) when (!_disposedByUser && _context.IsDisposed)
+            {
+                // Context.Dispose closed the monitor while this call waited: the answer a socket
+                // gives when its context goes away under a blocked receive.
+                throw (ContextTerminatedException)Ensure.Create(
+                    ZlinkConstants.ETERM, ErrorScope.General, "Monitor.Receive", null, "the Context was disposed while the call waited");
+            }
         }
-
-        return true;
     }
 
     /// <summary>Reads the next event, blocking until one arrives.</summary>
     /// <returns>The event.</returns>
-    /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
+    /// <exception cref="ContextTerminatedException">The context was shut down, or disposed while the call waited.</exception>
     public MonitorEvent Receive()
     {
         TryReceive(out MonitorEvent monitorEvent, Timeout.InfiniteTimeSpan);
@@ -111,6 +131,7 @@ public sealed unsafe class ZlinkMonitor : IDisposable
     /// <summary>Closes the monitor. Idempotent and safe from any thread.</summary>
     public void Dispose()
     {
+        _disposedByUser = true;
         _context.Forget(_handle);
         _handle.Dispose();
     }

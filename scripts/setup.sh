@@ -12,7 +12,8 @@ config=${NETZLINK_NATIVE_CONFIG:-Release}
 # clang-14 + libclang-rt-14-dev: the fuzz smoke of scripts/test.sh (libFuzzer, ASan, UBSan);
 # dpkg-dev: apt-get source (scripts/libzmq.sh); unzip: scripts/pack-smoke.sh;
 # liburing-dev: the STREAM engine's io_uring backend (linked statically)
-# libssl-dev: tls:// on STREAM sockets (OpenSSL 3, linked dynamically)
+# libssl-dev: tls://, ws:// and wss:// on STREAM sockets (OpenSSL 3, linked statically into
+# libzlink.so; see native/CMakeLists.txt)
 apt_packages=(cmake g++ make dpkg-dev unzip clang-14 libclang-rt-14-dev liburing-dev libssl-dev)
 
 source scripts/apt-need.sh

@@ -179,7 +179,7 @@ public sealed class CommandLineParsingTests
     {
         ParseOutcome outcome = CommandLineParsing.Parse(["--measure", "soon"]);
 
-        Assert.That(outcome.Errors, Is.EqualTo(new[] { "--measure must be a number: 0..604800 seconds (got 'soon')" }));
+        Assert.That(outcome.Errors, Is.EqualTo(new[] { "--measure must be a number: 0 (no measured phase) or 0.1..604800 seconds (got 'soon')" }));
     }
 
     [Test]

@@ -8,10 +8,6 @@ using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
-
 [TestFixture]
 [NonParallelizable]
 public sealed class DotnetClientTests

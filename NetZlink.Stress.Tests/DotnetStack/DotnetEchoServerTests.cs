@@ -7,10 +7,6 @@ using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
-
 [TestFixture]
 public sealed class DotnetEchoServerTests
 {

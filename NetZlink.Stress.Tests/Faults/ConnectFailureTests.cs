@@ -10,10 +10,6 @@ using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Faults;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
-
 [TestFixture]
 [Category("Integration")]
 [NonParallelizable]

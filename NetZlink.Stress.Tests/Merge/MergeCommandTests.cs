@@ -214,6 +214,10 @@ public sealed class MergeCommandTests
     [TestCase("histogram-layout", "latency histogram: its layout (lowest 1, highest 1000000, 2 digits) is not this build's")]
     [TestCase("bad-count", "'sent' must be a whole number (got \"many\")")]
     [TestCase("bad-errno", "'errors_by_errno' must be errno:count pairs joined by ';' (got \"111\")")]
+    [TestCase("directory", "is a directory, not a --summary-json file")]
+    [TestCase("no-merge-input", "has no 'merge_input' (its exact counts and settings")]
+    [TestCase("negative-count", "'recv' is negative (got -5); a count or a rate is never below 0")]
+    [TestCase("negative-rate", "'throughput' is negative")]
     [CancelAfter(10_000)]
     public void UnusableFilesAreRefusedNamingTheFileAndTheProblem(string kind, string problem)
     {
@@ -223,6 +227,9 @@ public sealed class MergeCommandTests
         switch (kind)
         {
             case "missing":
+                break;
+            case "directory":
+                Directory.CreateDirectory(bad);
                 break;
             case "not-json":
                 File.WriteAllText(bad, "RESULT scenario=s2 ...");
@@ -244,6 +251,9 @@ public sealed class MergeCommandTests
                     "histogram-text" => json[MergeInputJson.HistogramName] = "#[Histogram log format version 1.3]\nnot,a,histogram,line\n",
                     "histogram-layout" => json[MergeInputJson.HistogramName] = LatencyHistograms.ToLog(new LongHistogram(1_000_000, 2), DateTime.UnixEpoch),
                     "bad-count" => json["sent"] = "many",
+                    "no-merge-input" => json.Remove(MergeInputJson.Name) ? null : json,
+                    "negative-count" => json["recv"] = -5,
+                    "negative-rate" => json[MergeInputJson.Name]!["throughput"] = -1.5,
                     _ => json["errors_by_errno"] = "111",
                 };
                 File.WriteAllText(bad, json.ToJsonString());

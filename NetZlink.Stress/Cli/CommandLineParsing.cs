@@ -36,6 +36,14 @@ internal static class CommandLineParsing
             return ParseOutcome.Usage(missing.Select(flag => $"{flag} needs a value").ToArray());
         }
 
+        // CommandLineParser reads numbers with thousands separators ("--warmup 1,5" is 15 s):
+        // a number flag takes digits, one '.', an exponent and nothing else.
+        List<string> malformed = MalformedNumbers(args);
+        if (malformed.Count > 0)
+        {
+            return ParseOutcome.Usage(malformed);
+        }
+
         using var parser = new Parser(s =>
         {
             s.HelpWriter = null;
@@ -182,6 +190,44 @@ internal static class CommandLineParsing
         }
 
         return missing;
+    }
+
+    /// <summary>An error for each value of a number flag that is not a plain number ("1,5", "0x10", "1_000").</summary>
+    private static List<string> MalformedNumbers(IReadOnlyList<string> args)
+    {
+        var errors = new List<string>();
+        for (int i = 0; i < args.Count && args[i] != "--"; i++)
+        {
+            string arg = args[i];
+            if (!arg.StartsWith("--", StringComparison.Ordinal))
+            {
+                continue;
+            }
+
+            string[] parts = arg.Split('=', 2);
+            string name = parts[0][2..];
+            if (!ValueFlags.TryGetValue(name, out Type? type))
+            {
+                continue;
+            }
+
+            string? value = parts.Length == 2 ? parts[1] : (i + 1 < args.Count ? args[++i] : null);
+            if (value is null)
+            {
+                continue;
+            }
+
+            bool plain = type == typeof(double) || type == typeof(double?)
+                ? double.TryParse(value, NumberStyles.AllowLeadingSign | NumberStyles.AllowDecimalPoint | NumberStyles.AllowExponent, CultureInfo.InvariantCulture, out _)
+                : type != typeof(int) && type != typeof(int?) && type != typeof(long) && type != typeof(long?)
+                    || long.TryParse(value, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out _);
+            if (!plain)
+            {
+                errors.Add(BadValue(name, [arg, value]));
+            }
+        }
+
+        return errors;
     }
 
     /// <summary>The --flags <paramref name="args"/> names ("--ccu" for "--ccu 5" and "--ccu=5"), up to "--".</summary>

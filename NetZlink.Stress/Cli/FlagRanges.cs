@@ -33,7 +33,8 @@ internal static class FlagRanges
 
     public static readonly FlagRange Warmup = new("--warmup", 0, 604_800, "seconds");
 
-    public static readonly FlagRange Measure = new("--measure", 0, 604_800, "seconds");
+    public static readonly FlagRange Measure = new("--measure", 0.1, 604_800, "seconds",
+        "a rate needs a measured phase of at least 0.1 s") { ZeroMeans = "no measured phase" };
 
     public static readonly FlagRange DrainTimeout = new("--drain-timeout", 0, 3600, "seconds");
 

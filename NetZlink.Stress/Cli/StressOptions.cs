@@ -58,7 +58,7 @@ internal sealed class StressOptions
     [Option("warmup", Default = 3.0, HelpText = "Unmeasured seconds before the measured phase, 0..604800.")]
     public double Warmup { get; set; } = 3;
 
-    [Option("measure", Default = 10.0, HelpText = "Measured seconds, 0..604800.")]
+    [Option("measure", Default = 10.0, HelpText = "Measured seconds: 0 (no measured phase) or 0.1..604800.")]
     public double Measure { get; set; } = 10;
 
     [Option("drain-timeout", Default = 10.0, HelpText = "Seconds to wait for outstanding packets after sending stops, 0..3600.")]

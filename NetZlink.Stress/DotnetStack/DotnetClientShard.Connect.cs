@@ -10,10 +10,6 @@ using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
-
 internal sealed partial class DotnetClientShard
 {
     private readonly int _attemptLimit;

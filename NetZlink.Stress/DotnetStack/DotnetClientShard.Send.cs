@@ -25,9 +25,6 @@ using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-
 internal sealed partial class DotnetClientShard
 {
     /// <summary>Called by the runtime when an overflow send completes.</summary>

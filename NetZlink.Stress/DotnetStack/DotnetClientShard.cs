@@ -23,9 +23,6 @@ using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-
 /// <summary>A group of client connections with its own thread for connects and phase changes.</summary>
 internal sealed partial class DotnetClientShard : IDisposable, IDueSink
 {

@@ -8,12 +8,10 @@
 //   - Outstanding is shared by both paths: Interlocked only.
 // The runner sums the plain counters with Volatile.Read while the run goes on.
 
+using System.Net.Sockets;
 using NetZlink.Engine;
 
 namespace NetZlink.Stress.DotnetStack;
-
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
 
 /// <summary>One client connection's state.</summary>
 internal struct DotnetConnection

@@ -17,10 +17,6 @@ using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
-
 /// <summary>An echo server over plain .NET sockets.</summary>
 internal sealed class DotnetEchoServer : IEchoServer
 {

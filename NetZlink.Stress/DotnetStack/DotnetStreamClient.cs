@@ -45,10 +45,6 @@ using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
-
 /// <summary>Runs a <see cref="LoadPlan"/> over <see cref="SslStream"/> and/or <see cref="WebSocket"/> connections.</summary>
 internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
 {

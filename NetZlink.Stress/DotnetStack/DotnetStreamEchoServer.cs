@@ -21,9 +21,6 @@ using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-
 /// <summary>An echo server over <see cref="SslStream"/> and/or <see cref="WebSocket"/> on plain .NET sockets.</summary>
 internal sealed class DotnetStreamEchoServer : IEchoServer
 {

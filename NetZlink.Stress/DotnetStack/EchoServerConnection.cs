@@ -15,9 +15,6 @@ using NetZlink.Stress.Latency;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-
 /// <summary>An echo connection: its socket and its one reusable operation.</summary>
 internal sealed class EchoServerConnection : SocketAsyncEventArgs
 {

@@ -7,10 +7,6 @@ using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
 
-// Inside NetZlink.*, NetZlink.Socket would shadow System.Net.Sockets.Socket.
-using Socket = System.Net.Sockets.Socket;
-using SocketType = System.Net.Sockets.SocketType;
-
 /// <summary>Opens a bound, listening TCP socket for a server.</summary>
 internal static class ServerListener
 {

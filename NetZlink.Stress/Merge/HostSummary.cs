@@ -31,6 +31,11 @@ internal sealed class HostSummary
     /// <exception cref="InvalidDataException">The file cannot be read or is not a single run written with --json-histogram.</exception>
     public static HostSummary Read(string path)
     {
+        if (Directory.Exists(path))
+        {
+            throw new InvalidDataException($"{path}: is a directory, not a --summary-json file");
+        }
+
         byte[] bytes;
         try
         {
@@ -71,9 +76,14 @@ internal sealed class HostSummary
 
     private static ScenarioResult ReadRun(JsonObjectReader run)
     {
-        if (!run.Has(MergeInputJson.HistogramName) || !run.Has(MergeInputJson.Name))
+        if (!run.Has(MergeInputJson.HistogramName))
         {
             throw run.Problem($"has no '{MergeInputJson.HistogramName}': rerun that client with --json-histogram (beside --summary-json) so that its latencies can be merged exactly");
+        }
+
+        if (!run.Has(MergeInputJson.Name))
+        {
+            throw run.Problem($"has no '{MergeInputJson.Name}' (its exact counts and settings, which --json-histogram writes beside '{MergeInputJson.HistogramName}'): rerun that client with --json-histogram");
         }
 
         var input = new JsonObjectReader(run.Path, run.Property(MergeInputJson.Name));
@@ -101,6 +111,11 @@ internal sealed class HostSummary
         {
             JsonObjectReader from = field.In(FieldFormats.MergeInput) ? input : run;
             FieldValue value = FieldValue.Read(from, field.Name, field.Type, field.Decimals);
+            if (CannotBeNegative(field) && IsNegative(value, field.Type))
+            {
+                throw from.Problem(string.Create(CultureInfo.InvariantCulture, $"'{field.Name}' is negative (got {value}); a count or a rate is never below 0"));
+            }
+
             try
             {
                 field.Write!(result, value);
@@ -114,4 +129,11 @@ internal sealed class HostSummary
         result.SetLatency(histogram);
         return result;
     }
+
+    /// <summary>Every count and rate; only the memory growth figures may be below 0 (memory was returned).</summary>
+    private static bool CannotBeNegative(ResultField field) =>
+        field.Type is FieldType.Integer or FieldType.Decimal && !field.Name.EndsWith("_growth_bytes", StringComparison.Ordinal);
+
+    private static bool IsNegative(FieldValue value, FieldType type) =>
+        type == FieldType.Integer ? value.Integer < 0 : value.Number < 0;
 }

@@ -159,6 +159,9 @@ public static class ScenarioRunner
             throw;
         }
 
+        // The phase lasted at least what was asked, and a timer that fired late made it longer:
+        // the rate divides by what really elapsed.
+        double measuredSeconds = measuring.Elapsed.TotalSeconds;
         run.Plan.Phase = LoadPhase.Drain;
         bool open = run.Plan.IsOpen;
         // Open model: every shard must have seen the drain (and counted what it still owes) before its
@@ -181,18 +184,18 @@ public static class ScenarioRunner
             result.Reason = DrainTimeoutReason(t.InFlight, t.Unsent, settings.DrainTimeoutSeconds);
         }
 
-        result.Throughput = settings.MeasureSeconds > 0 ? run.Totals.ReceivedMeasured / ThroughputSeconds(run, settings) : 0;
+        result.Throughput = settings.MeasureSeconds > 0 ? run.Totals.ReceivedMeasured / ThroughputSeconds(run, settings, measuredSeconds) : 0;
     }
 
     /// <summary>
-    /// The seconds throughput divides by: the measured phase; in an open-model run, from its start to
+    /// The seconds throughput divides by: the measured phase as it ran (never less than asked); in an open-model run, from its start to
     /// the last measured echo if that is longer. The drain sends the measured packets held back, so a
     /// run that fell behind its --rate gets all of them echoed in the end: dividing by the measured
     /// phase alone would report the target rate whatever the pair sustained.
     /// </summary>
-    private static double ThroughputSeconds(RunState run, ScenarioSettings settings)
+    private static double ThroughputSeconds(RunState run, ScenarioSettings settings, double measuredSeconds)
     {
-        double seconds = settings.MeasureSeconds;
+        double seconds = Math.Max(settings.MeasureSeconds, measuredSeconds);
         if (run.Plan.Schedule is { } schedule && run.Totals.LastMeasuredEchoNs > schedule.StartNs)
         {
             seconds = Math.Max(seconds, (run.Totals.LastMeasuredEchoNs - schedule.StartNs) / 1e9);
