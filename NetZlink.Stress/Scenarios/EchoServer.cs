@@ -133,6 +133,9 @@ public sealed class EchoServer : IDisposable, IEchoServer
             }
         }
 
+        /// <summary>A read's whole packets echoed with one send, as they came (the default framer).</summary>
+        public void OnPackets(EngineShard shard, Connection connection, ReadOnlySpan<byte> packets) => OnPacket(shard, connection, packets);
+
         public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
             => Interlocked.Decrement(ref server._connections);
 

@@ -50,6 +50,48 @@ public sealed class ServerEngineTests
         Assert.That(server.Fault, Is.Null);
     }
 
+    [Test, CancelAfter(60_000)]
+    public void AHandlerThatTakesRuns_GetsWholePacketsInOrder_EveryOneCounted_AndEchoesARunWithOneSend()
+    {
+        Random random = Fuzz.Random(out _);
+        using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"] });
+        var handler = new RunEchoHandler();
+        server.Start(_ => handler);
+        (string host, int port) = HostAndPort(server.BoundEndpoints[0]);
+
+        // Random packets (bodies 1 B .. 20 KB) written in random pieces: the handler sees runs of
+        // whole packets; what comes back is the same stream.
+        var stream = new List<byte>();
+        int packets = random.Next(50, 400);
+        for (int i = 0; i < packets; i++)
+        {
+            byte[] body = new byte[random.Next(1, 20_000)];
+            random.NextBytes(body);
+            stream.AddRange([(byte)(body.Length >> 24), (byte)(body.Length >> 16), (byte)(body.Length >> 8), (byte)body.Length]);
+            stream.AddRange(body);
+        }
+
+        byte[] data = [.. stream];
+        using var client = new TcpClient(host, port);
+        var reader = Task.Run(() => RawTcpServer.ReadExactly(client.Client, data.Length, Patience));
+        for (int at = 0; at < data.Length;)
+        {
+            int piece = Math.Min(data.Length - at, random.Next(1, 50_000));
+            client.Client.Send(data, at, piece, SocketFlags.None);
+            at += piece;
+        }
+
+        Assert.That(reader.Result, Is.EqualTo(data), "the echo is the stream, byte for byte");
+        Assert.Multiple(() =>
+        {
+            Assert.That(handler.Packets, Is.EqualTo(packets), "every packet in some run");
+            Assert.That(handler.Runs, Is.LessThanOrEqualTo(packets));
+            Assert.That(handler.SinglePacketCalls, Is.Zero, "OnPacket is not called when OnPackets is overridden");
+            Assert.That(server.ReadCounters().PacketsReceived, Is.EqualTo(packets), "the engine counts each packet of a run");
+            Assert.That(server.Fault, Is.Null);
+        });
+    }
+
     [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AClientEngine_AgainstAServerEngine_GetsEveryPacketBack()
@@ -283,6 +325,44 @@ public sealed class ServerEngineTests
         }
 
         public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet) => received.Enqueue(packet.ToArray());
+
+        public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
+        {
+        }
+
+        public void OnPass(EngineShard shard)
+        {
+        }
+    }
+
+    private sealed class RunEchoHandler : IConnectionHandler
+    {
+        public int Runs;
+        public int Packets;
+        public int SinglePacketCalls;
+
+        public void OnConnected(EngineShard shard, Connection connection)
+        {
+        }
+
+        public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
+        {
+        }
+
+        public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet) => SinglePacketCalls++;
+
+        public void OnPackets(EngineShard shard, Connection connection, ReadOnlySpan<byte> packets)
+        {
+            Runs++;
+            for (ReadOnlySpan<byte> rest = packets; !rest.IsEmpty;)
+            {
+                int length = 4 + System.Buffers.Binary.BinaryPrimitives.ReadInt32BigEndian(rest);
+                Packets++;
+                rest = rest[length..];
+            }
+
+            Assert.That(shard.Send(connection, packets), Is.EqualTo(SendResult.Sent).Or.EqualTo(SendResult.Queued));
+        }
 
         public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
         {

@@ -444,6 +444,12 @@ public sealed unsafe partial class EngineShard
     {
         const int header = LengthPrefixFramer.Size;
         Counters.BytesReceived += packets.Length;
+        if (_handlerTakesRuns)
+        {
+            DeliverRun(slot, packets);
+            return;
+        }
+
         while (!packets.IsEmpty)
         {
             if (packets.Length < header)
@@ -466,6 +472,45 @@ public sealed unsafe partial class EngineShard
             }
 
             packets = packets[length..];
+        }
+    }
+
+    /// <summary>
+    /// Batch, for a handler that overrides OnPackets: the run of valid packets at the start of the
+    /// payload goes to the handler in one call (every one of them counted), then a bad header
+    /// ends the connection as a protocol error.
+    /// </summary>
+    private void DeliverRun(int slot, ReadOnlySpan<byte> packets)
+    {
+        const int header = LengthPrefixFramer.Size;
+        int valid = 0;
+        int count = 0;
+        bool bad = false;
+        while (valid < packets.Length)
+        {
+            ReadOnlySpan<byte> rest = packets[valid..];
+            uint body;
+            if (rest.Length < header
+                || (body = BinaryPrimitives.ReadUInt32BigEndian(rest)) < (uint)_minBody
+                || body > (uint)_maxBody || body > (uint)(rest.Length - header))
+            {
+                bad = true;
+                break;
+            }
+
+            valid += header + (int)body;
+            count++;
+        }
+
+        if (count > 0)
+        {
+            Counters.PacketsReceived += count;
+            _handler.OnPackets(this, ConnectionAt(slot), packets[..valid]);
+        }
+
+        if (bad && _slots[slot].State == ConnectionState.Connected)
+        {
+            ProtocolError(slot);
         }
     }
 

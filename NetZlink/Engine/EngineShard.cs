@@ -48,6 +48,9 @@ public sealed unsafe partial class EngineShard
     private readonly Lock _wakeFdGate = new();
     private int _wakeFd;
     private IConnectionHandler _handler = null!;
+
+    // The handler overrides IConnectionHandler.OnPackets: Batch payloads go to it a run at a time.
+    private bool _handlerTakesRuns;
     private ConnectErrnoMonitor? _connectMonitor;
     private nint _socket;
     private SocketHandle? _socketOwner;
@@ -169,10 +172,27 @@ public sealed unsafe partial class EngineShard
         }
     }
 
+    /// <summary>Whether <paramref name="handler"/>'s class implements OnPackets itself (not the interface's default).</summary>
+    [System.Diagnostics.CodeAnalysis.UnconditionalSuppressMessage("Trimming", "IL2075", Justification = "The handler's own type is kept by its use.")]
+    private static bool OverridesOnPackets(IConnectionHandler handler)
+    {
+        System.Reflection.InterfaceMapping map = handler.GetType().GetInterfaceMap(typeof(IConnectionHandler));
+        for (int i = 0; i < map.InterfaceMethods.Length; i++)
+        {
+            if (map.InterfaceMethods[i].Name == nameof(IConnectionHandler.OnPackets))
+            {
+                return map.TargetMethods[i].DeclaringType != typeof(IConnectionHandler);
+            }
+        }
+
+        return false;
+    }
+
     /// <summary>Takes over <paramref name="socket"/> and <paramref name="connectMonitor"/>: the shard closes both when it exits.</summary>
     internal void Start(IConnectionHandler handler, SocketHandle socket, ConnectErrnoMonitor? connectMonitor)
     {
         _handler = handler;
+        _handlerTakesRuns = OverridesOnPackets(handler);
         // The shard thread is the socket's only user until it disposes the owner on its way out.
         _socketOwner = socket;
         _socket = socket.DangerousGetHandle();

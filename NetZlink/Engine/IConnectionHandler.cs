@@ -18,6 +18,25 @@ public interface IConnectionHandler
     void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet);
 
     /// <summary>
+    /// With the default framer (<see cref="LengthPrefixFramer"/>): every whole packet one read of a
+    /// connection brought, in order, headers included, each already checked against the framer's
+    /// limits; the span is valid only during the call. Override it to handle the run at once (an
+    /// echo sends it back with one <see cref="EngineShard.Send"/>); the engine then counts every
+    /// packet of the run as received. Without an override the engine calls <see cref="OnPacket"/>
+    /// for each packet and stops at one after which the connection has ended. Custom framers'
+    /// packets always come through <see cref="OnPacket"/>.
+    /// </summary>
+    void OnPackets(EngineShard shard, Connection connection, ReadOnlySpan<byte> packets)
+    {
+        while (!packets.IsEmpty && shard.IsConnected(connection.Slot))
+        {
+            int length = LengthPrefixFramer.Size + (int)System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(packets);
+            OnPacket(shard, connection, packets[..length]);
+            packets = packets[length..];
+        }
+    }
+
+    /// <summary>
     /// An established connection ended; <paramref name="lostBytes"/> is the partial packet a custom
     /// framer's reassembly dropped with it (0 with the default framer, whose partial packet is in the native library).
     /// </summary>
