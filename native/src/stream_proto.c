@@ -286,6 +286,16 @@ static ssize_t xread(zl_stream_t *s, zl_conn_t *c, void *dst, size_t cap,
  * drops it (framing set): it closes, its 0x00 carries err. */
 static void input_end(zl_stream_t *s, zl_conn_t *c, int err, int framing_err)
 {
+    if (c->ws) {
+        if (!framing_err && err == 0 && zl_ws_peer_closed(c)) {
+            /* a close frame: what was accepted goes out before our reply,
+             * and the 0x00 comes when that is done */
+            zl_conn_peer_closed(s, c);
+            return;
+        }
+        if (framing_err) /* a length over MAXMSGSIZE, or zero */
+            zl_ws_fail(s, c, err == EMSGSIZE ? 1009 : 1002);
+    }
     int reason = framing_err ? ZLINK_DISCONNECT_HANDSHAKE_FAILED
                  : (err == 0 || err == ECONNRESET) ? ZLINK_DISCONNECT_REMOTE
                                                    : ZLINK_DISCONNECT_TRANSPORT_ERROR;
