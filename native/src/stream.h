@@ -88,6 +88,9 @@ typedef struct zl_conn {
     uint32_t timer_id;     /* live timer, 0 = none */
     uint32_t listener1;    /* accepted by listener slot + 1, 0 otherwise */
     uint8_t tls_dead;      /* TLS fatal error: no close_notify */
+    uint32_t tls_wpend;    /* tls: plaintext bytes at the queue's head a
+                              write that wants to be retried may have put
+                              in its pending record (zl_tls_send) */
     uint8_t peer_closing;  /* ws: flushing before our close reply
                               (zl_conn_peer_closed) */
     uint64_t progress_ms;  /* peer_closing: when bytes last went out */
@@ -225,6 +228,11 @@ typedef struct zl_stream {
      * frames (stream_ws.c), and a length header with its body on tls:// */
     char *txbuf;
     size_t txbuf_len, txbuf_cap;
+
+    /* the last failed TLS handshake (ZLINK_TLS_LAST_ERROR and
+     * ZLINK_TLS_LAST_VERIFY_RESULT, set by stream_tls.c) */
+    char tls_last_error[256];
+    int tls_last_verify;
 
     /* monitoring */
     int mon_mask; /* union of all the masks below */

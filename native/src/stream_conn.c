@@ -149,6 +149,7 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->rb_off = c->rb_len = 0;
     c->announced = c->outbound = c->zero_delivered = 0;
     c->tls_dead = 0;
+    c->tls_wpend = 0;
     c->peer_closing = 0;
     c->progress_ms = 0;
     c->ssl = NULL;
@@ -406,10 +407,17 @@ int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
         return -1;
     zl_sendq_t *q = &c->q;
     uint32_t mask = q->lcap - 1;
-    /* rotate the new message to the front: behind a partly sent head and
-     * the unstarted messages there that begin with lead */
-    uint32_t at = q->partial ? 1 : 0;
-    size_t pos = q->head + (at ? q->lens[q->lhead] : 0);
+    /* rotate the new message to the front: behind a partly sent head, the
+     * messages a TLS record waiting to be retried took bytes of (OpenSSL
+     * wants the same bytes again), and the unstarted messages there that
+     * begin with lead */
+    uint32_t at = 0;
+    size_t pos = q->head;
+    while (at < q->lcount - 1 &&
+           ((at == 0 && q->partial) || pos - q->head < c->tls_wpend)) {
+        pos += q->lens[(q->lhead + at) & mask];
+        at++;
+    }
     while (at < q->lcount - 1 && (uint8_t)q->buf[pos] == lead) {
         pos += q->lens[(q->lhead + at) & mask];
         at++;
