@@ -631,6 +631,10 @@ static void send_direct(zl_stream_t *s, zl_conn_t *c, const void *a,
         zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
         return;
     }
+    /* the queue was empty: what was queued is the rest of a message whose
+     * start went out, so nothing may go in front of it (ws pongs) */
+    if (done && done < alen + blen)
+        c->q.partial = 1;
     c->msgs_sent++;
 }
 

@@ -8,7 +8,8 @@
  * - close codes: valid ones echoed, invalid ones (reserved, unassigned,
  *   out of range, a 1-byte payload, a reason that is not UTF-8) answered
  *   with 1002;
- * - pongs to several pings read at once go out in the pings' order;
+ * - pongs to several pings read at once go out in the pings' order, and a
+ *   pong never lands inside a frame whose start went out;
  * - a LENGTH length over MAXMSGSIZE is answered with 1009;
  * - a text message that is not UTF-8 is answered with 1007.
  * RAW framing except where LENGTH is named. */
@@ -76,6 +77,8 @@ typedef struct reader {
     unsigned char close_payload[125];
     size_t close_len;
     int eof; /* the connection ended after the close */
+    int pongs;
+    int stop_at_full; /* return once data is full and a pong came */
     int done;
 } reader_t;
 
@@ -96,6 +99,8 @@ static void *reader_main(void *arg)
             CHECK(r->ndata + n <= r->cap);
             memcpy(r->data + r->ndata, b, n);
             r->ndata += n;
+        } else if (h == 0x8a) {
+            r->pongs++;
         } else if (h == 0x88) {
             r->close_seen = 1;
             r->close_len = n;
@@ -103,6 +108,8 @@ static void *reader_main(void *arg)
         } else {
             CHECK(!"unexpected frame");
         }
+        if (r->stop_at_full && r->ndata == r->cap && r->pongs)
+            break;
     }
     free(b);
     __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
@@ -129,7 +136,7 @@ static void test_flush_before_reply(void *ctx, size_t total, size_t chunk)
         CHECK(tu_stream_send(C.srv, C.id, out + off, k, 0) == (int)k);
     }
     send_frame(1, 0x8, "\x0f\xa0" "bye", 5);
-    reader_t r = {C.fd, 0, malloc(total), 0, total, 0, {0}, 0, 0, 0};
+    reader_t r = {C.fd, 0, malloc(total), 0, total, 0, {0}, 0, 0, 0, 0, 0};
     CHECK(r.data);
     pthread_t th;
     CHECK(pthread_create(&th, NULL, reader_main, &r) == 0);
@@ -249,6 +256,35 @@ static void test_close_codes(void *ctx)
     }
 }
 
+/* A ping while a 4 MiB frame is half out (sent at once in part, the rest
+ * queued): its pong goes after that frame, never inside it. */
+static void test_pong_behind_partial(void *ctx)
+{
+    open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, -1);
+    size_t total = 4 << 20;
+    unsigned char *out = malloc(total);
+    CHECK(out);
+    fill_pattern(out, total, 11);
+    CHECK(tu_stream_send(C.srv, C.id, out, total, 0) == (int)total);
+    send_frame(1, 0x9, "p1", 2);
+    for (int i = 0; i < 10; i++)
+        tu_step(&C.p); /* the ping is read while the frame is half out */
+    reader_t r = {C.fd, 0, malloc(total), 0, total, 0, {0}, 0, 0, 0, 1, 0};
+    CHECK(r.data);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, reader_main, &r) == 0);
+    long long end = tu_now_ms() + 20000;
+    while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+        CHECK(tu_now_ms() < end);
+        tu_step(&C.p);
+    }
+    pthread_join(th, NULL);
+    CHECK(r.ndata == total && memcmp(r.data, out, total) == 0 && r.pongs == 1);
+    free(r.data);
+    free(out);
+    close_conn();
+}
+
 /* three pings in one write, behind queued data: three pongs in order */
 static void test_pong_order(void *ctx)
 {
@@ -344,8 +380,10 @@ int main(int argc, char **argv)
     }
     if (PART("codes"))
         test_close_codes(ctx);
-    if (PART("pongs"))
+    if (PART("pongs")) {
         test_pong_order(ctx);
+        test_pong_behind_partial(ctx);
+    }
     if (PART("toobig"))
         test_too_big(ctx);
     if (PART("utf8"))

@@ -25,16 +25,28 @@
  * "HSFAIL <AUTH|PROTOCOL|NO_DETAIL> <errno> verify=<n> reason=<text>"
  * (ZLINK_TLS_LAST_VERIFY_RESULT and ZLINK_TLS_LAST_ERROR right after the
  * monitor event), "CLOSE_FAILED <errno>", "TIMEOUT". Exit status 0, or 1
- * when --send did not get its echo, or 2 for a usage error.
+ * when --send did not get its echo, or 2 for a usage error. SIGTERM ends it
+ * like --seconds does.
  */
 #include <zlink.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* SIGTERM and SIGINT end the loop: everything is closed and freed as at a
+ * normal exit (a sanitizer build checks for leaks then) */
+static volatile sig_atomic_t stop_now;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_now = 1;
+}
 
 static long long now_ms(void)
 {
@@ -162,6 +174,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     void *ctx = zlink_ctx_new();
     void *s = zlink_socket(ctx, ZLINK_STREAM);
     set_int(s, ZLINK_STREAM_FRAMING, framing);
@@ -198,7 +215,7 @@ int main(int argc, char **argv)
         got = malloc((size_t)send_n + 1);
         status = 1; /* until the echo came back */
     }
-    while (!done) {
+    while (!done && !stop_now) {
         if (print_monitor(s, mon) && once)
             break;
         if (now_ms() >= end) {
@@ -279,6 +296,7 @@ int main(int argc, char **argv)
     free(buf);
     free(got);
     zlink_close(mon);
+    set_int(s, ZLINK_LINGER, 0); /* a peer that stopped reading cannot hold it */
     zlink_close(s);
     zlink_ctx_term(ctx);
     return status;

@@ -167,6 +167,9 @@ class ZlEcho:
                 self.proc.wait()
         err = self.proc.stderr.read()
         self.proc.stderr.close()
+        if err.strip():
+            # a sanitizer build's report lands in the test's output
+            print("zl_echo stderr: " + err.strip().replace("\n", "\nzl_echo stderr: "), flush=True)
         return err
 
     def seen(self):
