@@ -21,7 +21,8 @@
  * them. Schedule byte i (used round robin): bits 0-2 the buffer size
  * (0, 1, 2, 3, 5, 64, 4096, 65536), bit 3 zlink_msg_recv, bit 4 DONTWAIT;
  * byte 0 bits 5-6: the framing (0 LENGTH, 1 RAW, 2 BATCH, 3 LENGTH), byte 1
- * bits 5-7: MAXMSGSIZE (-1, 0, 1, 5, 64, 300, 4096, -1). In RAW a 0-byte
+ * bits 5-7: MAXMSGSIZE (-1, 0, 1, 5, 64, 300, 4096, -1; -1 and 0 mean
+ * 8 MiB). In RAW a 0-byte
  * buffer takes nothing, so the receive after it is a zlink_msg_recv.
  */
 #include "fuzz_common.h"
@@ -67,7 +68,9 @@ static int bad_len(const rx_t *x, size_t off)
     uint32_t len = tu_be32(x->sent + off);
     if (len == 0)
         return EPROTO;
-    if ((x->max >= 0 && (int64_t)len > x->max) || len > (uint32_t)INT32_MAX - 4)
+    /* zlink 1.3's rule: MAXMSGSIZE when above 0, else 8 MiB */
+    int64_t limit = x->max > 0 ? x->max : (int64_t)8 << 20;
+    if ((int64_t)len > limit || len > (uint32_t)INT32_MAX - 4)
         return EMSGSIZE;
     return 0;
 }

@@ -10,7 +10,7 @@
  *   with 1002;
  * - pongs to several pings read at once go out in the pings' order, and a
  *   pong never lands inside a frame whose start went out;
- * - a LENGTH length over MAXMSGSIZE is answered with 1009;
+ * - a LENGTH or BATCH length over MAXMSGSIZE is answered with 1009;
  * - a text message that is not UTF-8 is answered with 1007.
  * RAW framing except where LENGTH is named. */
 #include "ws_testutil.h"
@@ -307,10 +307,11 @@ static void test_pong_order(void *ctx)
     close_conn();
 }
 
-/* LENGTH, MAXMSGSIZE 100: a length of 101 is answered with 1009 */
-static void test_too_big(void *ctx)
+/* LENGTH and BATCH, MAXMSGSIZE 100: a length of 101 is answered with
+ * 1009 */
+static void test_too_big(void *ctx, int framing)
 {
-    open_conn(ctx, ZLINK_STREAM_FRAMING_LENGTH, -1);
+    open_conn(ctx, framing, -1);
     /* MAXMSGSIZE applies to connections read after it is set */
     int64_t mx = 100;
     CHECK(zlink_setsockopt(C.srv, ZLINK_MAXMSGSIZE, &mx, sizeof mx) == 0);
@@ -384,8 +385,10 @@ int main(int argc, char **argv)
         test_pong_order(ctx);
         test_pong_behind_partial(ctx);
     }
-    if (PART("toobig"))
-        test_too_big(ctx);
+    if (PART("toobig")) {
+        test_too_big(ctx, ZLINK_STREAM_FRAMING_LENGTH);
+        test_too_big(ctx, ZLINK_STREAM_FRAMING_BATCH);
+    }
     if (PART("utf8"))
         test_text_utf8(ctx);
     CHECK(zlink_ctx_term(ctx) == 0);
