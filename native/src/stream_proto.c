@@ -293,8 +293,16 @@ static void input_end(zl_stream_t *s, zl_conn_t *c, int err, int framing_err)
             zl_conn_peer_closed(s, c);
             return;
         }
-        if (framing_err) /* a length over MAXMSGSIZE, or zero */
+        if (framing_err) { /* a length over MAXMSGSIZE, or zero */
             zl_ws_fail(s, c, err == EMSGSIZE ? 1009 : 1002);
+        } else if (c->q.lcount) {
+            /* the peer went without a close frame while bytes were
+             * queued: they are lost, and that is said (CLOSE_FAILED, and
+             * the 0x00's cause) */
+            if (err == 0)
+                err = ECONNRESET;
+            zl_emit(s, ZLINK_EVENT_CLOSE_FAILED, (uint64_t)err, c, NULL, NULL);
+        }
     }
     int reason = framing_err ? ZLINK_DISCONNECT_HANDSHAKE_FAILED
                  : (err == 0 || err == ECONNRESET) ? ZLINK_DISCONNECT_REMOTE

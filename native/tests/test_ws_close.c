@@ -4,7 +4,9 @@
  *   goes out first, then the close reply with the peer's status, then the
  *   TCP close; the 0x00 comes after that, cause 0, DISCONNECTED(REMOTE);
  * - the same peer gone (it resets) or not reading (LINGER 300): the 0x00
- *   carries ECONNRESET or ETIMEDOUT and CLOSE_FAILED reports the loss;
+ *   carries ECONNRESET or ETIMEDOUT and CLOSE_FAILED reports the loss; a
+ *   peer that ends TCP without a close frame while bytes are queued: the
+ *   same with ECONNRESET;
  * - close codes: valid ones echoed, invalid ones (reserved, unassigned,
  *   out of range, a 1-byte payload, a reason that is not UTF-8) answered
  *   with 1002;
@@ -199,6 +201,24 @@ static void test_lost(void *ctx, int lost_by_linger)
     close_conn();
 }
 
+/* The peer ends TCP (FIN, no close frame) while megabytes are queued:
+ * CLOSE_FAILED(ECONNRESET) and the 0x00 says ECONNRESET, not 0. */
+static void test_gone_without_close(void *ctx)
+{
+    open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, -1);
+    size_t total = 32 << 20;
+    unsigned char *out = malloc(total);
+    CHECK(out);
+    fill_pattern(out, total, 5);
+    CHECK(tu_stream_send(C.srv, C.id, out, total, 0) == (int)total);
+    shutdown(C.fd, SHUT_WR);
+    CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
+    CHECK(tu_event_errno(C.srv) == ECONNRESET);
+    CHECK(tu_wait_event(&C.p, C.mon, ZLINK_EVENT_CLOSE_FAILED, 5000) == ECONNRESET);
+    free(out);
+    close_conn();
+}
+
 /* close codes: valid ones echoed, the rest answered with 1002 */
 static void test_close_codes(void *ctx)
 {
@@ -378,6 +398,7 @@ int main(int argc, char **argv)
     if (PART("lost")) {
         test_lost(ctx, 0);
         test_lost(ctx, 1);
+        test_gone_without_close(ctx);
     }
     if (PART("codes"))
         test_close_codes(ctx);

@@ -112,7 +112,8 @@ class ZlEcho:
                                      stderr=subprocess.PIPE, text=True)
         self.q = queue.Queue()
         self.out = []
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.reader = threading.Thread(target=self._pump, daemon=True)
+        self.reader.start()
         self.endpoint = None
         if args[0] == "serve":
             m = self.expect(r"^LISTEN (\S+)", 10)
@@ -151,11 +152,14 @@ class ZlEcho:
         return int(self.endpoint.rsplit(":", 1)[1].split("/")[0])
 
     def wait(self, timeout=20):
+        """the exit status, once every line it printed was collected"""
         try:
-            return self.proc.wait(timeout)
+            rc = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return self.proc.wait()
+            rc = self.proc.wait()
+        self.reader.join(5)
+        return rc
 
     def stop(self):
         if self.proc.poll() is None:

@@ -71,7 +71,8 @@ function zl(args) {
   });
   // a sanitizer build's report lands in the test's output
   proc.stderr.on('data', (d) => process.stdout.write(`zl_echo stderr: ${d}`));
-  proc.on('exit', (code) => {
+  // 'close': the process ended and its output was read to the end
+  proc.on('close', (code) => {
     exited = code;
     for (const w of exitWaiters) w(code);
   });
