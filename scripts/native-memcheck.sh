@@ -11,7 +11,7 @@
 #             is a shell script (test_limit_echo) runs natively with the build's programs it
 #             starts under valgrind; test_stream_emfile is skipped (see below).
 # Usage: scripts/native-memcheck.sh [asan|valgrind|all]   (default all)
-# Prints one "memcheck <kind>: PASS|FAIL tests=N passed=N failed=N leaks=N errors=N seconds=N"
+# Prints one "memcheck <kind>: PASS|FAIL tests=N passed=N failed=N skipped=N leaks=N errors=N seconds=N"
 # line per kind and exits 1 if any failed.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,8 +38,10 @@ run_asan() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir "$build" --output-on-failure --timeout 300 -O "$log" >/dev/null 2>&1
-  local total failed leaks errors
+  local total failed leaks errors skipped
   read -r failed total < <(grep -Eo '[0-9]+ tests failed out of [0-9]+' "$log" | tail -1 | awk '{print $1, $6}')
+  # a test whose peer is missing exits 77 (SKIP_RETURN_CODE): neither passed nor failed
+  skipped=$(grep -c '\*\*\*Skipped' "$log")
   leaks=$(grep -c 'ERROR: LeakSanitizer' "$log")
   errors=$(grep -cE 'ERROR: AddressSanitizer|runtime error:' "$log")
   local verdict=PASS
@@ -47,7 +49,7 @@ run_asan() {
     verdict=FAIL; status=1
     grep -E 'ERROR: |runtime error:|SUMMARY:|\*\*\*Failed|Failed  ' "$log" | head -20 | sed 's/^/    /'
   fi
-  echo "memcheck asan: $verdict tests=${total:-0} passed=$(( ${total:-0} - ${failed:-0} )) failed=${failed:-0} leaks=$leaks errors=$errors seconds=$((SECONDS - start)) log=$log"
+  echo "memcheck asan: $verdict tests=${total:-0} passed=$(( ${total:-0} - ${failed:-0} - skipped )) failed=${failed:-0} skipped=$skipped leaks=$leaks errors=$errors seconds=$((SECONDS - start)) log=$log"
 }
 
 # a program this build made (not a system interpreter such as /usr/bin/sh)

@@ -14,7 +14,11 @@ config=${NETZLINK_NATIVE_CONFIG:-Release}
 # liburing-dev: the STREAM engine's io_uring backend (linked statically)
 # libssl-dev: tls://, ws:// and wss:// on STREAM sockets (OpenSSL 3, linked statically into
 # libzlink.so; see native/CMakeLists.txt)
-apt_packages=(cmake g++ make dpkg-dev unzip clang-14 libclang-rt-14-dev liburing-dev libssl-dev)
+# python3-websockets, openssl: peers of the native interop tests (native/tests/interop/: a
+# WebSocket client and server nobody here wrote, openssl s_client/s_server and the certificates)
+# and of the WebSocket conformance script (scripts/ws-conformance.py)
+apt_packages=(cmake g++ make dpkg-dev unzip clang-14 libclang-rt-14-dev liburing-dev libssl-dev
+  python3 python3-websockets openssl)
 
 source scripts/apt-need.sh
 apt_need "${apt_packages[@]}"
@@ -22,6 +26,15 @@ apt_need "${apt_packages[@]}"
 if ! command -v dotnet >/dev/null 2>&1; then
   echo "setup: the .NET SDK (see global.json) is not on PATH; install it first" >&2
   exit 1
+fi
+
+# Node's ws package, the other WebSocket peer of the interop tests, into
+# native/tests/interop/node_modules (git-ignored) from the npm registry, when node and npm are
+# there (the test skips without it)
+if command -v npm >/dev/null 2>&1 && [ ! -f native/tests/interop/node_modules/ws/package.json ]; then
+  echo "setup: npm install (native/tests/interop: ws)"
+  npm install --prefix native/tests/interop --no-audit --no-fund --no-package-lock >/dev/null ||
+    echo "setup: npm install failed; interop_ws_node will be skipped" >&2
 fi
 
 echo "setup: libzmq (static, built into libzlink.so)"

@@ -305,6 +305,18 @@ ZLINK_EXPORT void zlink_msgv_close(zlink_msg_t *parts, size_t count);
 #define ZLINK_STREAM_FRAMING_BATCH 2
 #define ZLINK_STREAM_EVENT 1002
 #define ZLINK_STREAM_EVENT_ERRNO 1003
+/* ZLINK_TLS_LAST_ERROR (string, read-only, builds with TLS): why the socket's
+ *   last failed TLS handshake (tls:// or wss://, either side) failed, as
+ *   OpenSSL words it: the certificate verification result ("certificate has
+ *   expired", "hostname mismatch", "unable to get local issuer
+ *   certificate", ...) when verification failed, else the TLS error's
+ *   reason ("tlsv1 alert unknown ca", "unsupported protocol", ...); empty
+ *   when no handshake failed yet.
+ * ZLINK_TLS_LAST_VERIFY_RESULT (int, read-only, builds with TLS): that
+ *   handshake's X509_V_ERR_* verification result (0 when verification was
+ *   not what failed, or nothing failed yet). */
+#define ZLINK_TLS_LAST_ERROR 1004
+#define ZLINK_TLS_LAST_VERIFY_RESULT 1005
 
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2

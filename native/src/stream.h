@@ -88,6 +88,12 @@ typedef struct zl_conn {
     uint32_t timer_id;     /* live timer, 0 = none */
     uint32_t listener1;    /* accepted by listener slot + 1, 0 otherwise */
     uint8_t tls_dead;      /* TLS fatal error: no close_notify */
+    uint32_t tls_wpend;    /* tls: plaintext bytes at the queue's head a
+                              write that wants to be retried may have put
+                              in its pending record (zl_tls_send) */
+    uint8_t peer_closing;  /* ws: flushing before our close reply
+                              (zl_conn_peer_closed) */
+    uint64_t progress_ms;  /* peer_closing: when bytes last went out */
     zl_endpoint_t *ep;
     struct zl_conn *ep_prev, *ep_next;
     struct ssl_st *ssl;    /* tls:// connections (stream_tls.c), else NULL */
@@ -227,6 +233,11 @@ typedef struct zl_stream {
     char *txbuf;
     size_t txbuf_len, txbuf_cap;
 
+    /* the last failed TLS handshake (ZLINK_TLS_LAST_ERROR and
+     * ZLINK_TLS_LAST_VERIFY_RESULT, set by stream_tls.c) */
+    char tls_last_error[256];
+    int tls_last_verify;
+
     /* monitoring */
     int mon_mask; /* union of all the masks below */
     struct zl_monq **monqs;
@@ -340,9 +351,21 @@ const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
                         size_t len, size_t *out_len);
 /* A close frame with this status, queued behind what is queued already */
 int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status);
-/* A close frame (1000), sent at once if nothing is queued and no close
- * frame went yet; for a local close without the request path */
+/* A close frame (1000) sent at once if none went yet and it can go (no
+ * frame half out; wss: nothing queued); for a local close without the
+ * request path */
 void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c);
+/* The same with another status, for a connection being failed (1002 a
+ * protocol error, 1007 text that is not UTF-8, 1009 a length over
+ * MAXMSGSIZE) */
+void zl_ws_fail(zl_stream_t *s, zl_conn_t *c, unsigned status);
+/* 1 when the peer's close frame was read and our reply is still to be
+ * queued (the stream layer queues it behind the accepted bytes,
+ * zl_conn_peer_closed) */
+int zl_ws_peer_closed(const zl_conn_t *c);
+/* Queues that reply: the peer's status echoed (an empty close for an empty
+ * one). 0, or -1 (ENOMEM). */
+int zl_ws_queue_reply(zl_stream_t *s, zl_conn_t *c);
 /* frees c's ws state */
 void zl_ws_end(zl_conn_t *c);
 /* the monitor/peer form of c's address: ws://, wss://, or tcp:// */
@@ -421,9 +444,17 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len);
 /* One message of alen bytes at a followed by blen bytes at b */
 int zl_conn_queue2(zl_stream_t *s, zl_conn_t *c, const void *a, size_t alen,
                    const void *b, size_t blen);
-/* The same, ahead of every message not started yet (ws control frames) */
+/* The same, ahead of every message not started yet (ws control frames)
+ * except the ones at the front whose first byte is lead (pongs stay in the
+ * order of their pings) */
 int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
-                        size_t len);
+                        size_t len, uint8_t lead);
+/* ws: the peer's close frame was read; the bytes accepted before it are
+ * flushed, then our close reply, then TCP closes, bounded by LINGER (-1:
+ * ZL_WS_STALL_MS without progress). The 0x00 comes then, with 0 when all
+ * went out, else the errno of why not (ETIMEDOUT, ECONNRESET). */
+void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c);
+#define ZL_WS_STALL_MS 30000
 /* EPOLLOUT interest of c on or off (EPOLLIN always) */
 void zl_conn_set_out(zl_stream_t *s, zl_conn_t *c, int want_out);
 void zl_setup_fd(zl_stream_t *s, int fd, int family);

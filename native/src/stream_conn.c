@@ -149,6 +149,9 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->rb_off = c->rb_len = 0;
     c->announced = c->outbound = c->zero_delivered = 0;
     c->tls_dead = 0;
+    c->tls_wpend = 0;
+    c->peer_closing = 0;
+    c->progress_ms = 0;
     c->ssl = NULL;
     c->ws = NULL;
     c->peer_pos = -1;
@@ -394,7 +397,7 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
 }
 
 int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
-                        size_t len)
+                        size_t len, uint8_t lead)
 {
     unsigned char tmp[256];
     if (len > sizeof tmp)
@@ -403,13 +406,25 @@ int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
     if (zl_conn_queue(s, c, tmp, len) != 0)
         return -1;
     zl_sendq_t *q = &c->q;
-    /* rotate the new message to the front (behind a partly sent head) */
-    uint32_t at = q->partial ? 1 : 0;
-    size_t pos = q->head + (at ? q->lens[q->lhead] : 0);
+    uint32_t mask = q->lcap - 1;
+    /* rotate the new message to the front: behind a partly sent head, the
+     * messages a TLS record waiting to be retried took bytes of (OpenSSL
+     * wants the same bytes again), and the unstarted messages there that
+     * begin with lead */
+    uint32_t at = 0;
+    size_t pos = q->head;
+    while (at < q->lcount - 1 &&
+           ((at == 0 && q->partial) || pos - q->head < c->tls_wpend)) {
+        pos += q->lens[(q->lhead + at) & mask];
+        at++;
+    }
+    while (at < q->lcount - 1 && (uint8_t)q->buf[pos] == lead) {
+        pos += q->lens[(q->lhead + at) & mask];
+        at++;
+    }
     size_t after = q->tail - len - pos;
     memmove(q->buf + pos + len, q->buf + pos, after);
     memcpy(q->buf + pos, tmp, len);
-    uint32_t mask = q->lcap - 1;
     for (uint32_t i = q->lcount - 1; i > at; i--)
         q->lens[(q->lhead + i) & mask] = q->lens[(q->lhead + i - 1) & mask];
     q->lens[(q->lhead + at) & mask] = (uint32_t)len;
@@ -432,13 +447,23 @@ static int error_reason(int e)
                                            : ZLINK_DISCONNECT_TRANSPORT_ERROR;
 }
 
+/* A ZC_CLOSING connection's queue went out: it closes, LOCAL, or REMOTE
+ * when it was the peer's close that started it. */
+static void closing_done(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_conn_close(s, c,
+                  c->peer_closing ? ZLINK_DISCONNECT_REMOTE
+                                  : ZLINK_DISCONNECT_LOCAL,
+                  0);
+}
+
 /* Returns -1 if the connection went away (closed, its 0x00 queued). */
 int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
 {
     zl_sendq_t *q = &c->q;
     if (q->lcount == 0) {
         if (c->state == ZC_CLOSING) {
-            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+            closing_done(s, c);
             return -1;
         }
         return 0;
@@ -448,6 +473,8 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
         ssize_t n = zl_conn_send(c, q->buf + q->head, want);
         if (n > 0) {
             q_consume(q, (size_t)n);
+            if (c->peer_closing)
+                c->progress_ms = zl_now_ms();
             if ((size_t)n < want)
                 break; /* kernel buffer full; wait for EPOLLOUT */
             continue;
@@ -468,7 +495,7 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
             q->cap = 0;
         }
         if (c->state == ZC_CLOSING) {
-            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+            closing_done(s, c);
             return -1;
         }
         if (c->want_out) {
@@ -485,13 +512,22 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
 void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
 {
     int established = c->state == ZC_ACTIVE || c->state == ZC_CLOSING;
+    if (c->peer_closing && c->q.lcount) {
+        /* ws: bytes accepted before the peer's close (or our close reply)
+         * could not go out: never silently; CLOSE_FAILED and the 0x00
+         * carry why */
+        if (!err)
+            err = ETIMEDOUT;
+        zl_emit(s, ZLINK_EVENT_CLOSE_FAILED, (uint64_t)err, c, NULL, NULL);
+    }
     if (established)
         zl_emit(s, ZLINK_EVENT_DISCONNECTED, (uint64_t)reason, c, NULL, NULL);
     if (c->ws && established && reason == ZLINK_DISCONNECT_LOCAL)
         zl_ws_goodbye(s, c); /* a close frame if none went yet and it fits */
     if (c->ssl)
-        zl_tls_end(c, established && reason != ZLINK_DISCONNECT_TRANSPORT_ERROR &&
-                          reason != ZLINK_DISCONNECT_REMOTE);
+        zl_tls_end(c, established && ((c->peer_closing && !err) ||
+                                      (reason != ZLINK_DISCONNECT_TRANSPORT_ERROR &&
+                                       reason != ZLINK_DISCONNECT_REMOTE)));
     if (c->fd >= 0) {
         close_fd(s, c->fd);
         c->fd = -1;
@@ -527,6 +563,33 @@ void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
     if (s->opts.linger > 0)
         c->timer_id = zl_loop_timer_add(
             &s->loop, zl_now_ms() + (uint64_t)s->opts.linger, ZTM_CONN, c->idx);
+}
+
+void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_rx_reset(s, c); /* the input is over: a partial packet goes */
+    if (zl_ws_queue_reply(s, c) != 0) {
+        zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+        return;
+    }
+    c->peer_closing = 1;
+    c->progress_ms = zl_now_ms();
+    c->state = ZC_CLOSING;
+    peer_remove(s, c);
+    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
+                ZL_TAG(ZT_CONN, c->serial, c->idx));
+    c->want_out = 1;
+    if (zl_conn_flush(s, c) < 0)
+        return; /* all went (or the peer is gone): closed */
+    if (s->opts.linger == 0) {
+        zl_conn_close(s, c, ZLINK_DISCONNECT_REMOTE, ETIMEDOUT);
+        return;
+    }
+    c->timer_id = zl_loop_timer_add(
+        &s->loop,
+        c->progress_ms + (uint64_t)(s->opts.linger > 0 ? s->opts.linger
+                                                       : ZL_WS_STALL_MS),
+        ZTM_CONN, c->idx);
 }
 
 /* ---- establishing ------------------------------------------------------ */
@@ -820,7 +883,16 @@ void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
         zl_conn_start_connect(s, c, 0);
         break;
     case ZC_CLOSING: /* linger of a requested close expired */
-        zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        if (!c->peer_closing) {
+            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        } else if (s->opts.linger < 0 &&
+                   zl_now_ms() < c->progress_ms + ZL_WS_STALL_MS) {
+            /* LINGER -1: bounded by a stall, and bytes went out since */
+            c->timer_id = zl_loop_timer_add(
+                &s->loop, c->progress_ms + ZL_WS_STALL_MS, ZTM_CONN, c->idx);
+        } else {
+            zl_conn_close(s, c, ZLINK_DISCONNECT_REMOTE, ETIMEDOUT);
+        }
         break;
     default:
         break;
@@ -847,7 +919,9 @@ void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
         hs_step(s, c);
         break;
     case ZC_CLOSING:
-        if (ev & (EPOLLERR | EPOLLHUP))
+        if ((ev & (EPOLLERR | EPOLLHUP)) && c->peer_closing)
+            zl_conn_close(s, c, ZLINK_DISCONNECT_REMOTE, ECONNRESET);
+        else if (ev & (EPOLLERR | EPOLLHUP))
             zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
         else if (ev & EPOLLOUT)
             zl_conn_flush(s, c);

@@ -198,8 +198,9 @@ static int in_use(const zl_stream_t *s)
 static int ext_set(zl_stream_t *s, int opt, const void *v, size_t len)
 {
     int x;
+    /* EVENT, EVENT_ERRNO and the TLS results are read-only */
     if (opt != ZLINK_STREAM_FRAMING || !v || len != sizeof x)
-        return zl_fail(EINVAL); /* EVENT and EVENT_ERRNO are read-only */
+        return zl_fail(EINVAL);
     memcpy(&x, v, sizeof x);
     if (x < ZLINK_STREAM_FRAMING_LENGTH || x > ZLINK_STREAM_FRAMING_BATCH ||
         in_use(s))
@@ -211,6 +212,15 @@ static int ext_set(zl_stream_t *s, int opt, const void *v, size_t len)
 static int ext_get(zl_stream_t *s, int opt, void *v, size_t *len)
 {
     int x;
+    if (opt == ZLINK_TLS_LAST_ERROR) {
+        /* a string: room for it and its NUL, like LAST_ENDPOINT */
+        size_t n = strlen(s->tls_last_error) + 1;
+        if (!v || !len || *len < n)
+            return zl_fail(EINVAL);
+        memcpy(v, s->tls_last_error, n);
+        *len = n;
+        return 0;
+    }
     if (!v || !len || *len != sizeof x)
         return zl_fail(EINVAL);
     switch (opt) {
@@ -219,6 +229,9 @@ static int ext_get(zl_stream_t *s, int opt, void *v, size_t *len)
         break;
     case ZLINK_STREAM_EVENT:
         x = s->last_event;
+        break;
+    case ZLINK_TLS_LAST_VERIFY_RESULT:
+        x = s->tls_last_verify;
         break;
     default: /* ZLINK_STREAM_EVENT_ERRNO */
         x = s->last_errno;
@@ -230,6 +243,8 @@ static int ext_get(zl_stream_t *s, int opt, void *v, size_t *len)
 
 static int is_ext(int opt)
 {
+    if (opt == ZLINK_TLS_LAST_ERROR || opt == ZLINK_TLS_LAST_VERIFY_RESULT)
+        return zl_tls_available(); /* else EINVAL like the TLS options */
     return opt >= ZLINK_STREAM_FRAMING && opt <= ZLINK_STREAM_EVENT_ERRNO;
 }
 

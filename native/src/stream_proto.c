@@ -286,6 +286,24 @@ static ssize_t xread(zl_stream_t *s, zl_conn_t *c, void *dst, size_t cap,
  * drops it (framing set): it closes, its 0x00 carries err. */
 static void input_end(zl_stream_t *s, zl_conn_t *c, int err, int framing_err)
 {
+    if (c->ws) {
+        if (!framing_err && err == 0 && zl_ws_peer_closed(c)) {
+            /* a close frame: what was accepted goes out before our reply,
+             * and the 0x00 comes when that is done */
+            zl_conn_peer_closed(s, c);
+            return;
+        }
+        if (framing_err) { /* a length over MAXMSGSIZE, or zero */
+            zl_ws_fail(s, c, err == EMSGSIZE ? 1009 : 1002);
+        } else if (c->q.lcount) {
+            /* the peer went without a close frame while bytes were
+             * queued: they are lost, and that is said (CLOSE_FAILED, and
+             * the 0x00's cause) */
+            if (err == 0)
+                err = ECONNRESET;
+            zl_emit(s, ZLINK_EVENT_CLOSE_FAILED, (uint64_t)err, c, NULL, NULL);
+        }
+    }
     int reason = framing_err ? ZLINK_DISCONNECT_HANDSHAKE_FAILED
                  : (err == 0 || err == ECONNRESET) ? ZLINK_DISCONNECT_REMOTE
                                                    : ZLINK_DISCONNECT_TRANSPORT_ERROR;
@@ -621,6 +639,10 @@ static void send_direct(zl_stream_t *s, zl_conn_t *c, const void *a,
         zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
         return;
     }
+    /* the queue was empty: what was queued is the rest of a message whose
+     * start went out, so nothing may go in front of it (ws pongs) */
+    if (done && done < alen + blen)
+        c->q.partial = 1;
     c->msgs_sent++;
 }
 

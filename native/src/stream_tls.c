@@ -24,6 +24,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
+#include <stdio.h>
 
 int zl_tls_available(void)
 {
@@ -251,6 +252,21 @@ int zl_tls_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
         return 0;
     }
     c->tls_dead = 1;
+    /* the reason, kept for ZLINK_TLS_LAST_ERROR / _VERIFY_RESULT: the
+     * verification result when that failed, else the first TLS error's */
+    long vr = SSL_get_verify_result(c->ssl);
+    unsigned long first = ERR_peek_error();
+    const char *why = NULL;
+    if (e == SSL_ERROR_SSL && vr != X509_V_OK)
+        why = X509_verify_cert_error_string(vr);
+    else if (first && ERR_reason_error_string(first))
+        why = ERR_reason_error_string(first);
+    s->tls_last_verify = e == SSL_ERROR_SSL ? (int)vr : 0;
+    if (why)
+        snprintf(s->tls_last_error, sizeof s->tls_last_error, "%s", why);
+    else
+        snprintf(s->tls_last_error, sizeof s->tls_last_error,
+                 "the connection ended during the TLS handshake");
     if (e == SSL_ERROR_SSL) {
         int cert = cert_failure(c->ssl);
         *err = cert ? EACCES : EPROTO;
@@ -321,10 +337,19 @@ ssize_t zl_tls_send(zl_conn_t *c, const void *buf, size_t len)
         len = INT_MAX;
     ERR_clear_error();
     int n = SSL_write(c->ssl, buf, (int)len);
-    if (n > 0)
+    if (n > 0) {
+        c->tls_wpend = 0;
         return n;
+    }
     int sys = errno;
     ssize_t r = io_error(c, SSL_get_error(c->ssl, n), sys);
+    if (r < 0 && errno == EAGAIN) {
+        /* records made of the start of buf may wait inside OpenSSL (one
+         * of 16 KiB, up to eight with the multi-block ciphers of TLS 1.2):
+         * the retry must bring those bytes again (zl_conn_queue_front
+         * leaves them first) */
+        c->tls_wpend = (uint32_t)(len < 131072 ? len : 131072);
+    }
     if (r == 0) { /* the peer ended the session: a write cannot go on */
         errno = EPIPE;
         return -1;

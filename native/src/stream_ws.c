@@ -50,6 +50,10 @@ struct zl_ws {
     zl_stream_t *s;
     zl_conn_t *c;
     uint8_t server, tls, phase, close_sent, more;
+    /* the peer's Close frame was read and our reply (reply_len bytes of
+     * reply: its status echoed, or nothing) is not queued yet */
+    uint8_t peer_close, reply_len;
+    uint8_t reply[2];
     uint8_t end;   /* END_*: what recv reports once the bytes before it went */
     int end_errno; /* END_ERR */
     char *path, *host;
@@ -69,6 +73,9 @@ struct zl_ws {
     uint8_t in_frame; /* a frame's payload is being received */
     uint8_t in_msg;   /* a fragmented data message waits for continuation */
     uint8_t rx_op;
+    uint8_t rx_fin;   /* the frame ends its message */
+    uint8_t rx_text;  /* the data message being received is text */
+    uint32_t utf8;    /* text: the UTF-8 validator's state (utf8_step) */
     uint8_t rx_key[4]; /* the frame's mask (all zero when unmasked) */
     uint8_t rx_masked;
     uint64_t rx_left; /* payload bytes of the frame still to come */
@@ -166,13 +173,16 @@ const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
     return s->txbuf;
 }
 
-/* A control frame sent at once when nothing is queued (what a queue holds
- * may be a frame half out), best effort: used only just before the
- * connection closes. */
+/* A control frame sent at once, best effort, used only just before the
+ * connection closes (a failure, or a local close that skips the request
+ * path): it may go ahead of queued frames that were not started (they are
+ * dropped with the connection, which reports why), never into the middle
+ * of one, and over TLS only when nothing is queued (OpenSSL wants a write
+ * that wanted to be retried retried with the same bytes). */
 static void send_ctl_now(zl_ws_t *w, int opcode, const void *p, size_t n)
 {
     size_t fl;
-    if (w->c->q.lcount || w->c->fd < 0)
+    if (w->c->fd < 0 || w->c->q.partial || (w->c->ssl && w->c->q.lcount))
         return;
     const char *f = zl_ws_frame(w->s, w->c, opcode, NULL, 0, p, n, &fl);
     if (f && zl_raw_send(w->c, f, fl) < 0)
@@ -187,29 +197,54 @@ static void put_status(uint8_t *b, unsigned status)
 
 void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c)
 {
-    (void)s;
-    zl_ws_t *w = c->ws;
-    if (w->close_sent || w->phase != HS_DONE)
-        return;
-    w->close_sent = 1;
-    uint8_t st[2];
-    put_status(st, 1000);
-    send_ctl_now(w, OP_CLOSE, st, 2);
+    zl_ws_fail(s, c, 1000);
 }
 
-int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
+/* a close frame with the n bytes at p as its payload, queued behind what
+ * is queued */
+static int queue_close(zl_stream_t *s, zl_conn_t *c, const uint8_t *p,
+                       size_t n)
 {
     zl_ws_t *w = c->ws;
+    size_t fl;
     if (w->close_sent)
         return -1;
-    uint8_t st[2];
-    size_t fl;
-    put_status(st, status);
-    const char *f = zl_ws_frame(s, c, OP_CLOSE, NULL, 0, st, 2, &fl);
+    const char *f = zl_ws_frame(s, c, OP_CLOSE, NULL, 0, p, n, &fl);
     if (!f || zl_conn_queue(s, c, f, fl) != 0)
         return -1;
     w->close_sent = 1;
     return 0;
+}
+
+int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
+{
+    uint8_t st[2];
+    put_status(st, status);
+    return queue_close(s, c, st, 2);
+}
+
+int zl_ws_peer_closed(const zl_conn_t *c)
+{
+    return c->ws && c->ws->peer_close && !c->ws->close_sent;
+}
+
+int zl_ws_queue_reply(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_ws_t *w = c->ws;
+    w->peer_close = 0;
+    return queue_close(s, c, w->reply, w->reply_len);
+}
+
+void zl_ws_fail(zl_stream_t *s, zl_conn_t *c, unsigned status)
+{
+    (void)s;
+    zl_ws_t *w = c->ws;
+    if (w->close_sent || w->phase != HS_DONE)
+        return;
+    uint8_t st[2];
+    put_status(st, status);
+    w->close_sent = 1;
+    send_ctl_now(w, OP_CLOSE, st, 2);
 }
 
 /* ---- the upgrade -------------------------------------------------------- */
@@ -569,16 +604,75 @@ int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
 
 /* ---- frames in ------------------------------------------------------------ */
 
-static void fail_proto(zl_ws_t *w)
+/* Fails the connection (RFC 6455 7.1.7): close with status when it can
+ * go at once (send_ctl_now), and the read ends with EPROTO. */
+static void fail_ws(zl_ws_t *w, unsigned status)
 {
-    if (!w->close_sent) {
-        uint8_t st[2];
-        put_status(st, 1002);
-        w->close_sent = 1;
-        send_ctl_now(w, OP_CLOSE, st, 2);
-    }
+    zl_ws_fail(w->s, w->c, status);
     w->end = END_ERR;
     w->end_errno = EPROTO;
+}
+
+static void fail_proto(zl_ws_t *w)
+{
+    fail_ws(w, 1002);
+}
+
+/* One byte through the incremental UTF-8 validator (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF). The state packs the
+ * continuation bytes still needed (bits 16-17) and the range the next one
+ * must fall in (lo: bits 8-15, hi: bits 0-7); 0 is "between characters".
+ * Returns the new state, or UTF8_BAD. */
+#define UTF8_BAD 0xffffffffu
+static uint32_t utf8_step(uint32_t st, uint8_t b)
+{
+    uint32_t need = st >> 16;
+    if (need) {
+        if (b < ((st >> 8) & 0xff) || b > (st & 0xff))
+            return UTF8_BAD;
+        return need == 1 ? 0 : ((need - 1) << 16 | 0x80u << 8 | 0xbf);
+    }
+    if (b < 0x80)
+        return 0;
+    if (b >= 0xc2 && b <= 0xdf)
+        return 1u << 16 | 0x80u << 8 | 0xbf;
+    if (b == 0xe0)
+        return 2u << 16 | 0xa0u << 8 | 0xbf;
+    if (b == 0xed) /* no surrogates */
+        return 2u << 16 | 0x80u << 8 | 0x9f;
+    if (b >= 0xe1 && b <= 0xef)
+        return 2u << 16 | 0x80u << 8 | 0xbf;
+    if (b == 0xf0)
+        return 3u << 16 | 0x90u << 8 | 0xbf;
+    if (b >= 0xf1 && b <= 0xf3)
+        return 3u << 16 | 0x80u << 8 | 0xbf;
+    if (b == 0xf4) /* up to U+10FFFF */
+        return 3u << 16 | 0x80u << 8 | 0x8f;
+    return UTF8_BAD;
+}
+
+/* whether n bytes at p continue the text in *st (ASCII runs skip ahead) */
+static int utf8_ok(uint32_t *st, const uint8_t *p, size_t n)
+{
+    uint32_t v = *st;
+    for (size_t i = 0; i < n; i++) {
+        if (v == 0 && p[i] < 0x80)
+            continue;
+        v = utf8_step(v, p[i]);
+        if (v == UTF8_BAD)
+            return 0;
+    }
+    *st = v;
+    return 1;
+}
+
+/* A close code a peer may send (RFC 6455 7.4 and IANA's registry):
+ * 1000-1003, 1007-1014, 3000-4999. 1004 is reserved, 1005, 1006 and 1015
+ * never go on the wire, 1016-2999 are unassigned. */
+static int close_code_ok(unsigned code)
+{
+    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
+           (code >= 3000 && code <= 4999);
 }
 
 /* a control frame complete in w->ctl */
@@ -587,23 +681,29 @@ static void control(zl_ws_t *w)
     if (w->rx_op == OP_PING) {
         size_t fl;
         const char *f;
-        if (w->close_sent)
+        if (w->close_sent || w->peer_close)
             return;
+        /* behind the pongs still waiting at the front, so pongs go out in
+         * the order of their pings */
         f = zl_ws_frame(w->s, w->c, OP_PONG, NULL, 0, w->ctl, w->ctl_len, &fl);
-        if (!f || zl_conn_queue_front(w->s, w->c, f, fl) != 0) {
+        if (!f || zl_conn_queue_front(w->s, w->c, f, fl, 0x80 | OP_PONG) != 0) {
             w->end = END_ERR;
             w->end_errno = ENOMEM;
         }
     } else if (w->rx_op == OP_CLOSE) {
-        if (w->ctl_len == 1) {
+        uint32_t st = 0;
+        if (w->ctl_len == 1 ||
+            (w->ctl_len >= 2 &&
+             (!close_code_ok((unsigned)w->ctl[0] << 8 | w->ctl[1]) ||
+              !utf8_ok(&st, w->ctl + 2, w->ctl_len - 2) || st != 0))) {
             fail_proto(w);
             return;
         }
-        if (!w->close_sent) {
-            w->close_sent = 1;
-            send_ctl_now(w, OP_CLOSE, w->ctl,
-                         w->ctl_len >= 2 ? 2 : 0);
-        }
+        /* answered by the stream layer (zl_ws_peer_closed): behind the
+         * bytes accepted before, with its status echoed */
+        w->peer_close = 1;
+        w->reply_len = w->ctl_len >= 2 ? 2 : 0;
+        memcpy(w->reply, w->ctl, w->reply_len);
         w->end = END_EOF;
     } /* a pong: nothing to do */
 }
@@ -663,8 +763,14 @@ static int frame_start(zl_ws_t *w)
         fail_proto(w);
         return -1;
     }
-    if (!is_ctrl(op))
+    if (!is_ctrl(op)) {
         w->in_msg = !fin;
+        if (op != OP_CONT) {
+            w->rx_text = op == OP_TEXT;
+            w->utf8 = 0;
+        }
+    }
+    w->rx_fin = fin;
     w->rx_op = op;
     w->rx_left = len;
     w->rx_pos = 0;
@@ -683,6 +789,8 @@ static void frame_end(zl_ws_t *w)
     w->in_frame = 0;
     if (is_ctrl(w->rx_op))
         control(w);
+    else if (w->rx_fin && w->rx_text && w->utf8 != 0)
+        fail_ws(w, 1007); /* a text message ending inside a character */
 }
 
 /* Decodes n input bytes at in: the payload of data frames goes to out,
@@ -726,6 +834,10 @@ static size_t decode(zl_ws_t *w, const uint8_t *in, size_t n, uint8_t *out,
                 mask_copy(out + o, in + i, k, w->rx_key, w->rx_pos);
             else if (out + o != in + i)
                 memmove(out + o, in + i, k);
+            if (w->rx_text && !utf8_ok(&w->utf8, out + o, k)) {
+                fail_ws(w, 1007); /* not UTF-8: this chunk is not delivered */
+                break;
+            }
             o += k;
         }
         i += k;
@@ -898,6 +1010,26 @@ void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c)
 {
     (void)s;
     (void)c;
+}
+
+int zl_ws_peer_closed(const zl_conn_t *c)
+{
+    (void)c;
+    return 0;
+}
+
+int zl_ws_queue_reply(zl_stream_t *s, zl_conn_t *c)
+{
+    (void)s;
+    (void)c;
+    return -1;
+}
+
+void zl_ws_fail(zl_stream_t *s, zl_conn_t *c, unsigned status)
+{
+    (void)s;
+    (void)c;
+    (void)status;
 }
 
 void zl_ws_end(zl_conn_t *c)

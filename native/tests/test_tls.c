@@ -205,12 +205,39 @@ static void expect_cert_failure(void *ctx, void *srv, void *cli, const char *ep,
     zlink_close(cmon);
 }
 
+/* ZLINK_TLS_LAST_ERROR of s is want (a prefix when prefix is set) and
+ * ZLINK_TLS_LAST_VERIFY_RESULT is verify */
+static void expect_reason(void *s, const char *want, int prefix, int verify)
+{
+    char why[256];
+    size_t wl = sizeof why;
+    CHECK(zlink_getsockopt(s, ZLINK_TLS_LAST_ERROR, why, &wl) == 0);
+    CHECK(wl == strlen(why) + 1);
+    if (prefix ? strncmp(why, want, strlen(want)) != 0 : strcmp(why, want) != 0)
+        fprintf(stderr, "TLS_LAST_ERROR: \"%s\", want \"%s\"\n", why, want);
+    CHECK(prefix ? strncmp(why, want, strlen(want)) == 0 : strcmp(why, want) == 0);
+    CHECK(tu_get_int(s, ZLINK_TLS_LAST_VERIFY_RESULT) == verify);
+}
+
 static void test_wrong_ca(void *ctx)
 {
     char ep[256];
     void *srv = tu_tls_server(ctx, T.srv_cert, T.srv_key, ep, sizeof ep);
     void *cli = tu_tls_client(ctx, T.ca2, -1);
+    /* nothing failed yet: empty, 0; read-only; a short buffer is EINVAL */
+    expect_reason(cli, "", 0, 0);
+    char small[4];
+    size_t sl = 0;
+    CHECK_ERR(zlink_getsockopt(cli, ZLINK_TLS_LAST_ERROR, small, &sl), EINVAL);
+    CHECK_ERR(zlink_setsockopt(cli, ZLINK_TLS_LAST_ERROR, "x", 1), EINVAL);
+    int zero = 0;
+    CHECK_ERR(zlink_setsockopt(cli, ZLINK_TLS_LAST_VERIFY_RESULT, &zero, sizeof zero),
+              EINVAL);
     expect_cert_failure(ctx, srv, cli, ep, 0);
+    /* the reason: the client's verification result, the server's alert */
+    expect_reason(cli, "unable to get local issuer certificate", 0,
+                  X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY);
+    expect_reason(srv, "tlsv1 alert unknown ca", 0, 0);
     zlink_close(cli);
     zlink_close(srv);
 }
@@ -222,6 +249,7 @@ static void test_wrong_host(void *ctx)
     void *cli = tu_tls_client(ctx, T.ca, -1);
     tu_set_str(cli, ZLINK_TLS_HOSTNAME, "localhost");
     expect_cert_failure(ctx, srv, cli, ep, 0);
+    expect_reason(cli, "hostname mismatch", 0, X509_V_ERR_HOSTNAME_MISMATCH);
     /* the name the certificate has works (the options of now apply to a
      * later connect to the same endpoint) */
     tu_set_str(cli, ZLINK_TLS_HOSTNAME, "other.example");
