@@ -37,7 +37,7 @@ public enum SocketOption
     Backlog = 19,
     /// <summary>Upper bound of the exponential reconnect back-off in ms (0 = no back-off).</summary>
     ReconnectIntervalMax = 21,
-    /// <summary>Largest inbound message accepted, in bytes (64-bit: use the <see cref="long"/> overloads; -1 = no limit).</summary>
+    /// <summary>Largest inbound message accepted, in bytes (64-bit: use the <see cref="long"/> overloads; -1 = no limit, except on STREAM sockets, where -1 and 0 mean 8 MiB as in zlink 1.3).</summary>
     MaxMessageSize = 22,
     /// <summary>Send high-water mark in messages (0 = none).</summary>
     SendHighWaterMark = 23,

@@ -33,6 +33,8 @@ public enum ZlinkError
     EINVAL = 22,
     /// <summary>Too many open files.</summary>
     EMFILE = 24,
+    /// <summary>Protocol error: a STREAM peer announced an empty body, or broke the TLS or WebSocket protocol (<see cref="ZlinkSocket.StreamEventError"/>).</summary>
+    EPROTO = 71,
     /// <summary>Not a socket.</summary>
     ENOTSOCK = 88,
     /// <summary>Message too long.</summary>

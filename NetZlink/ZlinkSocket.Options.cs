@@ -250,7 +250,7 @@ public sealed unsafe partial class ZlinkSocket
         set => SetOption(SocketOption.Backlog, value);
     }
 
-    /// <summary>Largest inbound message accepted in bytes (-1 = no limit).</summary>
+    /// <summary>Largest inbound message accepted in bytes (-1 = no limit; on STREAM sockets -1 and 0 mean 8 MiB, as in zlink 1.3).</summary>
     public long MaxMessageSize
     {
         get => GetOptionInt64(SocketOption.MaxMessageSize);

@@ -120,7 +120,7 @@ public sealed unsafe partial class ZlinkSocket
             }
 
             Ensure.ThrowOption(errno, "SetOption", nameof(SocketOption.StreamFraming),
-                errno == ZlinkConstants.EINVAL ? $"{value} is set before the socket's first Bind or Connect, and must be Length, Raw or Batch" : null);
+                errno == ZlinkConstants.EINVAL ? $"the framing ({value}) can only be set before the socket's first Bind or Connect, and must be Length, Raw or Batch" : null);
         }
     }
 

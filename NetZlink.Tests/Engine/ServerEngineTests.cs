@@ -51,6 +51,38 @@ public sealed class ServerEngineTests
     }
 
     [Test, CancelAfter(60_000)]
+    public void SendAndClose_FromAnotherThread_AreRefused_AndTheConnectionGoesOn()
+    {
+        using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"] });
+        var handler = new RunEchoHandler();
+        EngineShard? shard = null;
+        server.Start(s =>
+        {
+            shard = s;
+            return handler;
+        });
+        (string host, int port) = HostAndPort(server.BoundEndpoints[0]);
+        using var client = new TcpClient(host, port);
+        Wait.Until(() => server.ReadCounters().Connected == 1, "the connection is up", Patience);
+        Connection connection = shard!.ConnectionAt(0);
+
+        byte[] packet = [0, 0, 0, 2, (byte)'h', (byte)'i'];
+        var send = Assert.Throws<InvalidOperationException>(() => shard.Send(connection, packet))!;
+        var close = Assert.Throws<InvalidOperationException>(() => shard.Close(connection))!;
+        Assert.Multiple(() =>
+        {
+            Assert.That(send.Message, Does.Contain("EngineShard.Send").And.Contain("TryPost"));
+            Assert.That(close.Message, Does.Contain("EngineShard.Close"));
+        });
+
+        // Nothing of the refused calls reached the connection: an echo still comes back whole.
+        var reader = Task.Run(() => RawTcpServer.ReadExactly(client.Client, packet.Length, Patience));
+        client.Client.Send(packet);
+        Assert.That(reader.Result, Is.EqualTo(packet));
+        Assert.That(server.Fault, Is.Null);
+    }
+
+    [Test, CancelAfter(60_000)]
     public void AHandlerThatTakesRuns_GetsWholePacketsInOrder_EveryOneCounted_AndEchoesARunWithOneSend()
     {
         Random random = Fuzz.Random(out _);

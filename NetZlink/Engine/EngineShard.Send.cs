@@ -28,6 +28,7 @@ public sealed unsafe partial class EngineShard
     public SendResult Send(Connection connection, ReadOnlySpan<byte> frame)
     {
         Debug.Assert(connection.Shard == Index, "a shard sends only to its own connections");
+        RequireShardThread(nameof(Send));
         if (FrameProblem(frame) is string problem)
         {
             throw new ArgumentException(problem, nameof(frame));
@@ -71,6 +72,7 @@ public sealed unsafe partial class EngineShard
     public void Close(Connection connection)
     {
         Debug.Assert(connection.Shard == Index, "a shard closes only its own connections");
+        RequireShardThread(nameof(Close));
         if (_slots[connection.Slot].State != ConnectionState.Connected)
         {
             return;

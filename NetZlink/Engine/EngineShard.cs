@@ -51,6 +51,24 @@ public sealed unsafe partial class EngineShard
 
     // The handler overrides IConnectionHandler.OnPackets: Batch payloads go to it a run at a time.
     private bool _handlerTakesRuns;
+
+    // The shard thread's managed id (0 until it runs): Send and Close refuse every other thread,
+    // whose calls would race the shard's own use of the native socket and its buffers.
+    private int _threadId;
+
+    /// <summary>Throws unless the caller is this shard's own thread (a handler callback).</summary>
+    private void RequireShardThread(string operation)
+    {
+        if (Environment.CurrentManagedThreadId != _threadId)
+        {
+            ThrowNotShardThread(operation);
+        }
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private void ThrowNotShardThread(string operation) => throw new InvalidOperationException(
+        $"EngineShard.{operation} was called from thread {Environment.CurrentManagedThreadId}, not from shard {Index}'s own thread: " +
+        "call it from a handler callback, or from other threads use StreamEngine.TryPost/PostAsync (or a ConnectionPipe).");
     private ConnectErrnoMonitor? _connectMonitor;
     private nint _socket;
     private SocketHandle? _socketOwner;
@@ -256,6 +274,7 @@ public sealed unsafe partial class EngineShard
 
     private void Run()
     {
+        _threadId = Environment.CurrentManagedThreadId;
         Exception? fault = null;
         try
         {
