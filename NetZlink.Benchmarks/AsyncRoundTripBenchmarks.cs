@@ -17,7 +17,7 @@ public class AsyncRoundTripBenchmarks
     private const int Trips = 200;
     private const int Size = 64;
 
-    private Context _context = null!;
+    private ZlinkContext _context = null!;
     private ZlinkSocket _client = null!;
     private ZlinkSocket _server = null!;
     private byte[] _payload = null!;
@@ -44,7 +44,7 @@ public class AsyncRoundTripBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _context = new Context();
+        _context = new ZlinkContext();
         bool dealer = Sockets == Pattern.DealerRouter;
         _server = _context.CreateSocket(dealer ? ZlinkSocketType.Router : ZlinkSocketType.Pair);
         _client = _context.CreateSocket(dealer ? ZlinkSocketType.Dealer : ZlinkSocketType.Pair);

@@ -24,7 +24,7 @@ public class InteropOverheadBenchmarks
     private const string Step = "Step";
     private const string OptionReads = "OptionReads";
 
-    private Context _context = null!;
+    private ZlinkContext _context = null!;
     private SocketPair _pair = null!;
     private RawContext _rawContext = null!;
     private RawPair _rawPair = null!;
@@ -37,7 +37,7 @@ public class InteropOverheadBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _context = new Context();
+        _context = new ZlinkContext();
         _pair = SocketPair.Open(_context, Transport.Inproc, "interop-overhead");
         _rawContext = new RawContext();
         _rawPair = RawPair.Open(_rawContext, "interop-overhead");

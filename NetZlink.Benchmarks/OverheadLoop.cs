@@ -10,7 +10,7 @@
 //   # raw P/Invoke: /path/to/libzlink.so
 //   managed size=64 iterations=1000000 ns_per_op=123.4 median_ns=130.1
 //   raw size=64 iterations=1000000 ns_per_op=101.2 median_ns=104.9
-// The public API runs on a SocketPair of a Context, raw P/Invoke on a RawPair of a RawContext
+// The public API runs on a SocketPair of a ZlinkContext, raw P/Invoke on a RawPair of a RawContext
 // (the binding's socket pointers are not public); both pairs are made alike (see RawPair).
 using System.Diagnostics;
 using System.Globalization;
@@ -48,7 +48,7 @@ internal static class OverheadLoop
 
         output.WriteLine($"# libzlink {ZlinkLibrary.Version} from {ZlinkLibrary.LoadedFrom}");
         output.WriteLine($"# raw P/Invoke: {RawZlink.LoadedFrom}");
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var rawContext = new RawContext();
         foreach (int size in Sizes)
         {

@@ -1,4 +1,4 @@
-// Poller.Poll(0) over inproc PAIR servers, two of which hold an unread message (ready for
+// ZlinkPoller.Poll(0) over inproc PAIR servers, two of which hold an unread message (ready for
 // PollIn) and two of which hold nothing: the mixed set, each half alone, and the mixed set
 // through zlink_poll directly, so the wrapper's share shows as a ratio. The direct call polls the
 // same layout made with raw sockets (RawPair, RawZlink's own declarations), since the binding's
@@ -15,20 +15,20 @@ public unsafe class PollerBenchmarks
     private readonly SocketPair[] _pairs = new SocketPair[Pairs];
     private readonly RawPair[] _rawPairs = new RawPair[Pairs];
     private readonly RawPollItem[] _rawItems = new RawPollItem[Pairs];
-    private Context _context = null!;
+    private ZlinkContext _context = null!;
     private RawContext _rawContext = null!;
-    private Poller _mixed = null!;
-    private Poller _readyOnly = null!;
-    private Poller _idleOnly = null!;
+    private ZlinkPoller _mixed = null!;
+    private ZlinkPoller _readyOnly = null!;
+    private ZlinkPoller _idleOnly = null!;
 
     [GlobalSetup]
     public void Setup()
     {
-        _context = new Context();
+        _context = new ZlinkContext();
         _rawContext = new RawContext();
-        _mixed = new Poller();
-        _readyOnly = new Poller();
-        _idleOnly = new Poller();
+        _mixed = new ZlinkPoller();
+        _readyOnly = new ZlinkPoller();
+        _idleOnly = new ZlinkPoller();
         for (int i = 0; i < Pairs; i++)
         {
             _pairs[i] = SocketPair.Open(_context, Transport.Inproc, $"poller-{i}");

@@ -9,7 +9,7 @@ using System.Text;
 
 namespace NetZlink.Benchmarks;
 
-/// <summary>A raw zlink context (zlink_ctx_new with the library's defaults, as <c>new Context()</c>).</summary>
+/// <summary>A raw zlink context (zlink_ctx_new with the library's defaults, as <c>new ZlinkContext()</c>).</summary>
 internal sealed class RawContext : IDisposable
 {
     private nint _context;

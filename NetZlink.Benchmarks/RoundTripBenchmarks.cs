@@ -8,7 +8,7 @@ namespace NetZlink.Benchmarks;
 [MemoryDiagnoser]
 public class RoundTripBenchmarks
 {
-    private Context _context = null!;
+    private ZlinkContext _context = null!;
     private SocketPair _pair = null!;
     private byte[] _payload = null!;
     private byte[] _buffer = null!;
@@ -22,7 +22,7 @@ public class RoundTripBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _context = new Context();
+        _context = new ZlinkContext();
         _pair = SocketPair.Open(_context, Transport, "round-trip");
         _payload = new byte[Size];
         Random.Shared.NextBytes(_payload);

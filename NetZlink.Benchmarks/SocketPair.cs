@@ -27,7 +27,7 @@ internal sealed class SocketPair : IDisposable
     public ZlinkSocket Client { get; }
 
     /// <summary>Opens a pair in <paramref name="context"/>; <paramref name="name"/> makes an inproc endpoint unique.</summary>
-    public static SocketPair Open(Context context, Transport transport, string name)
+    public static SocketPair Open(ZlinkContext context, Transport transport, string name)
     {
         ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Pair);
         ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Pair);

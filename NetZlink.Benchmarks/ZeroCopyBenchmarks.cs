@@ -1,7 +1,7 @@
-// Sending without copying (Message.FromArray, Message.FromNative, each with a release callback)
+// Sending without copying (ZlinkMessage.FromArray, ZlinkMessage.FromNative, each with a release callback)
 // against the copying TrySend(span), over inproc PAIR. The receiver takes every frame into the
-// same reused Message, so the receive side costs the same for all three and copies nothing;
-// the zero-copy release callback runs when that Message takes the next frame.
+// same reused ZlinkMessage, so the receive side costs the same for all three and copies nothing;
+// the zero-copy release callback runs when that ZlinkMessage takes the next frame.
 using System.Runtime.InteropServices;
 using BenchmarkDotNet.Attributes;
 
@@ -15,9 +15,9 @@ public unsafe class ZeroCopyBenchmarks
     private static readonly MessageFreeCallback NativeReleased = OnNativeReleased;
     private static long s_released;
 
-    private Context _context = null!;
+    private ZlinkContext _context = null!;
     private SocketPair _pair = null!;
-    private Message _received = null!;
+    private ZlinkMessage _received = null!;
     private byte[] _array = null!;
     private byte* _native;
 
@@ -27,9 +27,9 @@ public unsafe class ZeroCopyBenchmarks
     [GlobalSetup]
     public void Setup()
     {
-        _context = new Context();
+        _context = new ZlinkContext();
         _pair = SocketPair.Open(_context, Transport.Inproc, "zero-copy");
-        _received = new Message();
+        _received = new ZlinkMessage();
         _array = new byte[Size];
         Random.Shared.NextBytes(_array);
         _native = (byte*)NativeMemory.Alloc((nuint)Size);
@@ -56,7 +56,7 @@ public unsafe class ZeroCopyBenchmarks
     [Benchmark]
     public int ZeroCopyFromArray()
     {
-        using var message = Message.FromArray(_array, ArrayReleased);
+        using var message = ZlinkMessage.FromArray(_array, ArrayReleased);
         Send(_pair.Client.TrySend(message));
         return Receive();
     }
@@ -64,7 +64,7 @@ public unsafe class ZeroCopyBenchmarks
     [Benchmark]
     public int ZeroCopyFromNative()
     {
-        using var message = Message.FromNative((nint)_native, Size, NativeReleased);
+        using var message = ZlinkMessage.FromNative((nint)_native, Size, NativeReleased);
         Send(_pair.Client.TrySend(message));
         return Receive();
     }

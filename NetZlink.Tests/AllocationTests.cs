@@ -12,7 +12,7 @@ public sealed class AllocationTests
     [Test, CancelAfter(60_000)]
     public void TrySendTryReceive_OverInprocPair_AllocatesNothing()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
@@ -32,7 +32,7 @@ public sealed class AllocationTests
     [Test, CancelAfter(60_000)]
     public void TrySendTryReceive_OverStreamPair_AllocatesNothing()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         using var client = context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
@@ -55,11 +55,11 @@ public sealed class AllocationTests
     [Test, CancelAfter(60_000)]
     public void Poll_AllocatesNothing()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var a = context.CreateSocket(ZlinkSocketType.Pair);
         using var b = context.CreateSocket(ZlinkSocketType.Pair);
         b.Connect(Endpoints.BindFresh(a, "inproc"));
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
         poller.Add(a, PollEvents.PollIn);
         poller.Add(b, PollEvents.PollIn | PollEvents.PollOut);
         for (int i = 0; i < WarmUp; i++)

@@ -24,7 +24,7 @@ public sealed class ChurnTests
     /// allocations (tiering, the thread pool) that come in 8 KiB steps. Three times that is the
     /// tolerance. The heap check is there for managed-only leaks, which are large: an engine kept
     /// reachable pins 2 x 320 KiB of shard buffers per cycle. A small native-object leak (one Socket
-    /// or Context, a few hundred bytes) is below it, but the native handle count catches that one
+    /// or ZlinkContext, a few hundred bytes) is below it, but the native handle count catches that one
     /// exactly, and the descriptor count catches whatever native code leaves open.
     /// </summary>
     private const long ManagedHeapTolerance = 128 * 1024;
@@ -36,7 +36,7 @@ public sealed class ChurnTests
     public void SocketConnectAndDisconnectCycles_LeaveNothingBehind(ZlinkSocketType type)
     {
         using var server = new StreamEchoServer();
-        using var context = new Context();
+        using var context = new ZlinkContext();
         Action cycle = type == ZlinkSocketType.Stream
             ? () => StreamClientCycle(context, server.Endpoint)
             : () => PairCycle(context);
@@ -47,7 +47,7 @@ public sealed class ChurnTests
     public void ContextWithSocketsCycles_LeaveNothingBehind()
         => Churn("context cycles", () =>
         {
-            using var context = new Context();
+            using var context = new ZlinkContext();
             PairCycle(context);
         });
 
@@ -91,7 +91,7 @@ public sealed class ChurnTests
     }
 
     /// <summary>A STREAM client connects to the echo server, gets one packet echoed, and is disposed.</summary>
-    private static void StreamClientCycle(Context context, string endpoint)
+    private static void StreamClientCycle(ZlinkContext context, string endpoint)
     {
         using ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, endpoint);
@@ -111,7 +111,7 @@ public sealed class ChurnTests
     }
 
     /// <summary>A PAIR pair over tcp: bind, connect, one round trip, both disposed.</summary>
-    private static void PairCycle(Context context)
+    private static void PairCycle(ZlinkContext context)
     {
         using ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Pair);
         using ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Pair);

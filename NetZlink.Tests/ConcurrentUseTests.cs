@@ -110,7 +110,7 @@ public sealed class ConcurrentUseTests
     [TestCase(false), TestCase(true), CancelAfter(30_000)]
     public void AnotherThreadsCall_WhileOneIsInside_IsRefused_NamingTheSocketAndTheOperation(bool receiverCalledBefore)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket socket, ZlinkSocket peer, string endpoint) = InprocPair(context);
         byte[] received = new byte[16];
         int receiverThread = 0;
@@ -149,9 +149,9 @@ public sealed class ConcurrentUseTests
     [Test, CancelAfter(30_000)]
     public void ACallWhileAPollerWaitsOnTheSocket_IsRefused_AndAPollerMayHoldOneSocketTwice()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket socket, ZlinkSocket peer, string endpoint) = InprocPair(context);
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
         poller.Add(socket, PollEvents.PollIn);
         poller.Add(socket, PollEvents.PollIn);
         var polling = Task.Factory.StartNew(() => poller.Poll(Wait.Long), TaskCreationOptions.LongRunning);
@@ -183,7 +183,7 @@ public sealed class ConcurrentUseTests
     }
 
     /// <summary>A PAIR bound on a fresh inproc endpoint and its connected peer (closed with the context).</summary>
-    private static (ZlinkSocket Socket, ZlinkSocket Peer, string Endpoint) InprocPair(Context context)
+    private static (ZlinkSocket Socket, ZlinkSocket Peer, string Endpoint) InprocPair(ZlinkContext context)
     {
         ZlinkSocket socket = context.CreateSocket(ZlinkSocketType.Pair);
         ZlinkSocket peer = context.CreateSocket(ZlinkSocketType.Pair);
@@ -217,7 +217,7 @@ public sealed class ConcurrentUseTests
     /// <returns>The library's threads alive during the round.</returns>
     private static int Round(ZlinkSocketType type, Random random, Outcomes outcomes, string where)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         ZlinkSocket socket = context.CreateSocket(type);
         ZlinkSocket peer = Connect(context, socket, random);
         int libraryThreads = ResourceSnapshot.CountLibraryThreads();
@@ -269,7 +269,7 @@ public sealed class ConcurrentUseTests
     }
 
     /// <summary>Gives <paramref name="socket"/> a peer and something to receive; returns the peer.</summary>
-    private static ZlinkSocket Connect(Context context, ZlinkSocket socket, Random random)
+    private static ZlinkSocket Connect(ZlinkContext context, ZlinkSocket socket, Random random)
     {
         byte[] payload = Fuzz.Bytes(random, 32);
         switch (socket.Type)
@@ -330,7 +330,7 @@ public sealed class ConcurrentUseTests
             new("TryReceive(span, timeout)", ["TryReceive", "Poll"], (s, r, b) => s.TryReceive(b, TimeSpan.FromMilliseconds(r.Next(2)), out _)),
             new("TryReceive(message)", ["TryReceive"], (s, _, _) =>
             {
-                using var message = new Message();
+                using var message = new ZlinkMessage();
                 s.TryReceive(message);
             }),
             new("ReceiveHighWaterMark", ["GetOption"], (s, _, _) => _ = s.ReceiveHighWaterMark),
@@ -345,7 +345,7 @@ public sealed class ConcurrentUseTests
                 calls.Add(new("TrySend(span, timeout)", ["TrySend", "Poll"], (s, r, b) => s.TrySend(b, TimeSpan.FromMilliseconds(r.Next(2)))));
                 calls.Add(new("TrySend(message)", ["TrySend"], (s, _, b) =>
                 {
-                    using var message = new Message(b);
+                    using var message = new ZlinkMessage(b);
                     s.TrySend(message);
                 }));
                 break;

@@ -31,7 +31,7 @@ internal sealed class ConnectedPair : IDisposable
     /// <param name="type">PAIR, STREAM or DEALER (whose peer is a ROUTER).</param>
     /// <param name="transport">tcp or inproc (STREAM: tcp).</param>
     /// <param name="beforeConnecting">Called with each socket ("first", "second") before it binds or connects.</param>
-    public static ConnectedPair Open(Context context, ZlinkSocketType type, string transport, Action<ZlinkSocket, string>? beforeConnecting = null)
+    public static ConnectedPair Open(ZlinkContext context, ZlinkSocketType type, string transport, Action<ZlinkSocket, string>? beforeConnecting = null)
     {
         ZlinkSocketType peer = type == ZlinkSocketType.Dealer ? ZlinkSocketType.Router : type;
         ZlinkSocket second = context.CreateSocket(peer);
@@ -95,7 +95,7 @@ internal sealed class ConnectedPair : IDisposable
 
     private byte[] Receive(ZlinkSocket socket, int length, string where)
     {
-        using var message = new Message();
+        using var message = new ZlinkMessage();
         if (socket.Type == ZlinkSocketType.Router)
         {
             Assert.That(socket.TryReceive(message, Wait.Long), Is.True, $"{where}: nothing arrived at the ROUTER");

@@ -28,7 +28,7 @@ public sealed class EndpointInputTests
     [CancelAfter(30_000)]
     public void EndpointWithANul_IsRefusedWithEinval_NotCutShort(ZlinkSocketType type)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(type);
         string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc();
         string endpoint = head + "\0-and-more";
@@ -61,7 +61,7 @@ public sealed class EndpointInputTests
     [CancelAfter(30_000)]
     public void EndpointWithAnUnpairedSurrogate_IsRefusedWithEinval_NotReplaced(ZlinkSocketType type)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(type);
         string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:" : Endpoints.Inproc();
         string endpoint = head + "\uD800x";
@@ -81,7 +81,7 @@ public sealed class EndpointInputTests
     [Test, CancelAfter(30_000)]
     public void EndpointOutsideAscii_RoundTripsExactly()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Pair);
         using var client = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = $"inproc://netzlink-ünïcödé-日本語-😀-{Guid.NewGuid():N}";
@@ -100,7 +100,7 @@ public sealed class EndpointInputTests
     [CancelAfter(30_000)]
     public void EmptyEndpoint_FailsCleanly(ZlinkSocketType type)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(type);
         foreach (string operation in Operations)
         {
@@ -112,7 +112,7 @@ public sealed class EndpointInputTests
     [Test, CancelAfter(30_000)]
     public void VeryLongInprocEndpoint_Binds_ReadsBack_AndCarriesData()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Pair);
         using var client = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.Inproc() + new string('n', 100_000);
@@ -140,7 +140,7 @@ public sealed class EndpointInputTests
             NativeNeeds.RequireStreamClient();
         }
 
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(type);
         string endpoint = head + new string('x', 100_000);
         foreach (string operation in Operations)
@@ -173,7 +173,7 @@ public sealed class EndpointInputTests
         var tally = new Tally();
         try
         {
-            using var context = new Context();
+            using var context = new ZlinkContext();
             using var socket = context.CreateSocket(type);
             for (int iteration = 0; iteration < iterations; iteration++)
             {
@@ -213,7 +213,7 @@ public sealed class EndpointInputTests
         }
     }
 
-    private static void StillCarriesData(Context context, ZlinkSocket socket)
+    private static void StillCarriesData(ZlinkContext context, ZlinkSocket socket)
     {
         using var peer = context.CreateSocket(socket.Type);
         if (socket.Type == ZlinkSocketType.Stream)

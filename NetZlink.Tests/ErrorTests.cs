@@ -8,7 +8,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void Bind_BadPort_ThrowsEndpointExceptionWithErrnoAndEndpoint()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         const string endpoint = "tcp://127.0.0.1:no-port";
 
@@ -28,7 +28,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void Connect_UnknownTransport_ThrowsEndpointExceptionWithEprotonosupport()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         var error = Assert.Throws<EndpointException>(() => socket.Connect("carrier-pigeon://coop"))!;
@@ -39,7 +39,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void Bind_AddressInUse_ThrowsEaddrinuse()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var first = context.CreateSocket(ZlinkSocketType.Pair);
         using var second = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(first, "tcp");
@@ -51,7 +51,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void SetOption_UnknownOption_ThrowsSocketOptionExceptionNamingIt()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<SocketOptionException>(() => socket.SetOption((SocketOption)9999, 1))!;
@@ -69,7 +69,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void SetOption_WrongValueSize_NamesTheOption()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<SocketOptionException>(() => socket.SetOption(SocketOption.MaxMessageSize, 5))!;
@@ -80,7 +80,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void CreateSocket_UnknownType_Throws()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         var error = Assert.Throws<ZlinkException>(() => context.CreateSocket((ZlinkSocketType)99))!;
         Assert.That(error.Error, Is.EqualTo(ZlinkError.EINVAL));
         Assert.That(error.Operation, Is.EqualTo("CreateSocket(99)"));
@@ -89,7 +89,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void AfterShutdown_CallsThrowContextTerminated()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
 
@@ -107,7 +107,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void PeerIntrospection_OnPair_IsNotSupported()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<ZlinkNotSupportedException>(() => _ = socket.PeerCount)!;

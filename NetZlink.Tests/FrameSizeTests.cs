@@ -19,11 +19,11 @@ public sealed class FrameSizeTests
     public void PairFramesOfEdgeSizes_ArriveByteForByte_BothWays(string transport)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Pair);
         using var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
-        using var message = new Message();
+        using var message = new ZlinkMessage();
         foreach (int size in Sizes)
         {
             foreach ((ZlinkSocket from, ZlinkSocket to) in new[] { (client, server), (server, client) })
@@ -45,7 +45,7 @@ public sealed class FrameSizeTests
     public void BufferSmallerThanTheFrame_GetsItsStart_AndItsFullSize(int size, int bufferSize)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Pair);
         using var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, "inproc"));
@@ -64,7 +64,7 @@ public sealed class FrameSizeTests
     public void StreamPayloadsOfEdgeSizes_ArriveByteForByte_BothWays([Values(StreamFraming.Length, StreamFraming.Raw)] StreamFraming framing)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => StreamSockets.UseFraming(socket, framing));
         (ZlinkSocket client, RoutingId clientSide, ZlinkSocket server, RoutingId serverSide) = (pair.First, pair.FirstSide, pair.Second, pair.SecondSide);
 
@@ -117,14 +117,14 @@ public sealed class FrameSizeTests
     public void FrameAboveMaxMessageSize_OverTcpPair_IsDropped_AndTheSocketsGoOn()
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         receiver.MaxMessageSize = MaxMessageSize;
         sender.SetOption(SocketOption.ReconnectInterval, 20);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
         using var monitor = receiver.OpenMonitor(MonitorEvents.Disconnected);
-        using var message = new Message();
+        using var message = new ZlinkMessage();
 
         byte[] largest = Fuzz.Bytes(random, MaxMessageSize);
         Assert.That(sender.TrySend(largest, Wait.Long), Is.True);
@@ -149,7 +149,7 @@ public sealed class FrameSizeTests
     public void MaxMessageSize_OnStream_EndsTheConnectionOfALongerBody_WithEmsgsize()
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => socket.MaxMessageSize = MaxMessageSize);
         Assert.That(pair.Second.MaxMessageSize, Is.EqualTo(MaxMessageSize));
 
@@ -171,7 +171,7 @@ public sealed class FrameSizeTests
     private static byte[] ReceiveStreamBytes(ZlinkSocket socket, RoutingId id, int count, string where)
     {
         var received = new List<byte>(count);
-        using var message = new Message();
+        using var message = new ZlinkMessage();
         while (received.Count < count)
         {
             Assert.That(socket.TryReceive(message, Wait.Long), Is.True, $"{where}: {received.Count} of {count} bytes arrived");

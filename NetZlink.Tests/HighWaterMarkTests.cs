@@ -11,7 +11,7 @@ public sealed class HighWaterMarkTests
     [Test, CancelAfter(30_000)]
     public void TrySend_AtTheHighWaterMark_ReturnsFalse_ThenTrueOnceDrained()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.SendHighWaterMark = 10;
@@ -42,7 +42,7 @@ public sealed class HighWaterMarkTests
     [Test, CancelAfter(60_000)]
     public void Stream_PayloadRefusedAtTheHighWaterMark_LeavesNothingSelected_AndTheWholeMessageIsRetried()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         server.SendHighWaterMark = 4;
         server.SendBufferSize = 16 * 1024;

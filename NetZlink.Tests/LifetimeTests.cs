@@ -13,7 +13,7 @@ public sealed class LifetimeTests
     [Test, CancelAfter(30_000)]
     public void SocketDispose_FromManyThreadsAtOnce_IsSafe()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         for (int round = 0; round < 50; round++)
         {
             var socket = context.CreateSocket(ZlinkSocketType.Dealer);
@@ -37,7 +37,7 @@ public sealed class LifetimeTests
     {
         for (int round = 0; round < 20; round++)
         {
-            var context = new Context();
+            var context = new ZlinkContext();
             var sockets = Enumerable.Range(0, 4).Select(_ => context.CreateSocket(ZlinkSocketType.Pair)).ToList();
             sockets[0].Bind("tcp://127.0.0.1:*");
             sockets[1].Connect(sockets[0].LastEndpoint);
@@ -65,7 +65,7 @@ public sealed class LifetimeTests
     [Test, CancelAfter(30_000)]
     public void EveryCall_AfterDispose_ThrowsObjectDisposed()
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Dispose();
 
@@ -95,7 +95,7 @@ public sealed class LifetimeTests
     [Test, CancelAfter(30_000)]
     public void ContextDispose_WithOpenSocketsAndQueuedMessages_DoesNotHang()
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         var server = context.CreateSocket(ZlinkSocketType.Pair);
         var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, "tcp"));
@@ -114,7 +114,7 @@ public sealed class LifetimeTests
     [TestCase(ZlinkSocketType.Pair), TestCase(ZlinkSocketType.Stream), CancelAfter(30_000)]
     public void BlockedReceive_IsReleasedWithContextTerminated_WhenTheContextIsDisposed(ZlinkSocketType type)
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         var socket = context.CreateSocket(type);
         socket.Bind(type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc());
 
@@ -148,7 +148,7 @@ public sealed class LifetimeTests
         // progress, whose exit has no fence of its own: see SocketHandle); every close must still
         // happen exactly once.
         var random = new Random(20261122);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         for (int round = 0; round < 200; round++)
         {
             var receiver = context.CreateSocket(ZlinkSocketType.Pair);
@@ -197,7 +197,7 @@ public sealed class LifetimeTests
 
         static void Abandon()
         {
-            var context = new Context();
+            var context = new ZlinkContext();
             var server = context.CreateSocket(ZlinkSocketType.Pair);
             var client = context.CreateSocket(ZlinkSocketType.Pair);
             client.Connect(Endpoints.BindFresh(server, "tcp"));
@@ -210,12 +210,12 @@ public sealed class LifetimeTests
     [Test, CancelAfter(30_000)]
     public void SocketHandle_KeepsItsContextHandleAlive()
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         var socket = context.CreateSocket(ZlinkSocketType.Pair);
         Assert.That(HandleTracker.Live(NativeHandleKind.Context), Is.GreaterThanOrEqualTo(1));
 
         // Closing the context object's own reference first: the native context must survive
-        // until the socket handle lets go, which Context.Dispose arranges by closing it.
+        // until the socket handle lets go, which ZlinkContext.Dispose arranges by closing it.
         int contexts = HandleTracker.Live(NativeHandleKind.Context);
         bool added = false;
         socket.Handle.DangerousAddRef(ref added);

@@ -10,17 +10,17 @@ public sealed class MessageTests
     [Test, CancelAfter(10_000)]
     public void SendAndReceive_Message_RoundTrips_AndLeavesTheSentMessageEmpty()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
 
-        using var outgoing = new Message(Wait.Bytes("hello message"));
+        using var outgoing = new ZlinkMessage(Wait.Bytes("hello message"));
         Assert.That(outgoing.Size, Is.EqualTo(13));
         sender.Send(outgoing);
         Assert.That(outgoing.Size, Is.Zero, "a sent message is left empty");
 
-        using var incoming = new Message();
+        using var incoming = new ZlinkMessage();
         Assert.That(receiver.TryReceive(incoming, Wait.Long), Is.True);
         Assert.That(Wait.Text(incoming.ToArray()), Is.EqualTo("hello message"));
         Assert.That(incoming.More, Is.False);
@@ -31,7 +31,7 @@ public sealed class MessageTests
     [Test]
     public void SizedMessage_IsWritableInPlace()
     {
-        using var message = new Message(4);
+        using var message = new ZlinkMessage(4);
         message.Data.Fill(7);
         Assert.That(message.ToArray(), Is.EqualTo(new byte[] { 7, 7, 7, 7 }));
     }
@@ -39,9 +39,9 @@ public sealed class MessageTests
     [Test]
     public void MoveAndCopy_TransferContent()
     {
-        using var source = new Message(Wait.Bytes("abc"));
-        using var copy = new Message();
-        using var moved = new Message(Wait.Bytes("old content"));
+        using var source = new ZlinkMessage(Wait.Bytes("abc"));
+        using var copy = new ZlinkMessage();
+        using var moved = new ZlinkMessage(Wait.Bytes("old content"));
 
         source.CopyTo(copy);
         Assert.That(Wait.Text(copy.ToArray()), Is.EqualTo("abc"));
@@ -55,7 +55,7 @@ public sealed class MessageTests
     [Test]
     public void CopyTo_Itself_KeepsTheContent_UntilDisposed()
     {
-        var message = new Message(Wait.Bytes("abc"));
+        var message = new ZlinkMessage(Wait.Bytes("abc"));
         message.CopyTo(message);
         Assert.That(Wait.Text(message.ToArray()), Is.EqualTo("abc"));
         Assert.That(message.IsShared, Is.False, "nothing was copied, so nothing is shared");
@@ -67,7 +67,7 @@ public sealed class MessageTests
     [Test]
     public void MoveTo_Itself_KeepsTheContent_UntilDisposed()
     {
-        var message = new Message(Wait.Bytes("abc"));
+        var message = new ZlinkMessage(Wait.Bytes("abc"));
         message.MoveTo(message);
         Assert.That(Wait.Text(message.ToArray()), Is.EqualTo("abc"));
 
@@ -78,14 +78,14 @@ public sealed class MessageTests
     [Test, CancelAfter(10_000)]
     public void ZeroCopyMessage_CopiedAndMovedOntoItself_IsStillSent_AndReleasedOnce()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         int calls = 0;
         byte[] array = Wait.Bytes("zero-copy");
-        using (var message = Message.FromArray(array, _ => Interlocked.Increment(ref calls)))
+        using (var message = ZlinkMessage.FromArray(array, _ => Interlocked.Increment(ref calls)))
         {
             message.CopyTo(message);
             message.MoveTo(message);
@@ -100,7 +100,7 @@ public sealed class MessageTests
     [Test]
     public void Message_AfterDispose_ThrowsObjectDisposed()
     {
-        var message = new Message(8);
+        var message = new ZlinkMessage(8);
         message.Dispose();
         message.Dispose();
         Assert.That(message.IsDisposed, Is.True);
@@ -112,7 +112,7 @@ public sealed class MessageTests
     {
         int calls = 0;
         byte[] array = new byte[32];
-        var message = Message.FromArray(array, 4, 8, released =>
+        var message = ZlinkMessage.FromArray(array, 4, 8, released =>
         {
             Assert.That(released, Is.SameAs(array));
             Interlocked.Increment(ref calls);
@@ -131,7 +131,7 @@ public sealed class MessageTests
         int calls = 0;
         nint memory = (nint)NativeMemory.Alloc(16);
         new Span<byte>((void*)memory, 16).Fill(0x5A);
-        using (var message = Message.FromNative(memory, 16, (data, state) =>
+        using (var message = ZlinkMessage.FromNative(memory, 16, (data, state) =>
         {
             Assert.That(state, Is.EqualTo("state"));
             NativeMemory.Free((void*)data);
@@ -150,28 +150,28 @@ public sealed class MessageTests
         const int count = 2000;
         int[] releaseCount = new int[count];
 
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, transport));
 
         var garbage = new List<byte[]>();
-        using var incoming = new Message();
+        using var incoming = new ZlinkMessage();
         for (int i = 0; i < count; i++)
         {
             int id = i;
-            Message outgoing;
+            ZlinkMessage outgoing;
             if (i % 2 == 0)
             {
                 byte[] array = new byte[64 + (i % 100)];
                 BitConverter.TryWriteBytes(array, id);
-                outgoing = Message.FromArray(array, released => Interlocked.Increment(ref releaseCount[BitConverter.ToInt32(released)]));
+                outgoing = ZlinkMessage.FromArray(array, released => Interlocked.Increment(ref releaseCount[BitConverter.ToInt32(released)]));
             }
             else
             {
                 nint memory = (nint)NativeMemory.Alloc(64);
                 *(int*)memory = id;
-                outgoing = Message.FromNative(memory, 64, static (data, state) =>
+                outgoing = ZlinkMessage.FromNative(memory, 64, static (data, state) =>
                 {
                     var counts = (int[])state!;
                     Interlocked.Increment(ref counts[*(int*)data]);
@@ -210,7 +210,7 @@ public sealed class MessageTests
     [Test]
     public void ZeroCopy_ThrowingCallback_DoesNotCrash()
     {
-        var message = Message.FromArray(new byte[8], _ => throw new InvalidOperationException("from the callback"));
+        var message = ZlinkMessage.FromArray(new byte[8], _ => throw new InvalidOperationException("from the callback"));
         Assert.DoesNotThrow(message.Dispose);
     }
 }

@@ -7,7 +7,7 @@ public sealed class MonitorTests
     [Test, CancelAfter(30_000)]
     public void Monitor_ReportsListeningAcceptedConnectedAndDisconnected()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Router);
         using var serverMonitor = server.OpenMonitor(MonitorEvents.All);
         string endpoint = Endpoints.BindFresh(server, "tcp");
@@ -38,7 +38,7 @@ public sealed class MonitorTests
     [Test, CancelAfter(10_000)]
     public void TryReceive_WithNothingPending_ReturnsFalse()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         using var monitor = socket.OpenMonitor(MonitorEvents.Disconnected);
 
@@ -50,7 +50,7 @@ public sealed class MonitorTests
     [Test, CancelAfter(10_000)]
     public void Monitor_AfterDispose_ThrowsObjectDisposed_AndContextDisposeClosesOpenMonitors()
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         var socket = context.CreateSocket(ZlinkSocketType.Pair);
         var monitor = socket.OpenMonitor();
         var disposedMonitor = socket.OpenMonitor();
@@ -65,7 +65,7 @@ public sealed class MonitorTests
     [Test, CancelAfter(10_000)]
     public void Receive_EndedByContextDispose_ThrowsContextTerminated_AsASocketReceiveDoes()
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         var socket = context.CreateSocket(ZlinkSocketType.Pair);
         var monitor = socket.OpenMonitor();
         var blockedSocket = context.CreateSocket(ZlinkSocketType.Pair);
@@ -88,7 +88,7 @@ public sealed class MonitorTests
     [Test, CancelAfter(10_000)]
     public void Receive_EndedByTheMonitorsOwnDispose_ThrowsObjectDisposed()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         var monitor = socket.OpenMonitor();
 

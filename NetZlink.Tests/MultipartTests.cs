@@ -8,7 +8,7 @@ public sealed class MultipartTests
     [TestCase("inproc"), TestCase("tcp"), CancelAfter(20_000)]
     public void Message_IsInvisibleUntilItsLastFrame(string transport)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, transport));
@@ -40,7 +40,7 @@ public sealed class MultipartTests
     [Test, CancelAfter(20_000)]
     public void ReceiveMultipart_ReturnsEveryFrame_AndTryReceiveMultipartReportsNothing()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
@@ -63,7 +63,7 @@ public sealed class MultipartTests
     [Test, CancelAfter(20_000)]
     public void ManyMessages_KeepTheirFramesTogether()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var router = context.CreateSocket(ZlinkSocketType.Router);
         using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.Connect(Endpoints.BindFresh(router, "tcp"));

@@ -50,7 +50,7 @@ internal static class NativeNeeds
         using var holder = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         holder.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         int port = ((IPEndPoint)holder.LocalEndPoint!).Port;
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket socket = context.CreateSocket(ZlinkSocketType.Stream);
         try
         {
@@ -66,7 +66,7 @@ internal static class NativeNeeds
 
     private static string? ProbeStreamFraming()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket socket = context.CreateSocket(ZlinkSocketType.Stream);
         try
         {

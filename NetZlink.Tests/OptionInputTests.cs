@@ -12,7 +12,7 @@ public sealed class OptionInputTests
     [Test, CancelAfter(10_000)]
     public void GetOptionInt32_OfAValueThatIsNotFourBytes_ThrowsInsteadOfGuessing()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
         socket.SetOption(SocketOption.RoutingId, new byte[] { 0x12, 0x34 });
 
@@ -30,7 +30,7 @@ public sealed class OptionInputTests
     [CancelAfter(10_000)]
     public void GetOptionInt64_OfAnIntOption_ThrowsInsteadOfLosingTheSign(ZlinkSocketType type)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(type);
         socket.Linger = -1;
 
@@ -48,7 +48,7 @@ public sealed class OptionInputTests
     [Test, CancelAfter(10_000)]
     public void GetOptionString_OfBinaryValues_Throws_AndOfTextReturnsIt()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.SetOption(SocketOption.RoutingId, new byte[] { (byte)'a', (byte)'b', 0, (byte)'c' });
@@ -70,7 +70,7 @@ public sealed class OptionInputTests
     [Test, CancelAfter(10_000)]
     public void SetOptionString_WithANulOrAnUnpairedSurrogate_IsRefused()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         var nul = Assert.Throws<SocketOptionException>(() => socket.SetOption(SocketOption.BindToDevice, "lo\0eth0"))!;
@@ -88,7 +88,7 @@ public sealed class OptionInputTests
     [Test, CancelAfter(10_000)]
     public void Subscribe_KeepsANul_ButRefusesAnUnpairedSurrogate()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var publisher = context.CreateSocket(ZlinkSocketType.Pub);
         using var subscriber = context.CreateSocket(ZlinkSocketType.Sub);
         string endpoint = Endpoints.BindFresh(publisher, "inproc");
@@ -117,7 +117,7 @@ public sealed class OptionInputTests
         Assert.That(has.Message, Does.StartWith("Has(\"tcp\\u0000x\"): the capability name has a NUL character at index 3"));
         Assert.That(ZlinkLibrary.Has("tcp"), Is.True);
 
-        using var message = new Message();
+        using var message = new ZlinkMessage();
         var metadata = Assert.Throws<ArgumentException>(() => message.GetMetadata("Socket-Type\0x"))!;
         Assert.That(metadata.ParamName, Is.EqualTo("property"));
         Assert.That(metadata.Message, Does.Contain("a NUL character at index 11"));

@@ -37,7 +37,7 @@ public sealed class OptionStormTests
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
         var tally = new Tally();
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var pair = ConnectedPair.Open(context, type, transport, beforeConnecting: (socket, role) =>
         {
             for (int round = 0; round < rounds; round++)
@@ -85,7 +85,7 @@ public sealed class OptionStormTests
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(type);
         var tally = new Tally();
         for (int round = 0; round < rounds; round++)

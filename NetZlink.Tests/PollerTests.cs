@@ -10,7 +10,7 @@ public sealed class PollerTests
     [Test, CancelAfter(20_000)]
     public void Poll_ReportsOnlyTheReadySocket()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var a1 = context.CreateSocket(ZlinkSocketType.Pair);
         using var a2 = context.CreateSocket(ZlinkSocketType.Pair);
         using var b1 = context.CreateSocket(ZlinkSocketType.Pair);
@@ -18,7 +18,7 @@ public sealed class PollerTests
         a2.Connect(Endpoints.BindFresh(a1, "inproc"));
         b2.Connect(Endpoints.BindFresh(b1, "tcp"));
 
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
         int a = poller.Add(a1, PollEvents.PollIn);
         int b = poller.Add(b1, PollEvents.PollIn);
         Assert.That(poller.Count, Is.EqualTo(2));
@@ -50,11 +50,11 @@ public sealed class PollerTests
         client.Connect(listener.LocalEndPoint!);
         using var accepted = listener.Accept();
 
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var pair = context.CreateSocket(ZlinkSocketType.Pair);
         pair.Bind(Endpoints.Inproc());
 
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
         int socketItem = poller.Add(pair, PollEvents.PollIn);
         int fdItem = poller.Add((int)accepted.Handle, PollEvents.PollIn);
         Assert.That(poller.Poll(TimeSpan.FromMilliseconds(10)), Is.Zero);
@@ -69,9 +69,9 @@ public sealed class PollerTests
     [Test, CancelAfter(20_000)]
     public void Poll_OnADisposedSocket_ThrowsObjectDisposed()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         var socket = context.CreateSocket(ZlinkSocketType.Pair);
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
         poller.Add(socket, PollEvents.PollIn);
         socket.Dispose();
 
@@ -81,10 +81,10 @@ public sealed class PollerTests
     [Test, CancelAfter(20_000)]
     public void Poll_IsReleasedByContextShutdown()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
         poller.Add(socket, PollEvents.PollIn);
 
         var polling = Task.Factory.StartNew(() => poller.Poll(Timeout.InfiniteTimeSpan), TaskCreationOptions.LongRunning);
@@ -97,10 +97,10 @@ public sealed class PollerTests
     [Test, CancelAfter(20_000)]
     public void Add_OfADisposedSocket_ThrowsObjectDisposed_AndAddsNothing()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Dispose();
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
 
         var error = Assert.Throws<ObjectDisposedException>(() => poller.Add(socket, PollEvents.PollIn))!;
         Assert.Multiple(() =>

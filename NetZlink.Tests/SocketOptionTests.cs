@@ -8,7 +8,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void EverySocketStartsWithLingerZero()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         foreach (ZlinkSocketType type in Enum.GetValues<ZlinkSocketType>())
         {
             using var socket = context.CreateSocket(type);
@@ -20,7 +20,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void IntOptions_RoundTrip()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.Linger = 250;
@@ -52,7 +52,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void LongOptions_RoundTrip()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.MaxMessageSize = 5_000_000_000L;
@@ -65,7 +65,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void BytesOptions_RoundTrip()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
 
         var id = new RoutingId([0xCA, 0xFE, 0x00, 0x01]);
@@ -81,7 +81,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void StringOptions_RoundTrip()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
 
         string endpoint = Endpoints.Inproc();
@@ -96,7 +96,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void ReadOnlyOptions_ReportState()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var socket = context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
 
@@ -108,7 +108,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void ContextOptions_RoundTrip()
     {
-        using var context = new Context(ioThreads: 1);
+        using var context = new ZlinkContext(ioThreads: 1);
         Assert.That(context.IoThreads, Is.EqualTo(1));
         context.MaxSockets = 512;
         Assert.That(context.MaxSockets, Is.EqualTo(512));
@@ -121,7 +121,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(30_000)]
     public void PastMaxSockets_CreateSocketSaysItWasTheContextsLimit()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         context.MaxSockets = 4;
         var sockets = new List<ZlinkSocket>();
         try
@@ -133,7 +133,7 @@ public sealed class SocketOptionTests
                     sockets.Add(context.CreateSocket(ZlinkSocketType.Pair));
                 }
             })!;
-            Assert.That(error.Message, Does.Contain("EMFILE").And.Contain("MaxSockets is 4").And.Contain("raise Context.MaxSockets"));
+            Assert.That(error.Message, Does.Contain("EMFILE").And.Contain("MaxSockets is 4").And.Contain("raise ZlinkContext.MaxSockets"));
             Assert.That(sockets, Has.Count.LessThanOrEqualTo(4));
         }
         finally

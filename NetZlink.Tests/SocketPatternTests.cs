@@ -10,7 +10,7 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void Pair_ExchangesFramesBothWays(string transport)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Pair);
         using var client = context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
@@ -24,7 +24,7 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void PubSub_DeliversOnlySubscribedTopics(string transport)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var pub = context.CreateSocket(ZlinkSocketType.Pub);
         using var sub = context.CreateSocket(ZlinkSocketType.Sub);
         sub.Subscribe("weather");
@@ -54,7 +54,7 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void XPubXSub_ForwardSubscriptionsAndMessages(string transport)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var xpub = context.CreateSocket(ZlinkSocketType.XPub);
         using var xsub = context.CreateSocket(ZlinkSocketType.XSub);
         xsub.Connect(Endpoints.BindFresh(xpub, transport));
@@ -72,7 +72,7 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void DealerRouter_RoutesByRoutingId(string transport)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var router = context.CreateSocket(ZlinkSocketType.Router);
         using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.RoutingId = new RoutingId(Wait.Bytes("dealer-1"));
@@ -91,7 +91,7 @@ public sealed class SocketPatternTests
     [Test, CancelAfter(20_000)]
     public void Router_Mandatory_UnknownPeerIsHostUnreachable()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var router = context.CreateSocket(ZlinkSocketType.Router);
         router.SetOption(SocketOption.RouterMandatory, true);
         router.Bind(Endpoints.Inproc());
@@ -103,7 +103,7 @@ public sealed class SocketPatternTests
     [Test, CancelAfter(20_000)]
     public void UnbindAndDisconnect_Succeed_ThenFailWithEndpointException()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Pair);
         using var client = context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(server, "tcp");

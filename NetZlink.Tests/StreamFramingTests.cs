@@ -161,7 +161,7 @@ public sealed class StreamFramingTests
     [Test, CancelAfter(30_000)]
     public void StreamOptions_BelongToStreamSockets_AndTheFramingIsSetBeforeBindOrConnect()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var pair = context.CreateSocket(ZlinkSocketType.Pair);
         Assert.That(() => pair.StreamFraming = StreamFraming.Raw, Throws.InvalidOperationException.With.Message.Contains("STREAM"));
         Assert.That(() => _ = pair.StreamEvent, Throws.InvalidOperationException);
@@ -215,7 +215,7 @@ public sealed class StreamFramingTests
     /// <summary>A bound STREAM socket (with the test certificates for tls and wss) that .NET peers connect to.</summary>
     private sealed class StreamServer : IDisposable
     {
-        private readonly Context _context = new();
+        private readonly ZlinkContext _context = new();
         private readonly TestCertificates? _certificates;
         private readonly string _transport;
 

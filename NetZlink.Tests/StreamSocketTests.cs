@@ -12,7 +12,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void BindAndConnect_DeliverConnectEvents_Data_AndCloseByEmptyPayload()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         using var client = context.CreateSocket(ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
@@ -25,7 +25,7 @@ public sealed class StreamSocketTests
         // The same through zlink messages: a zero-copy payload out, a whole message in.
         int released = 0;
         client.Send(clientSide.Span, SendFlags.SendMore);
-        using (var payload = Message.FromArray(Wait.Bytes("zero-copy"), _ => Interlocked.Increment(ref released)))
+        using (var payload = ZlinkMessage.FromArray(Wait.Bytes("zero-copy"), _ => Interlocked.Increment(ref released)))
         {
             client.Send(payload);
         }
@@ -50,7 +50,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void TrySendTo_SendsTheWholeMessage_CloseConnectionEndsIt_AndOtherKindsAreRefused()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         using var client = context.CreateSocket(ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
@@ -74,7 +74,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void Send_ToAnUnknownRoutingId_IsHostUnreachable()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.Bind(server);
 
@@ -86,7 +86,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void ConnectRoutingId_NamesTheConnection()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         using var client = context.CreateSocket(ZlinkSocketType.Stream);
         string endpoint = StreamSockets.Bind(server);
@@ -103,7 +103,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void Server_WithAPlainTcpClient_ReportsConnectDataAndDisconnect()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         var endpoint = new Uri(StreamSockets.Bind(server));
 
@@ -126,7 +126,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void PeerIntrospection_DescribesEachConnection()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         var endpoint = new Uri(StreamSockets.Bind(server));
         using var client = new TcpClient();
@@ -152,7 +152,7 @@ public sealed class StreamSocketTests
     public void OneStreamSocket_HoldsHundredsOfConnectionsToOneEndpoint()
     {
         const int connections = 500;
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var server = context.CreateSocket(ZlinkSocketType.Stream);
         using var client = context.CreateSocket(ZlinkSocketType.Stream);
         server.Backlog = 1024;
@@ -166,7 +166,7 @@ public sealed class StreamSocketTests
 
         var clientIds = new HashSet<RoutingId>();
         var serverIds = new HashSet<RoutingId>();
-        var poller = new Poller();
+        var poller = new ZlinkPoller();
         poller.Add(client, PollEvents.PollIn);
         poller.Add(server, PollEvents.PollIn);
         byte[] idBuffer = new byte[256];

@@ -49,7 +49,7 @@ internal static class StreamSockets
     {
         byte[] id = Wait.Frame(socket, timeout);
         Assert.That(socket.ReceiveMore, Is.True, "a STREAM message starts with its routing id frame");
-        using var payload = new Message();
+        using var payload = new ZlinkMessage();
         Assert.That(socket.TryReceive(payload, timeout ?? Wait.Long), Is.True, "the payload after the routing id");
         Assert.That(socket.ReceiveMore, Is.False, "a STREAM message has exactly two frames");
         return (new RoutingId(id), payload.ToArray());

@@ -1,9 +1,9 @@
-// Context options (zlink_ctx_set / zlink_ctx_get), with the ABI's numbers.
+// ZlinkContext options (zlink_ctx_set / zlink_ctx_get), with the ABI's numbers.
 using System.Diagnostics.CodeAnalysis;
 
 namespace NetZlink;
 
-/// <summary>An option of a <see cref="Context"/>; all are integers.</summary>
+/// <summary>An option of a <see cref="ZlinkContext"/>; all are integers.</summary>
 [SuppressMessage("Design", "CA1069:Enums values should not be duplicated", Justification = "The ABI itself gives SOCKET_LIMIT and THREAD_PRIORITY the same number (one is read-only, the other write-only).")]
 public enum ContextOption
 {

@@ -3,7 +3,7 @@ namespace NetZlink;
 
 /// <summary>
 /// The socket's context was shut down or disposed (ETERM). A thread blocked in a receive, send
-/// or poll gets this when another thread disposes the context or calls <see cref="Context.Shutdown"/>.
+/// or poll gets this when another thread disposes the context or calls <see cref="ZlinkContext.Shutdown"/>.
 /// </summary>
 public sealed class ContextTerminatedException : ZlinkException
 {

@@ -15,11 +15,11 @@ public sealed unsafe class ZlinkMonitor : IDisposable
 {
     private const int MaxSleepMilliseconds = 10;
 
-    private readonly Context _context;
+    private readonly ZlinkContext _context;
     private readonly MonitorHandle _handle;
     private volatile bool _disposedByUser;
 
-    internal ZlinkMonitor(Context context, MonitorHandle handle)
+    internal ZlinkMonitor(ZlinkContext context, MonitorHandle handle)
     {
         _context = context;
         _handle = handle;
@@ -84,10 +84,10 @@ public sealed unsafe class ZlinkMonitor : IDisposable
             }
             catch (ObjectDisposedException) when (!_disposedByUser && _context.IsDisposed)
             {
-                // Context.Dispose closed the monitor while this call waited: the answer a socket
+                // ZlinkContext.Dispose closed the monitor while this call waited: the answer a socket
                 // gives when its context goes away under a blocked receive.
                 throw (ContextTerminatedException)Ensure.Create(
-                    ZlinkConstants.ETERM, ErrorScope.General, "Monitor.Receive", null, "the Context was disposed while the call waited");
+                    ZlinkConstants.ETERM, ErrorScope.General, "Monitor.Receive", null, "the ZlinkContext was disposed while the call waited");
             }
         }
     }

@@ -25,11 +25,11 @@ public sealed partial class ZlinkSocket
             : _handle.Async.ReceiveAsync(buffer, cancellationToken);
 
     /// <summary>Receives one frame into <paramref name="message"/> (its previous content is released), waiting without blocking a thread.</summary>
-    /// <param name="message">The message to fill; <see cref="Message.More"/> then tells whether more frames follow. Do not use it until the operation completes.</param>
+    /// <param name="message">The message to fill; <see cref="ZlinkMessage.More"/> then tells whether more frames follow. Do not use it until the operation completes.</param>
     /// <param name="cancellationToken">Cancels the wait; a cancelled receive took no frame.</param>
     /// <returns>A ValueTask that completes when the frame is in <paramref name="message"/>.</returns>
     /// <exception cref="InvalidOperationException">(Thrown by the call.) Another receive of this socket has not been awaited yet, or another thread is inside a call on the socket.</exception>
-    public ValueTask ReceiveAsync(Message message, CancellationToken cancellationToken = default)
+    public ValueTask ReceiveAsync(ZlinkMessage message, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(message);
         return cancellationToken.IsCancellationRequested
@@ -68,7 +68,7 @@ public sealed partial class ZlinkSocket
     /// <param name="cancellationToken">Cancels the wait; a cancelled send queued nothing and left the message intact.</param>
     /// <returns>A ValueTask that completes once the message is queued.</returns>
     /// <exception cref="InvalidOperationException">(Thrown by the call.) Another send of this socket has not been awaited yet, or another thread is inside a call on the socket.</exception>
-    public ValueTask SendAsync(Message message, SendFlags flags = SendFlags.None, CancellationToken cancellationToken = default)
+    public ValueTask SendAsync(ZlinkMessage message, SendFlags flags = SendFlags.None, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(message);
         return cancellationToken.IsCancellationRequested

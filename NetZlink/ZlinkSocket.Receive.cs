@@ -85,7 +85,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <exception cref="ContextTerminatedException">The context was shut down.</exception>
     /// <exception cref="ZlinkTimeoutException"><see cref="ReceiveTimeout"/> elapsed first.</exception>
     /// <exception cref="ZlinkException">The receive failed.</exception>
-    public void Receive(Message message)
+    public void Receive(ZlinkMessage message)
     {
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "Receive");
@@ -103,7 +103,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>Receives one frame into <paramref name="message"/> if one is waiting.</summary>
     /// <param name="message">The message to fill.</param>
     /// <returns>True when a frame was received.</returns>
-    public bool TryReceive(Message message)
+    public bool TryReceive(ZlinkMessage message)
     {
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "TryReceive");
@@ -120,7 +120,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <param name="message">The message to fill.</param>
     /// <param name="timeout">How long to wait; <see cref="Timeout.InfiniteTimeSpan"/> for ever.</param>
     /// <returns>True when a frame was received; false when the timeout elapsed first.</returns>
-    public bool TryReceive(Message message, TimeSpan timeout)
+    public bool TryReceive(ZlinkMessage message, TimeSpan timeout)
     {
         var deadline = Deadline.After(timeout);
         while (!TryReceive(message))

@@ -90,7 +90,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow.</param>
     /// <exception cref="ZlinkTimeoutException"><see cref="SendTimeout"/> elapsed first (the message is left intact).</exception>
     /// <exception cref="ZlinkException">The send failed (the message is left intact).</exception>
-    public void Send(Message message, SendFlags flags = SendFlags.None)
+    public void Send(ZlinkMessage message, SendFlags flags = SendFlags.None)
     {
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "Send");
@@ -109,7 +109,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <param name="message">The message.</param>
     /// <param name="flags"><see cref="SendFlags.SendMore"/> when more frames follow; DontWait is implied.</param>
     /// <returns>True when sent; false when the socket would block.</returns>
-    public bool TrySend(Message message, SendFlags flags = SendFlags.None)
+    public bool TrySend(ZlinkMessage message, SendFlags flags = SendFlags.None)
     {
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "TrySend");

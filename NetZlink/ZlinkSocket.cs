@@ -13,13 +13,13 @@ using NetZlink.Interop;
 namespace NetZlink;
 
 /// <summary>
-/// A zlink socket of any <see cref="ZlinkSocketType"/>, created by <see cref="Context.CreateSocket"/>.
+/// A zlink socket of any <see cref="ZlinkSocketType"/>, created by <see cref="ZlinkContext.CreateSocket"/>.
 /// Use it from one thread at a time (it may move between threads); <see cref="Dispose"/> may be
 /// called from any thread, at any time.
 /// </summary>
 /// <remarks>
 /// A call made while another thread is inside a call on the same socket (a blocking
-/// <see cref="Receive(Span{byte})"/>, a <see cref="Poller.Poll(TimeSpan)"/> that holds the socket,
+/// <see cref="Receive(Span{byte})"/>, a <see cref="ZlinkPoller.Poll(TimeSpan)"/> that holds the socket,
 /// or any other method) is refused before it reaches the native socket: it throws
 /// <see cref="InvalidOperationException"/> whose message names the socket's type, its last bound
 /// or connected endpoint, the refused operation and the thread inside, e.g.
@@ -30,7 +30,7 @@ public sealed unsafe partial class ZlinkSocket : IDisposable
 {
     private readonly SocketHandle _handle;
 
-    internal ZlinkSocket(Context context, SocketHandle handle, ZlinkSocketType type)
+    internal ZlinkSocket(ZlinkContext context, SocketHandle handle, ZlinkSocketType type)
     {
         Context = context;
         _handle = handle;
@@ -38,7 +38,7 @@ public sealed unsafe partial class ZlinkSocket : IDisposable
     }
 
     /// <summary>The context that created the socket.</summary>
-    public Context Context { get; }
+    public ZlinkContext Context { get; }
 
     /// <summary>The kind of socket.</summary>
     public ZlinkSocketType Type { get; }

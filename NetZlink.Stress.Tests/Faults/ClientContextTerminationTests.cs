@@ -26,7 +26,7 @@ public sealed class ClientContextTerminationTests
     {
         using var server = new EchoServer(new ScenarioSettings { Port = 0, Backlog = 1024, Hwm = 10_000 });
         server.Start();
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using var stdout = new StringWriter();
         using var stderr = new StringWriter();
 

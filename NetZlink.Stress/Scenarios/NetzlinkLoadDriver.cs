@@ -29,7 +29,7 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
 
     /// <summary>Creates the engine for <paramref name="ccu"/> connections to Host:Port and starts connecting.</summary>
     /// <param name="context">The context the engine runs on (the caller keeps and disposes it); null: the engine's own.</param>
-    public static NetzlinkLoadDriver Start(ScenarioSettings settings, int ccu, LoadPlan plan, Context? context = null)
+    public static NetzlinkLoadDriver Start(ScenarioSettings settings, int ccu, LoadPlan plan, ZlinkContext? context = null)
     {
         var options = new EngineOptions
         {

@@ -42,7 +42,7 @@ public static class ScenarioRunner
     /// run at once with a FAIL result (fail_reason client_stopped), never an exception.
     /// </summary>
     internal static async Task<ScenarioResult> RunClientAsync(
-        ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, TextWriter? notices, NetZlink.Context? clientContext,
+        ScenarioSettings settings, IProgress<ProgressSnapshot>? progress, TextWriter? notices, NetZlink.ZlinkContext? clientContext,
         CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(settings);

@@ -17,7 +17,7 @@ public sealed class AsyncCancellationRaceTests
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(400);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, transport);
         using var serverOwned = server;
         using var clientOwned = client;
@@ -80,7 +80,7 @@ public sealed class AsyncCancellationRaceTests
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(400);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(context);
         using var serverOwned = server;
         using var clientOwned = client;
@@ -146,7 +146,7 @@ public sealed class AsyncCancellationRaceTests
     [Test]
     public async Task CancelAfter_IsTheAsyncTimeout_AndTheSocketStaysUsable()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using var serverOwned = server;
         using var clientOwned = client;
@@ -163,7 +163,7 @@ public sealed class AsyncCancellationRaceTests
     [Test]
     public void AlreadyCancelledToken_FailsAtOnce_WithoutTouchingTheSocket()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using var serverOwned = server;
         using var clientOwned = client;

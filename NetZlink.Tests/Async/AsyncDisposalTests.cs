@@ -11,7 +11,7 @@ public sealed class AsyncDisposalTests
     [Test]
     public async Task SocketDisposed_WhileReceiveAndSendWait_BothEndWithObjectDisposedException()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(context);
         using var serverOwned = server;
         (_, ValueTask sending) = await AsyncTestSupport.FillUntilSendWaits(client);
@@ -29,7 +29,7 @@ public sealed class AsyncDisposalTests
     [TestCase(false), TestCase(true)]
     public async Task ContextDisposedOrShutDown_WhileReceivesWait_EndWithAnException(bool shutdownOnly)
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         try
         {
             var waiting = new List<Task<int>>();

@@ -13,7 +13,7 @@ public sealed class AsyncFullDuplexTests
     public async Task AWaitingReceive_SeesEveryEcho_WhileSendsCompleteBesideIt(string transport)
     {
         const int Messages = 20_000;
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket echo, ZlinkSocket socket) = AsyncTestSupport.Pair(context, transport);
         using (echo)
         using (socket)

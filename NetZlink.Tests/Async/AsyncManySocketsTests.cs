@@ -13,7 +13,7 @@ public sealed class AsyncManySocketsTests
     public async Task ThousandSockets_AwaitingReceive_AllCompleteWithTheirExactPayload(string transport)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         context.MaxSockets = 2 * Pairs + 16;
         var servers = new ZlinkSocket[Pairs];
         var clients = new ZlinkSocket[Pairs];

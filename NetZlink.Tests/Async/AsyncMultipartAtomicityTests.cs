@@ -15,7 +15,7 @@ public sealed class AsyncMultipartAtomicityTests
     {
         Random random = Fuzz.Random(out int seed);
         int perDealer = Fuzz.Iterations(300);
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
         router.ReceiveHighWaterMark = 2;
         string endpoint = Endpoints.BindFresh(router, transport);

@@ -12,7 +12,7 @@ public sealed class AsyncSocketTypeTests
     [TestCase("inproc"), TestCase("ipc"), TestCase("tcp")]
     public async Task Pair_ReceiveAsyncWaits_ThenGetsTheFrame_AndSendAsyncAnswers(string transport)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, transport);
         using (server)
         using (client)
@@ -34,7 +34,7 @@ public sealed class AsyncSocketTypeTests
     [Test]
     public async Task DealerRouter_MultipartAsync_CarriesTheRoutingIdBothWays()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket router, ZlinkSocket dealer) = AsyncTestSupport.Pair(context, "tcp", ZlinkSocketType.Dealer, ZlinkSocketType.Router);
         using (router)
         using (dealer)
@@ -56,7 +56,7 @@ public sealed class AsyncSocketTypeTests
     [TestCase(ZlinkSocketType.Pub, ZlinkSocketType.Sub), TestCase(ZlinkSocketType.XPub, ZlinkSocketType.XSub)]
     public async Task PublishSubscribe_ReceiveAsync_GetsPublishedMessages(ZlinkSocketType publisherType, ZlinkSocketType subscriberType)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket publisher = context.CreateSocket(publisherType);
         using ZlinkSocket subscriber = context.CreateSocket(subscriberType);
         string endpoint = Endpoints.BindFresh(publisher, "tcp");
@@ -93,7 +93,7 @@ public sealed class AsyncSocketTypeTests
     [Test]
     public async Task Stream_AsyncMultipart_ConnectsAndEchoes()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Stream);
         using ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
@@ -121,20 +121,20 @@ public sealed class AsyncSocketTypeTests
     [Test]
     public async Task MessageOverloads_SendWithoutCopy_AndReceiveIntoAMessage()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "tcp");
         using (server)
         using (client)
-        using (var received = new Message())
-        using (var first = new Message("one"u8))
-        using (var second = new Message("two"u8))
+        using (var received = new ZlinkMessage())
+        using (var first = new ZlinkMessage("one"u8))
+        using (var second = new ZlinkMessage("two"u8))
         {
             ValueTask receiving = server.ReceiveAsync(received);
-            await AsyncTestSupport.Within(client.SendAsync(first, SendFlags.SendMore), "SendAsync(Message, SendMore)");
-            await AsyncTestSupport.Within(client.SendAsync(second), "SendAsync(Message)");
+            await AsyncTestSupport.Within(client.SendAsync(first, SendFlags.SendMore), "SendAsync(ZlinkMessage, SendMore)");
+            await AsyncTestSupport.Within(client.SendAsync(second), "SendAsync(ZlinkMessage)");
             Assert.That(first.Size, Is.Zero, "a sent message is left empty");
 
-            await AsyncTestSupport.Within(receiving, "ReceiveAsync(Message)");
+            await AsyncTestSupport.Within(receiving, "ReceiveAsync(ZlinkMessage)");
             Assert.That(received.ToArray(), Is.EqualTo("one"u8.ToArray()));
             Assert.That(received.More, Is.True);
             await AsyncTestSupport.Within(server.ReceiveAsync(received), "second frame");
@@ -146,7 +146,7 @@ public sealed class AsyncSocketTypeTests
     [Test]
     public async Task SendAsync_WaitsAtTheHighWaterMark_AndCompletesWhenThePeerReads()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(context);
         using (server)
         using (client)

@@ -52,7 +52,7 @@ internal static class AsyncTestSupport
     }
 
     /// <summary>A PAIR bound on a fresh endpoint of <paramref name="transport"/> and a PAIR connected to it.</summary>
-    public static (ZlinkSocket Server, ZlinkSocket Client) Pair(Context context, string transport, ZlinkSocketType type = ZlinkSocketType.Pair, ZlinkSocketType? peer = null)
+    public static (ZlinkSocket Server, ZlinkSocket Client) Pair(ZlinkContext context, string transport, ZlinkSocketType type = ZlinkSocketType.Pair, ZlinkSocketType? peer = null)
     {
         ZlinkSocket server = context.CreateSocket(peer ?? type);
         ZlinkSocket client = context.CreateSocket(type);
@@ -70,7 +70,7 @@ internal static class AsyncTestSupport
     }
 
     /// <summary>An inproc PAIR pair whose client queues at most one message and whose server takes one, so sends soon wait.</summary>
-    public static (ZlinkSocket Server, ZlinkSocket Client) TightPair(Context context)
+    public static (ZlinkSocket Server, ZlinkSocket Client) TightPair(ZlinkContext context)
     {
         ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Pair);
         ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Pair);

@@ -12,7 +12,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task SecondReceiveAsync_BeforeTheFirstIsAwaited_IsRefused_AndTheFirstStillWorks()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using (server)
         using (client)
@@ -32,7 +32,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task ReadingTheResultOfAWaitingReceive_IsRefused_AndTheReceiveKeepsItsBufferAndItsMessage()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using (server)
         using (client)
@@ -56,7 +56,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task AwaitingAValueTaskTwice_IsRefusedWithTheLibrarysMessage()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using (server)
         using (client)
@@ -72,7 +72,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task SyncCalls_WhileAnAsyncReceiveWaits_AreRefused_NamingThePendingOperation()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using (server)
         using (client)
@@ -84,7 +84,7 @@ public sealed class AsyncThreadingRuleTests
             Assert.That(refused!.Message, Does.Contain("has an async operation pending (TryReceive refused)"));
             Assert.Throws<InvalidOperationException>(() => server.Send("y"u8));
             Assert.Throws<InvalidOperationException>(() => _ = server.ReceiveHighWaterMark);
-            var poller = new Poller();
+            var poller = new ZlinkPoller();
             poller.Add(server, PollEvents.PollIn);
             Assert.Throws<InvalidOperationException>(() => poller.Poll(TimeSpan.Zero));
 
@@ -101,7 +101,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task ReceiveAsyncAndSendAsync_WaitTogether_FullDuplex()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(context);
         using var serverOwned = server;
         using var clientOwned = client;
@@ -128,7 +128,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public void AsyncCall_WhileAnotherThreadIsInsideABlockingReceive_IsRefused()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using (server)
         using (client)

@@ -10,7 +10,7 @@ public sealed class TimeoutTests
     [Test]
     public void Receive_WhenReceiveTimeoutPasses_ThrowsZlinkTimeoutException()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
         using var serverOwned = server;
         using var clientOwned = client;
@@ -24,7 +24,7 @@ public sealed class TimeoutTests
         Assert.That(timedOut.Message, Does.Contain("Receive timed out").And.Contain("ReceiveTimeout (50 ms)"));
         Assert.Throws<ZlinkTimeoutException>(() => server.ReceiveFrame());
         Assert.Throws<ZlinkTimeoutException>(() => server.ReceiveMultipart());
-        using (var message = new Message())
+        using (var message = new ZlinkMessage())
         {
             Assert.Throws<ZlinkTimeoutException>(() => server.Receive(message));
         }
@@ -36,7 +36,7 @@ public sealed class TimeoutTests
     [Test]
     public void Send_WhenSendTimeoutPasses_ThrowsZlinkTimeoutException_ButDontWaitStaysAZlinkException()
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket lonely = context.CreateSocket(ZlinkSocketType.Pair);
         lonely.SendTimeout = 50;
         lonely.Bind(Endpoints.Inproc());
@@ -45,7 +45,7 @@ public sealed class TimeoutTests
         var timedOut = Assert.Throws<ZlinkTimeoutException>(() => lonely.Send("x"u8));
         Assert.That(timedOut!.Operation, Is.EqualTo("Send"));
         Assert.That(timedOut.Message, Does.Contain("SendTimeout (50 ms)"));
-        using (var message = new Message("m"u8))
+        using (var message = new ZlinkMessage("m"u8))
         {
             Assert.Throws<ZlinkTimeoutException>(() => lonely.Send(message));
             Assert.That(message.Size, Is.EqualTo(1), "a message that was not sent is left intact");

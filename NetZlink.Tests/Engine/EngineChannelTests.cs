@@ -94,7 +94,7 @@ public sealed class EngineChannelTests
     public async Task TheReader_CompletesWithTheEnginesFault()
     {
         using var server = new StreamEchoServer();
-        var context = new Context();
+        var context = new ZlinkContext();
         await using var engine = new ClientEngine(2, new EngineOptions { Endpoints = [server.Endpoint], ShardCount = 2 }, context);
         EngineChannel channel = engine.StartChannel();
         await engine.ConnectsResolved.WaitAsync(Patience);

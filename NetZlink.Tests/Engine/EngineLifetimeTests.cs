@@ -27,7 +27,7 @@ public sealed class EngineLifetimeTests
     public void TerminatingTheContext_WhileTrafficFlows_StopsEveryShardWithinTheBound(string teardown)
     {
         using var server = new StreamEchoServer();
-        var context = new Context();
+        var context = new ZlinkContext();
         var engine = new ClientEngine(Connections, Options(server.Endpoint), context);
         EchoPumpHandler[] handlers = StartUnderLoad(engine);
 
@@ -111,7 +111,7 @@ public sealed class EngineLifetimeTests
     public void DisposingTheEngine_OnTheUsersContext_LeavesThatContextUsable()
     {
         using var server = new StreamEchoServer();
-        using var context = new Context();
+        using var context = new ZlinkContext();
         var engine = new ClientEngine(40, Options(server.Endpoint), context);
         EchoPumpHandler[] handlers = StartUnderLoad(engine);
 
@@ -130,7 +130,7 @@ public sealed class EngineLifetimeTests
         using var server = new StreamEchoServer();
         for (int round = 0; round < 5; round++)
         {
-            var context = new Context();
+            var context = new ZlinkContext();
             var engine = new ClientEngine(40, Options(server.Endpoint), context);
             EchoPumpHandler[] handlers = StartUnderLoad(engine);
 
@@ -169,7 +169,7 @@ public sealed class EngineLifetimeTests
     [Test, CancelAfter(30_000)]
     public void DisposingTheContext_WhileConnectsAreStillRetrying_FaultsConnectsResolvedWithContextTerminated()
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         EngineOptions options = Options($"tcp://127.0.0.1:{RawTcpServer.ClosedPort()}");
         options.ConnectRetries = 1000;
         options.ConnectRetryDelay = TimeSpan.FromSeconds(1);
@@ -192,7 +192,7 @@ public sealed class EngineLifetimeTests
     [Test, CancelAfter(30_000)]
     public void Start_AfterTheContextWasDisposed_FailsNamingTheContext()
     {
-        var context = new Context();
+        var context = new ZlinkContext();
         using var engine = new ClientEngine(4, Options("tcp://127.0.0.1:1"), context);
         context.Dispose();
 

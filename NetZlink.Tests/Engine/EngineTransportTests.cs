@@ -49,7 +49,7 @@ public sealed class EngineTransportTests
 
         var client = Assert.Throws<ZlinkNotSupportedException>(() => new ClientEngine(2, new EngineOptions { Endpoints = [endpoint] }));
         var server = Assert.Throws<ZlinkNotSupportedException>(() => new ServerEngine(new EngineOptions { Endpoints = [$"{scheme}://127.0.0.1:*"] }));
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket socket = context.CreateSocket(ZlinkSocketType.Stream);
         var bind = Assert.Throws<EndpointException>(() => socket.Bind($"{scheme}://127.0.0.1:*"));
         Assert.Multiple(() =>

@@ -10,7 +10,7 @@ internal sealed class StreamEchoServer : IDisposable
     private static readonly TimeSpan PollInterval = TimeSpan.FromMilliseconds(50);
     private static readonly TimeSpan SendPatience = TimeSpan.FromSeconds(1);
 
-    private readonly Context _context = new();
+    private readonly ZlinkContext _context = new();
     private readonly ZlinkSocket _socket;
     private readonly Thread _thread;
     private readonly HashSet<uint> _open = [];

@@ -10,7 +10,7 @@ public sealed class InteropLayerTests
     [Test]
     public void NothingPublic_LivesInTheInteropNamespace()
     {
-        Type[] exposed = typeof(Context).Assembly.GetExportedTypes()
+        Type[] exposed = typeof(ZlinkContext).Assembly.GetExportedTypes()
             .Where(t => t.Namespace is not null && t.Namespace.StartsWith("NetZlink.Interop", StringComparison.Ordinal))
             .ToArray();
         Assert.That(exposed, Is.Empty, "types of NetZlink.Interop must stay internal");

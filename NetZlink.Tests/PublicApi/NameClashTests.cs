@@ -25,7 +25,7 @@ public sealed class NameClashTests
             .ToHashSet(StringComparer.Ordinal);
         Assert.That(common, Does.Contain("Socket").And.Contain("Monitor").And.Contain("Timer").And.Contain("File"), "the framework's types were found");
 
-        List<string> clashes = typeof(Context).Assembly.GetExportedTypes()
+        List<string> clashes = typeof(ZlinkContext).Assembly.GetExportedTypes()
             .Where(t => !t.IsNested && common.Contains(t.Name.Split('`')[0]))
             .Select(t => t.FullName!)
             .ToList();

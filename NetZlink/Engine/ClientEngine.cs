@@ -28,7 +28,7 @@ public sealed class ClientEngine : StreamEngine
     /// <exception cref="ZlinkNotSupportedException">An endpoint is tls://, ws:// or wss:// and the native library lacks that
     /// transport; the message names the missing capability (<c>zlink_has("ws")</c> or <c>zlink_has("tls")</c>).</exception>
     /// <exception cref="InvalidOperationException">The process's descriptor limit cannot hold the connections (see <see cref="EngineOptions.RaiseDescriptorLimit"/>).</exception>
-    public ClientEngine(int connectionCount, EngineOptions options, Context? context = null)
+    public ClientEngine(int connectionCount, EngineOptions options, ZlinkContext? context = null)
         : base(
             Checked(connectionCount, options),
             context,

@@ -10,7 +10,7 @@ internal static class EngineMetrics
     internal const string MeterName = "NetZlink";
 
     private static readonly List<StreamEngine> Engines = new();
-    private static readonly Meter Meter = new(MeterName, "0.1.0");
+    private static readonly Meter Meter = new(MeterName, "0.2.0");
 
     static EngineMetrics()
     {

@@ -3,7 +3,7 @@
 namespace NetZlink.Engine;
 
 /// <summary>Where <see cref="PacketReassembler"/> hands whole packets; implement it on a struct so the call is direct.</summary>
-public interface IPacketSink
+internal interface IPacketSink
 {
     /// <summary>One whole packet, header included, valid only during the call.</summary>
     /// <returns>False to stop feeding: the stream ended during the call (e.g. the handler closed the connection).</returns>

@@ -26,7 +26,7 @@ namespace NetZlink.Engine;
 /// <see cref="PartialPacket"/>. Thread-safe for different connections; one connection's reads must
 /// be fed in order, one at a time.
 /// </summary>
-public sealed class PacketReassembler
+internal sealed class PacketReassembler
 {
     // A partial header needs only HeaderSize bytes, but renting a little more lets most small
     // packets complete in that first buffer without a second rental.

@@ -4,7 +4,7 @@
 namespace NetZlink.Engine;
 
 /// <summary>A connection's packet in progress for <see cref="PacketReassembler"/>: keep one per connection, starting as <c>default</c>.</summary>
-public struct PartialPacket
+internal struct PartialPacket
 {
     /// <summary>The gathered bytes; null when the stream is at a packet boundary.</summary>
     internal byte[]? Buffer;

@@ -2,7 +2,7 @@
 namespace NetZlink.Engine;
 
 /// <summary>What <see cref="PacketReassembler.Feed"/> did with one read.</summary>
-public enum ReassemblyResult
+internal enum ReassemblyResult
 {
     /// <summary>Every byte was used: whole packets were delivered and the rest, if any, kept as a partial packet.</summary>
     Consumed,

@@ -35,7 +35,7 @@ public sealed class ServerEngine : StreamEngine
     /// <exception cref="ArgumentException">The options are invalid.</exception>
     /// <exception cref="ZlinkNotSupportedException">An endpoint is tls://, ws:// or wss:// and the native library lacks that
     /// transport; the message names the missing capability (<c>zlink_has("ws")</c> or <c>zlink_has("tls")</c>).</exception>
-    public ServerEngine(EngineOptions options, Context? context = null)
+    public ServerEngine(EngineOptions options, ZlinkContext? context = null)
         : base(
             Checked(options),
             context,

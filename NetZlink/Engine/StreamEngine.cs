@@ -20,7 +20,7 @@ namespace NetZlink.Engine;
 public abstract class StreamEngine : IDisposable, IAsyncDisposable
 {
     private readonly EngineOptions _options;
-    private readonly Context _context;
+    private readonly ZlinkContext _context;
     private readonly bool _ownsContext;
     private readonly EngineShard[] _shards;
     private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -42,11 +42,11 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// start in <see cref="StartShards"/>); when one cannot be made, releases those made so far
     /// (each owns an eventfd) and the context it created, and rethrows.
     /// </summary>
-    private protected StreamEngine(EngineOptions options, Context? context, int shardCount, Func<StreamEngine, int, EngineShard> makeShard)
+    private protected StreamEngine(EngineOptions options, ZlinkContext? context, int shardCount, Func<StreamEngine, int, EngineShard> makeShard)
     {
         _options = options;
         _ownsContext = context is null;
-        _context = context ?? new Context();
+        _context = context ?? new ZlinkContext();
         _shards = new EngineShard[shardCount];
         try
         {

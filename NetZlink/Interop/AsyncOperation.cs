@@ -38,7 +38,7 @@ internal sealed class AsyncOperation(AsyncSocketState owner, bool receives)
     internal Memory<byte> Buffer;
     internal ReadOnlyMemory<byte> Data;
     internal SendFlags Flags;
-    internal Message? Message;
+    internal ZlinkMessage? Message;
     internal List<byte[]>? Parts;
     internal IReadOnlyList<ReadOnlyMemory<byte>>? SendParts;
 

@@ -6,7 +6,7 @@
 //   SocketLease while no operation waits). Done: a completed ValueTask, nothing else happens.
 // - Would block: the operation becomes pending. The first pending operation takes the socket's
 //   owner word for async use (SocketHandle.EnterAsync), which revokes any thread bias; from then
-//   until no operation waits, every other call on the socket (a sync Receive, an option, a Poller)
+//   until no operation waits, every other call on the socket (a sync Receive, an option, a ZlinkPoller)
 //   is refused with InvalidOperationException, and the native calls for the pending operations
 //   are made under this state's lock, by whichever thread holds it.
 // - The pump: try every pending operation (DONTWAIT), then read EVENTS (which processes the
@@ -76,7 +76,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
         }
     }
 
-    internal ValueTask ReceiveAsync(Message message, CancellationToken token)
+    internal ValueTask ReceiveAsync(ZlinkMessage message, CancellationToken token)
     {
         AsyncOperation op = _receive;
         lock (_gate)
@@ -123,7 +123,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
         }
     }
 
-    internal ValueTask SendAsync(Message message, SendFlags flags, CancellationToken token)
+    internal ValueTask SendAsync(ZlinkMessage message, SendFlags flags, CancellationToken token)
     {
         AsyncOperation op = _send;
         lock (_gate)

@@ -3,7 +3,7 @@
 // that point zlink_ctx_term has nothing to wait for except the linger of messages already
 // handed to closed sockets (zero unless the user raised LINGER).
 //
-// Release policy: zlink_ctx_shutdown first (never blocks). Then, when Context.Dispose asked for
+// Release policy: zlink_ctx_shutdown first (never blocks). Then, when ZlinkContext.Dispose asked for
 // the release, zlink_ctx_term runs inline; when the finalizer got here (nobody disposed the
 // context), term runs on a thread-pool thread instead, so a user-set LINGER can never block the
 // finalizer thread.
@@ -24,7 +24,7 @@ internal sealed class ContextHandle : SafeHandle
 
     public override bool IsInvalid => handle == 0;
 
-    /// <summary>Set by Context.Dispose just before it disposes this handle.</summary>
+    /// <summary>Set by ZlinkContext.Dispose just before it disposes this handle.</summary>
     internal void TerminateInlineOnRelease() => _terminateInline = true;
 
     protected override bool ReleaseHandle()

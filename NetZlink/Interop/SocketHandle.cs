@@ -6,7 +6,7 @@
 // A socket is for one thread at a time, and the binding enforces it: a call made while another
 // thread is inside a call on the socket is refused with InvalidOperationException before it
 // reaches the native socket (libzmq sockets are not thread-safe: two threads inside one corrupt
-// its memory). Every call through the public API (SocketLease), a Poller's wait and OpenMonitor
+// its memory). Every call through the public API (SocketLease), a ZlinkPoller's wait and OpenMonitor
 // take the socket in one of two ways:
 //
 // - Owner word (slow path): a compare-exchange of _owner from 0 to the caller's managed thread id
@@ -124,7 +124,7 @@ internal sealed class SocketHandle : SafeHandle
     /// <summary>True once Dispose began, even while a call in progress still defers the close.</summary>
     internal bool IsClosing => Volatile.Read(ref _closing) != 0 || IsClosed;
 
-    /// <summary>True when the calling thread is inside a call on the socket (a Poller holding one socket in two items).</summary>
+    /// <summary>True when the calling thread is inside a call on the socket (a ZlinkPoller holding one socket in two items).</summary>
     internal bool IsHeldByCurrentThread
     {
         get

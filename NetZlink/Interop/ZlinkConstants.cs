@@ -52,7 +52,7 @@ internal static class ZlinkConstants
     internal const int ZLINK_XSUB = 10;
     internal const int ZLINK_STREAM = 11;
 
-    // Context options.
+    // ZlinkContext options.
     internal const int ZLINK_IO_THREADS = 1;
     internal const int ZLINK_MAX_SOCKETS = 2;
     internal const int ZLINK_SOCKET_LIMIT = 3;
@@ -100,7 +100,7 @@ internal static class ZlinkConstants
     internal const int ZLINK_STREAM_EVENT_DISCONNECT = 0;
     internal const int ZLINK_STREAM_EVENT_CONNECT = 1;
 
-    // Message properties.
+    // ZlinkMessage properties.
     internal const int ZLINK_MORE = 1;
     internal const int ZLINK_SHARED = 3;
 

@@ -22,7 +22,7 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
 
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
         router.Linger = 0;
         // Replies wait for a slow client instead of being dropped at the high-water mark (a client

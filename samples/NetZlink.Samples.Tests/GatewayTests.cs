@@ -28,7 +28,7 @@ public sealed partial class GatewayTests
         using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint={backend.BoundEndpoints[0]}");
         string frontend = await ConnectedFrontendAsync(gateway, cancellationToken);
 
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.Linger = 0;
         dealer.Connect(frontend);
@@ -91,7 +91,7 @@ public sealed partial class GatewayTests
             "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint=tcp://127.0.0.1:{port}", "--Gateway:BackendTimeout=00:00:02");
         string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
 
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.Linger = 0;
         dealer.Connect(frontend);
@@ -163,7 +163,7 @@ public sealed partial class GatewayTests
         using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:BackendEndpoint={backend.BoundEndpoints[0]}");
         string frontend = await ConnectedFrontendAsync(gateway, cancellationToken);
 
-        using var context = new Context();
+        using var context = new ZlinkContext();
         using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.Linger = 0;
         dealer.SendHighWaterMark = 0;

@@ -16,7 +16,7 @@ namespace NetZlink;
 /// the sockets and monitors created from it that are still open, and releases any thread blocked
 /// in one of them with <see cref="ContextTerminatedException"/>. Thread-safe.
 /// </summary>
-public sealed class Context : IDisposable
+public sealed class ZlinkContext : IDisposable
 {
     private readonly ContextHandle _handle;
     private readonly Lock _gate = new();
@@ -26,7 +26,7 @@ public sealed class Context : IDisposable
     /// <summary>Creates a context with the library's defaults (2 I/O threads).</summary>
     /// <exception cref="ZlinkException">The native context could not be created.</exception>
     /// <exception cref="DllNotFoundException">The native library could not be loaded; the message lists where it was looked for.</exception>
-    public Context()
+    public ZlinkContext()
     {
         nint context = NativeMethods.zlink_ctx_new();
         if (context == 0)
@@ -39,7 +39,7 @@ public sealed class Context : IDisposable
 
     /// <summary>Creates a context with <paramref name="ioThreads"/> I/O threads.</summary>
     /// <param name="ioThreads">Number of I/O threads (0 is allowed for inproc-only use).</param>
-    public Context(int ioThreads)
+    public ZlinkContext(int ioThreads)
         : this()
     {
         try
@@ -96,7 +96,7 @@ public sealed class Context : IDisposable
         {
             if (_disposed)
             {
-                throw new ObjectDisposedException(nameof(Context), $"{operation}: the Context was disposed.");
+                throw new ObjectDisposedException(nameof(ZlinkContext), $"{operation}: the ZlinkContext was disposed.");
             }
 
             bool added = false;
@@ -112,7 +112,7 @@ public sealed class Context : IDisposable
     /// <exception cref="ObjectDisposedException">The context was disposed.</exception>
     public int GetOption(ContextOption option)
     {
-        using var context = HandleLease.Acquire(_handle, nameof(Context));
+        using var context = HandleLease.Acquire(_handle, nameof(ZlinkContext));
         int value = NativeMethods.zlink_ctx_get(context.Value, (int)option);
 
         // -1 is both the error return and a legal value of the two scheduling options.
@@ -131,7 +131,7 @@ public sealed class Context : IDisposable
     /// <exception cref="ObjectDisposedException">The context was disposed.</exception>
     public void SetOption(ContextOption option, int value)
     {
-        using var context = HandleLease.Acquire(_handle, nameof(Context));
+        using var context = HandleLease.Acquire(_handle, nameof(ZlinkContext));
         if (NativeMethods.zlink_ctx_set(context.Value, (int)option, value) != 0)
         {
             Ensure.ThrowOption(NativeMethods.zlink_errno(), "SetOption", option.ToString());
@@ -159,7 +159,7 @@ public sealed class Context : IDisposable
                     int errno = NativeMethods.zlink_errno();
                     // EMFILE here is usually the context's own socket limit, not the process's files.
                     string operation = errno == ZlinkConstants.EMFILE
-                        ? $"CreateSocket({type}) with {_open.Count} sockets open in this context (its MaxSockets is {MaxSockets}: raise Context.MaxSockets, or the process's open-file limit)"
+                        ? $"CreateSocket({type}) with {_open.Count} sockets open in this context (its MaxSockets is {MaxSockets}: raise ZlinkContext.MaxSockets, or the process's open-file limit)"
                         : $"CreateSocket({type})";
                     Ensure.Throw(errno, operation);
                 }
@@ -196,7 +196,7 @@ public sealed class Context : IDisposable
     /// <exception cref="ObjectDisposedException">The context was disposed.</exception>
     public void Shutdown()
     {
-        using var context = HandleLease.Acquire(_handle, nameof(Context));
+        using var context = HandleLease.Acquire(_handle, nameof(ZlinkContext));
         _ = NativeMethods.zlink_ctx_shutdown(context.Value);
     }
 
@@ -278,7 +278,7 @@ public sealed class Context : IDisposable
     {
         if (_disposed)
         {
-            HandleLease.ThrowDisposed(nameof(Context));
+            HandleLease.ThrowDisposed(nameof(ZlinkContext));
         }
     }
 }

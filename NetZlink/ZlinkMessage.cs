@@ -13,17 +13,17 @@ namespace NetZlink;
 /// another thread, and possibly after the message object itself was disposed or collected.
 /// Use a message from one thread at a time; <see cref="Dispose"/> may be called from any thread.
 /// </summary>
-public sealed unsafe class Message : IDisposable
+public sealed unsafe class ZlinkMessage : IDisposable
 {
     private readonly MessageHandle _handle;
 
     /// <summary>Creates an empty message (to receive into).</summary>
-    public Message() => _handle = MessageHandle.Create();
+    public ZlinkMessage() => _handle = MessageHandle.Create();
 
     /// <summary>Creates a message of <paramref name="size"/> bytes in zlink's memory, to fill through <see cref="Data"/>.</summary>
     /// <param name="size">The size in bytes.</param>
     /// <exception cref="ZlinkException">Out of memory.</exception>
-    public Message(int size)
+    public ZlinkMessage(int size)
         : this()
     {
         ArgumentOutOfRangeException.ThrowIfNegative(size);
@@ -32,7 +32,7 @@ public sealed unsafe class Message : IDisposable
 
     /// <summary>Creates a message holding a copy of <paramref name="data"/>.</summary>
     /// <param name="data">The bytes.</param>
-    public Message(ReadOnlySpan<byte> data)
+    public ZlinkMessage(ReadOnlySpan<byte> data)
         : this(data.Length) => data.CopyTo(Data);
 
     /// <summary>The size of the frame in bytes.</summary>
@@ -93,7 +93,7 @@ public sealed unsafe class Message : IDisposable
     /// <param name="state">Passed to <paramref name="free"/>.</param>
     /// <returns>The message.</returns>
     /// <exception cref="ZlinkException">Out of memory; <paramref name="free"/> is then not called and the memory stays the caller's.</exception>
-    public static Message FromNative(nint data, int length, MessageFreeCallback free, object? state = null)
+    public static ZlinkMessage FromNative(nint data, int length, MessageFreeCallback free, object? state = null)
     {
         ArgumentNullException.ThrowIfNull(free);
         ArgumentOutOfRangeException.ThrowIfNegative(length);
@@ -115,7 +115,7 @@ public sealed unsafe class Message : IDisposable
     /// <param name="count">Length of the frame.</param>
     /// <param name="released">Called once zlink no longer needs the array; may be null.</param>
     /// <returns>The message.</returns>
-    public static Message FromArray(byte[] array, int offset, int count, Action<byte[]>? released = null)
+    public static ZlinkMessage FromArray(byte[] array, int offset, int count, Action<byte[]>? released = null)
     {
         ArgumentNullException.ThrowIfNull(array);
         ArgumentOutOfRangeException.ThrowIfNegative(offset);
@@ -130,7 +130,7 @@ public sealed unsafe class Message : IDisposable
     /// <param name="array">The array.</param>
     /// <param name="released">Called once zlink no longer needs the array; may be null.</param>
     /// <returns>The message.</returns>
-    public static Message FromArray(byte[] array, Action<byte[]>? released = null)
+    public static ZlinkMessage FromArray(byte[] array, Action<byte[]>? released = null)
     {
         ArgumentNullException.ThrowIfNull(array);
         return FromArray(array, 0, array.Length, released);
@@ -163,7 +163,7 @@ public sealed unsafe class Message : IDisposable
     /// </summary>
     /// <param name="destination">The message to overwrite; may be this message.</param>
     /// <exception cref="ObjectDisposedException">Either message was disposed.</exception>
-    public void CopyTo(Message destination) => Transfer(destination, copy: true);
+    public void CopyTo(ZlinkMessage destination) => Transfer(destination, copy: true);
 
     /// <summary>
     /// Moves this message's content to <paramref name="destination"/> (its old content is released) and leaves this one empty.
@@ -171,7 +171,7 @@ public sealed unsafe class Message : IDisposable
     /// </summary>
     /// <param name="destination">The message to overwrite; may be this message.</param>
     /// <exception cref="ObjectDisposedException">Either message was disposed.</exception>
-    public void MoveTo(Message destination) => Transfer(destination, copy: false);
+    public void MoveTo(ZlinkMessage destination) => Transfer(destination, copy: false);
 
     /// <summary>A copy of the frame's bytes.</summary>
     /// <returns>A new array.</returns>
@@ -180,14 +180,14 @@ public sealed unsafe class Message : IDisposable
     /// <summary>Releases the message's data (a zero-copy release callback runs now if zlink no longer holds the data). Idempotent.</summary>
     public void Dispose() => _handle.Dispose();
 
-    internal HandleLease Lease() => HandleLease.Acquire(_handle, nameof(Message));
+    internal HandleLease Lease() => HandleLease.Acquire(_handle, nameof(ZlinkMessage));
 
     // Only during construction: the handle is not shared yet.
     private ZlinkMsg* Msg => _handle.Message;
 
-    private static Message ZeroCopy(void* data, int length, ZeroCopyRelease release)
+    private static ZlinkMessage ZeroCopy(void* data, int length, ZeroCopyRelease release)
     {
-        var message = new Message();
+        var message = new ZlinkMessage();
         nint hint = release.ToHint();
         int rc = NativeMethods.zlink_msg_init_data(message.Msg, data, (nuint)length, ZeroCopyRelease.FreeFunction, (void*)hint);
         message.Reinitialize(rc, "Message.FromNative", hint);
@@ -213,7 +213,7 @@ public sealed unsafe class Message : IDisposable
         Ensure.Throw(errno, operation);
     }
 
-    private void Transfer(Message destination, bool copy)
+    private void Transfer(ZlinkMessage destination, bool copy)
     {
         ArgumentNullException.ThrowIfNull(destination);
         using var source = Lease();

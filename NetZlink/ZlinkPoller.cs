@@ -11,7 +11,7 @@ namespace NetZlink;
 /// thread's call on one of them is refused with <see cref="InvalidOperationException"/> (see
 /// <see cref="ZlinkSocket"/>), and so is the poll when another thread is inside a call on one of them.
 /// </summary>
-public sealed unsafe class Poller
+public sealed unsafe class ZlinkPoller
 {
     private ZlinkPollItem[] _items = new ZlinkPollItem[4];
     private ZlinkSocket?[] _sockets = new ZlinkSocket?[4];
@@ -31,7 +31,7 @@ public sealed unsafe class Poller
         ArgumentNullException.ThrowIfNull(socket);
         if (socket.IsDisposed)
         {
-            HandleLease.ThrowDisposed($"{nameof(ZlinkSocket)} ({socket.Type}; Poller.Add: a disposed socket cannot be polled)");
+            HandleLease.ThrowDisposed($"{nameof(ZlinkSocket)} ({socket.Type}; ZlinkPoller.Add: a disposed socket cannot be polled)");
         }
 
         return AddItem(socket, new ZlinkPollItem { Events = (short)events });
