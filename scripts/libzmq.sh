@@ -10,6 +10,8 @@
 # native/libzmq/zmp.patch (a few lines: libzmq's tcp/ipc connecter and listener create that engine
 # in place of zmtp_engine_t, the ZMP_METADATA option, the two files in libzmq's CMake source list)
 # is applied there before the build. See docs/native.md#zmp-on-the-libzmq-socket-types.
+# native/libzmq/speed.patch follows it: fewer system calls per message in libzmq's I/O and
+# application threads (docs/native.md#fewer-system-calls-per-message).
 #
 # Everything lives in native/build-libzmq/ (ignored by git; shared by native/build, build-asan
 # and build-fuzz): src/ (the unpacked source, kept as Debian ships it), zmp-src/ (the copy that
@@ -147,7 +149,7 @@ zmq_version() {
 # the engine's sources and the patch (what goes into the build; zmp_fuzz.cpp is the fuzz
 # target's), as one hash of file names and contents
 zmp_dir=native/libzmq
-zmp_files=(zmp.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp)
+zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp)
 zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }
@@ -179,10 +181,12 @@ cp -a "$src" "$patched"
 for f in "${zmp_files[@]}"; do
   case $f in *.hpp | *.cpp) cp "$zmp_dir/$f" "$patched/src/" ;; esac
 done
-if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/zmp.patch"; then
-  echo "libzmq: $zmp_dir/zmp.patch does not apply to $src" >&2
-  exit 1
-fi
+for p in zmp.patch speed.patch; do
+  if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/$p"; then
+    echo "libzmq: $zmp_dir/$p does not apply to $src" >&2
+    exit 1
+  fi
+done
 src=$patched
 
 echo "libzmq: configuring libzmq $version (Debian zeromq3 $(debian_version)) with NetZlink's ZMP engine: static PIC, CURVE through tweetnacl; no libsodium, PGM, NORM, GSSAPI, drafts"
