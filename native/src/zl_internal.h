@@ -103,6 +103,9 @@ int zl_zfail(void);
  * otherwise; the rest of the endpoint is left to the callee. */
 int zl_endpoint_port_check(const char *ep, int for_bind);
 
+/* whether this build has OpenSSL: tls://, ws://, wss:// (stream_tls.c) */
+int zl_tls_available(void);
+
 /* msg.c */
 void zl_msg_mark_more(zmq_msg_t *m);
 
