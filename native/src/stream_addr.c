@@ -77,8 +77,25 @@ static const char *port_of(const char *addr)
 
 int zl_endpoint_port_check(const char *ep, int for_bind)
 {
-    if (!ep || strncmp(ep, "tcp://", 6) != 0)
-        return 0; /* other transports and NULL: the callee's own rules */
+    unsigned port_scratch;
+    if (!ep)
+        return 0;
+    /* tls://, ws:// and wss:// (every socket type has them) are TCP ports
+     * too: their host:port, without a ws path */
+    int tls = strncmp(ep, "tls://", 6) == 0;
+    if (tls || strncmp(ep, "ws://", 5) == 0 || strncmp(ep, "wss://", 6) == 0) {
+        const char *hp = strstr(ep, "://") + 3;
+        size_t hl = strcspn(hp, "/");
+        char buf[ZL_ADDR_MAX];
+        if (hl >= sizeof buf)
+            return -EINVAL;
+        memcpy(buf, hp, hl);
+        buf[hl] = '\0';
+        const char *p = port_of(buf);
+        return p && parse_port(p, for_bind, &port_scratch) == 0 ? 0 : -EINVAL;
+    }
+    if (strncmp(ep, "tcp://", 6) != 0)
+        return 0; /* other transports: the callee's own rules */
     const char *addr = ep + 6;
     /* libzmq's connect form "tcp://source;destination": the source is a
      * local address, so it follows the bind rules */

@@ -98,7 +98,7 @@ static inline int zl_fail(int e)
 /* copy libzmq's error after a failed pass-through call */
 int zl_zfail(void);
 
-/* Port rule of every tcp:// endpoint (stream_addr.c): 1..65535, and for bind (and unbind)
+/* Port rule of every tcp://, tls://, ws:// and wss:// endpoint (stream_addr.c): 1..65535, and for bind (and unbind)
  * also `*` and 0. Returns 0 when the endpoint is not tcp:// or its port is valid, -EINVAL
  * otherwise; the rest of the endpoint is left to the callee. */
 int zl_endpoint_port_check(const char *ep, int for_bind);
