@@ -93,8 +93,10 @@ static const int zlink_refused_options[] = {44, 45, 46, 47, 48, 49, 50, 55};
 #define ZL_ZMQ_TLS_OFFSET 1000
 
 /* The socket an option call is for and the option's number for it, or NULL
- * with the error set. */
-static zl_handle_t *option_target(void *socket, int *option)
+ * with the error set. zlink 1.3 gives 98 two names: set on an XPUB it is
+ * XPUB_MANUAL_LAST_VALUE (libzmq's 98 too), elsewhere, and read on an
+ * XPUB, TLS_VERIFY. */
+static zl_handle_t *option_target(void *socket, int *option, int set)
 {
     zl_handle_t *h = zl_sock_get(socket);
     if (!h)
@@ -111,6 +113,8 @@ static zl_handle_t *option_target(void *socket, int *option)
             return NULL;
         }
     }
+    if (set && h->type == ZLINK_XPUB && *option == 98)
+        return h; /* XPUB_MANUAL_LAST_VALUE */
     int tls_opt = *option >= ZLINK_TLS_CERT && *option <= ZLINK_TLS_PASSWORD;
     if (tls_opt || *option == ZLINK_TLS_LAST_ERROR ||
         *option == ZLINK_TLS_LAST_VERIFY_RESULT) {
@@ -127,7 +131,7 @@ static zl_handle_t *option_target(void *socket, int *option)
 ZL_API int zlink_setsockopt(void *socket, int option, const void *optval,
                             size_t optvallen)
 {
-    zl_handle_t *h = option_target(socket, &option);
+    zl_handle_t *h = option_target(socket, &option, 1);
     if (h && h->ops != &zl_stream_ops &&
         (option == ZLINK_TLS_LAST_ERROR || option == ZLINK_TLS_LAST_VERIFY_RESULT))
         return zl_fail(EINVAL); /* read-only */
@@ -137,7 +141,7 @@ ZL_API int zlink_setsockopt(void *socket, int option, const void *optval,
 ZL_API int zlink_getsockopt(void *socket, int option, void *optval,
                             size_t *optvallen)
 {
-    zl_handle_t *h = option_target(socket, &option);
+    zl_handle_t *h = option_target(socket, &option, 0);
     return h ? h->ops->getsockopt(h, option, optval, optvallen) : -1;
 }
 

@@ -352,6 +352,14 @@ static void endpoints(void)
     CHECK_ERR(zlink_bind(s, "ws://127.0.0.1:*/a\x7f"), EINVAL);
     CHECK_ERR(zlink_bind(s, "tls://127.0.0.1:99999"), EINVAL);
     zlink_close(s);
+    /* 98 set on an XPUB is XPUB_MANUAL_LAST_VALUE, as in zlink 1.3; read,
+     * it is TLS_VERIFY */
+    s = sock(ZLINK_XPUB);
+    tu_set_int(s, 98, 1);
+    CHECK(tu_get_int(s, ZLINK_TLS_VERIFY) == 1);
+    tu_set_int(s, 98, 0);
+    CHECK(tu_get_int(s, ZLINK_TLS_VERIFY) == 1);
+    zlink_close(s);
     printf("endpoints: ok\n");
 }
 
