@@ -563,8 +563,10 @@ bool zmq::zmp_engine_t::transport_ready ()
     }
     if (rc > 0) {
         _zt_ready = true;
-        //  the greeting waits
+        //  the greeting waits; the peer's first bytes may have come with the
+        //  end of the handshake, where poll does not see them
         set_pollout ();
+        after_transport_io ();
         return true;
     }
     if (rc == 0) {
