@@ -399,6 +399,12 @@ int zl_zt_flush(zl_zt_t *t)
         }
         t->ooff += (size_t)n;
     }
+    if (t->ocap > 65536) {
+        /* a large message's frame went: do not keep its buffer */
+        free(t->ob);
+        t->ob = NULL;
+        t->ocap = t->olen = t->ooff = 0;
+    }
     return 1;
 }
 
