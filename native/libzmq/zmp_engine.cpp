@@ -31,6 +31,7 @@
 #pragma weak zl_zt_flush
 #pragma weak zl_zt_out_pending
 #pragma weak zl_zt_in_pending
+#pragma weak zl_zt_crossed
 
 #include <limits.h>
 #include <string.h>
@@ -69,6 +70,8 @@ zmq::zmp_engine_t::zmp_engine_t (fd_t fd_,
     _zt (NULL),
     _zt_ready (true),
     _zt_errno (0),
+    _zt_write_blocked (false),
+    _zt_read_blocked (false),
     _has_more_input_timer (false)
 {
     if (_options.heartbeat_interval > 0) {
@@ -593,7 +596,20 @@ bool zmq::zmp_engine_t::transport_ready ()
 
 void zmq::zmp_engine_t::after_transport_io ()
 {
-    if (zl_zt_out_pending (_zt))
+    //  TLS waiting the other way round (a renegotiation, a key update): a
+    //  write that waits for input stops POLLOUT (it would spin) until a read
+    //  came; a read that waits for the socket to take output is retried
+    //  from out_event
+    const int crossed = zl_zt_crossed (_zt);
+    if (crossed & 2) {
+        _zt_write_blocked = true;
+        reset_pollout ();
+    }
+    if (crossed & 1) {
+        _zt_read_blocked = true;
+        set_pollout ();
+    }
+    if (zl_zt_out_pending (_zt) && !_zt_write_blocked)
         set_pollout ();
     if (zl_zt_in_pending (_zt) && !_has_more_input_timer) {
         //  at once, from the I/O thread's loop
@@ -618,6 +634,11 @@ int zmq::zmp_engine_t::read (void *data_, size_t size_)
         return -1;
     const ssize_t n = zl_zt_recv (_zt, data_, size_);
     const int e = errno;
+    if (_zt_write_blocked) {
+        //  input came: the write that waited for it may go on
+        _zt_write_blocked = false;
+        set_pollout ();
+    }
     after_transport_io ();
     if (n == 0) {
         errno = EPIPE;
@@ -657,11 +678,20 @@ int zmq::zmp_engine_t::write (const void *data_, size_t size_)
 
 void zmq::zmp_engine_t::out_event ()
 {
+    if (_zt_read_blocked) {
+        _zt_read_blocked = false;
+        if (!_has_more_input_timer) {
+            add_timer (0, more_input_timer_id);
+            _has_more_input_timer = true;
+        }
+    }
     //  what the transport holds goes before anything new
     if (_zt && _zt_ready && zl_zt_out_pending (_zt)) {
         const int rc = zl_zt_flush (_zt);
-        if (rc == 0)
+        if (rc == 0) {
+            after_transport_io ();
             return;
+        }
         if (rc < 0) {
             reset_pollout ();
             if (!_has_more_input_timer) {

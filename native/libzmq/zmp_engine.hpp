@@ -126,6 +126,9 @@ class zmp_engine_t ZMQ_FINAL : public stream_engine_base_t
     zl_zt_t *_zt;
     bool _zt_ready;
     int _zt_errno;
+    //  TLS waits the other way round (after_transport_io)
+    bool _zt_write_blocked;
+    bool _zt_read_blocked;
     enum
     {
         more_input_timer_id = 0x50

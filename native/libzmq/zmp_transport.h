@@ -68,6 +68,10 @@ ssize_t zl_zt_recv(zl_zt_t *t, void *buf, size_t len);
 ssize_t zl_zt_send(zl_zt_t *t, const void *buf, size_t len);
 /* Writes what the transport holds: 1 nothing left, 0 some left, -1 failed. */
 int zl_zt_flush(zl_zt_t *t);
+/* After a data-path call, TLS waits the other way round (renegotiation, a
+ * key update): 1 the last read waits until the socket takes output, 2 the
+ * last write waits for input; 0 otherwise (always for ws:// and tcp). */
+int zl_zt_crossed(const zl_zt_t *t);
 /* The transport holds output (frames, a pong, a close reply). */
 int zl_zt_out_pending(const zl_zt_t *t);
 /* Input that poll cannot see is held (decrypted TLS records, bytes read with

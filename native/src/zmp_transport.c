@@ -37,6 +37,9 @@ enum { PH_TLS = 1, PH_WS_SEND, PH_WS_RECV, PH_DONE, PH_FAILED };
 struct zl_zt {
     int fd;
     uint8_t server, ws, phase, want_write;
+    /* the TLS session's data path waits the other way (renegotiation, a
+     * key update): a read for writability (1), a write for input (2) */
+    uint8_t crossed;
     int fail_errno; /* PH_FAILED, or a data-path failure */
     SSL *ssl;
     char tls_why[256];
@@ -122,11 +125,16 @@ static int again(void)
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
-static ssize_t tls_io_error(zl_zt_t *t, int e, int sys)
+static ssize_t tls_io_error(zl_zt_t *t, int e, int sys, int writing)
 {
     int dead;
-    if (e == SSL_ERROR_WANT_WRITE)
+    if (e == SSL_ERROR_WANT_WRITE) {
         t->want_write = 1;
+        if (!writing)
+            t->crossed |= 1;
+    } else if (e == SSL_ERROR_WANT_READ && writing) {
+        t->crossed |= 2;
+    }
     return zl_tls_io_result(e, sys, &dead);
 }
 
@@ -141,11 +149,12 @@ static ssize_t raw_recv(zl_zt_t *t, void *buf, size_t len)
     }
     ERR_clear_error();
     errno = 0;
+    t->crossed &= (uint8_t)~1;
     int n = SSL_read(t->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
     if (n > 0)
         return n;
     int sys = errno;
-    return tls_io_error(t, SSL_get_error(t->ssl, n), sys);
+    return tls_io_error(t, SSL_get_error(t->ssl, n), sys, 0);
 }
 
 /* > 0 taken, -1 errno (EAGAIN: retry with the same bytes) */
@@ -159,11 +168,12 @@ static ssize_t raw_send(zl_zt_t *t, const void *buf, size_t len)
     }
     ERR_clear_error();
     errno = 0;
+    t->crossed &= (uint8_t)~2;
     int n = SSL_write(t->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
     if (n > 0)
         return n;
     int sys = errno;
-    ssize_t r = tls_io_error(t, SSL_get_error(t->ssl, n), sys);
+    ssize_t r = tls_io_error(t, SSL_get_error(t->ssl, n), sys, 1);
     if (r == 0) {
         errno = EPIPE; /* close_notify received while writing */
         r = -1;
@@ -319,6 +329,11 @@ const char *zl_zt_tls_failure(const zl_zt_t *t, int *verify_result)
 {
     *verify_result = t->tls_verify;
     return t->tls_why;
+}
+
+int zl_zt_crossed(const zl_zt_t *t)
+{
+    return t->phase == PH_DONE ? t->crossed : 0;
 }
 
 /* ---- frames out ------------------------------------------------------------ */
@@ -702,6 +717,12 @@ int zl_zt_handshake(zl_zt_t *t)
 }
 
 int zl_zt_want_write(const zl_zt_t *t)
+{
+    (void)t;
+    return 0;
+}
+
+int zl_zt_crossed(const zl_zt_t *t)
 {
     (void)t;
     return 0;
