@@ -7,8 +7,11 @@
 # library: NetZlink's native/build/libzlink.so, and the reference, loaded through
 # LD_LIBRARY_PATH from a temporary directory holding a copy of it under the name zmp_peer
 # links against (libzlink.so) and under its own SONAME. Every check runs both ways (the
-# server on one library, the client on the other) over tcp:// and ipc://, and one line of the
-# matrix is printed per check; the script exits 1 if any failed. Roles: see zmp_peer.c.
+# server on one library, the client on the other) over tcp://, ipc://, tls://, ws:// and
+# wss://, and one line of the matrix is printed per check; the script exits 1 if any failed.
+# Roles: see zmp_peer.c. For tls:// and wss:// the script makes a CA and a server certificate
+# for localhost and 127.0.0.1 with the openssl tool in its temporary directory (zmp_peer's
+# ZMP_PEER_TLS_DIR); ZMP_INTEROP_TRANSPORTS="tcp tls" picks transports.
 # Nothing here downloads or builds zlink.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,8 +50,29 @@ endpoint() {
   case $1 in
     tcp) echo "tcp://127.0.0.1:$(free_port)" ;;
     ipc) echo "ipc://$work/ipc-$RANDOM-$RANDOM" ;;
+    *) echo "$1://127.0.0.1:$(free_port)" ;;
   esac
 }
+
+# tls:// and wss://: a CA and a server certificate (localhost, 127.0.0.1) it signs
+tls_dir=$work/tls
+make_certs() {
+  mkdir -p "$tls_dir"
+  (cd "$tls_dir" &&
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key \
+      -out ca.pem -days 2 -subj "/CN=zmp interop CA" &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key \
+      -out server.csr -subj "/CN=localhost" &&
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >ext.cnf &&
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+      -out server.pem -days 2 -extfile ext.cnf) >"$work/openssl.log" 2>&1
+}
+transports=${ZMP_INTEROP_TRANSPORTS:-tcp ipc tls ws wss}
+case " $transports " in
+  *" tls "* | *" wss "*)
+    make_certs || { cat "$work/openssl.log" >&2; echo "interop-zlink: openssl failed" >&2; exit 2; }
+    export ZMP_PEER_TLS_DIR=$tls_dir ;;
+esac
 
 pass=0; failed=0
 lines=()
@@ -101,7 +125,7 @@ reconnect_check() {
 
 echo "ZMP interop: NetZlink $ours vs reference $ref${soname:+ (SONAME $soname)}"
 printf '%-34s %-8s %-8s %-4s %s\n' "check" "server" "client" "via" "result"
-for transport in tcp ipc; do
+for transport in $transports; do
   for dir in "ours ref" "ref ours"; do
     set -- $dir
     pair_check "PAIR<->PAIR (3x5 parts, 100 KB)" pair-server pair-client "$1" "$2" $transport

@@ -6,7 +6,7 @@
 # into libzlink.so with its symbols hidden, so the library needs nothing beyond glibc and libstdc++.
 #
 # ZMP: the socket types speak zlink 1.3's ZMP v1 instead of ZMTP. NetZlink's engine for it
-# (native/libzmq/zmp_*.{hpp,cpp}) is copied into a copy of the unpacked source, and
+# (native/libzmq/zmp_*.{hpp,cpp,h}) is copied into a copy of the unpacked source, and
 # native/libzmq/zmp.patch (a few lines: libzmq's tcp/ipc connecter and listener create that engine
 # in place of zmtp_engine_t, the ZMP_METADATA option, the two files in libzmq's CMake source list)
 # is applied there before the build. See docs/native.md#zmp-on-the-libzmq-socket-types.
@@ -149,7 +149,7 @@ zmq_version() {
 # the engine's sources and the patch (what goes into the build; zmp_fuzz.cpp is the fuzz
 # target's), as one hash of file names and contents
 zmp_dir=native/libzmq
-zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp)
+zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp zmp_transport.h)
 zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }
@@ -179,7 +179,7 @@ patched=$dir/zmp-src
 rm -rf "$patched"
 cp -a "$src" "$patched"
 for f in "${zmp_files[@]}"; do
-  case $f in *.hpp | *.cpp) cp "$zmp_dir/$f" "$patched/src/" ;; esac
+  case $f in *.hpp | *.cpp | *.h) cp "$zmp_dir/$f" "$patched/src/" ;; esac
 done
 for p in zmp.patch speed.patch; do
   if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/$p"; then

@@ -15,6 +15,24 @@
 #include "precompiled.hpp"
 #include "zmp_engine.hpp"
 
+//  The transport's functions are libzlink's (native/src/zmp_transport.c),
+//  linked into the same libzlink.so. A program that links libzmq.a on its
+//  own (the pair_latency benchmark) has none of them: weak references are
+//  NULL there, and tls://, ws:// and wss:// are EPROTONOSUPPORT.
+#pragma weak zl_zt_tls_ctx
+#pragma weak zl_zt_tls_ctx_free
+#pragma weak zl_zt_new
+#pragma weak zl_zt_free
+#pragma weak zl_zt_handshake
+#pragma weak zl_zt_want_write
+#pragma weak zl_zt_tls_failure
+#pragma weak zl_zt_recv
+#pragma weak zl_zt_send
+#pragma weak zl_zt_flush
+#pragma weak zl_zt_out_pending
+#pragma weak zl_zt_in_pending
+#pragma weak zl_zt_crossed
+
 #include <limits.h>
 #include <string.h>
 
@@ -33,26 +51,57 @@ template <typename F> static step_t step (F f_)
     return static_cast<step_t> (f_);
 }
 
+static std::string host_port_of (const std::string &address_)
+{
+    return zmq::zmp_link_t::host_port (address_);
+}
+
 zmq::zmp_engine_t::zmp_engine_t (fd_t fd_,
                                  const options_t &options_,
-                                 const endpoint_uri_pair_t &endpoint_uri_pair_) :
+                                 const endpoint_uri_pair_t &endpoint_uri_pair_,
+                                 const zmp_link_t *link_) :
     stream_engine_base_t (fd_, options_, endpoint_uri_pair_, true),
     _proto (options_.type),
     _ready (false),
     _pong_pending (false),
     _heartbeat_timeout (0),
     _fail_code (0),
-    _peer_error (false)
+    _peer_error (false),
+    _zt (NULL),
+    _zt_ready (true),
+    _zt_errno (0),
+    _zt_write_blocked (false),
+    _zt_read_blocked (false),
+    _has_more_input_timer (false)
 {
     if (_options.heartbeat_interval > 0) {
         _heartbeat_timeout = _options.heartbeat_timeout;
         if (_heartbeat_timeout == -1)
             _heartbeat_timeout = _options.heartbeat_interval;
     }
+    if (link_ && link_->active ()) {
+        _zt_ready = false;
+        const bool tls = link_->_protocol != "ws";
+        const bool ws = link_->_protocol != "tls";
+        if (tls && !link_->_tls_ctx)
+            _zt_errno = link_->_init_errno ? link_->_init_errno : EINVAL;
+        else {
+            _zt = zl_zt_new (fd_, link_->_server, tls ? link_->_tls_ctx : NULL,
+                             _options.zl_tls_hostname.c_str (), ws,
+                             link_->_path.c_str (),
+                             host_port_of (link_->_address).c_str ());
+            if (!_zt)
+                _zt_errno = errno;
+        }
+    }
 }
 
 zmq::zmp_engine_t::~zmp_engine_t ()
 {
+    //  before libzmq's base closes the descriptor: a close frame and
+    //  close_notify when the connection was up and is being closed here
+    if (_zt)
+        zl_zt_free (_zt, _zt_ready && _fail_code == 0);
 }
 
 static void append_frame (std::vector<unsigned char> &out_,
@@ -388,6 +437,7 @@ void zmq::zmp_engine_t::error (error_reason_t reason_)
     //  did before ZMP when a peer dropped them. zlink 1.3 does not retry.
     if (reason_ == protocol_error && _peer_error)
         reason_ = connection_error;
+    cancel_more_input ();
     stream_engine_base_t::error (reason_);
 }
 
@@ -419,4 +469,256 @@ void zmq::zmp_engine_t::send_error_frame ()
             return;
         done += n;
     }
+}
+
+//  ---- tls://, ws:// and wss:// -------------------------------------------
+
+zmq::zmp_link_t::zmp_link_t () :
+    _tls_ctx (NULL), _server (false), _init_errno (0)
+{
+}
+
+zmq::zmp_link_t::~zmp_link_t ()
+{
+    if (_tls_ctx)
+        zl_zt_tls_ctx_free (_tls_ctx);
+}
+
+bool zmq::zmp_link_t::is_link_protocol (const std::string &protocol_)
+{
+    return protocol_ == "tls" || protocol_ == "ws" || protocol_ == "wss";
+}
+
+std::string zmq::zmp_link_t::host_port (const std::string &address_)
+{
+    //  a path starts at the first '/' (none occurs in a host or a port)
+    return address_.substr (0, address_.find ('/'));
+}
+
+int zmq::zmp_link_t::init (const std::string &protocol_,
+                           const std::string &address_,
+                           const options_t &options_,
+                           bool server_)
+{
+    zmq_assert (is_link_protocol (protocol_));
+    if (!zl_zt_new || !zl_zt_tls_ctx) {
+        errno = EPROTONOSUPPORT;
+        _init_errno = errno;
+        return -1;
+    }
+    _protocol = protocol_;
+    _address = address_;
+    _server = server_;
+    const size_t slash = address_.find ('/');
+    _path = slash == std::string::npos ? "/" : address_.substr (slash);
+    for (size_t i = 0; i < _path.size (); i++)
+        if (static_cast<unsigned char> (_path[i]) <= 0x20
+            || static_cast<unsigned char> (_path[i]) >= 0x7f) {
+            //  it goes into the request line as it is
+            errno = EINVAL;
+            return -1;
+        }
+    if (protocol_ == "ws")
+        return 0;
+    zl_tls_conf_t conf;
+    conf.cert = options_.zl_tls_cert.c_str ();
+    conf.key = options_.zl_tls_key.c_str ();
+    conf.ca = options_.zl_tls_ca.c_str ();
+    conf.password = options_.zl_tls_password.c_str ();
+    conf.verify = options_.zl_tls_verify;
+    conf.require_client_cert = options_.zl_tls_require_client_cert;
+    conf.trust_system = options_.zl_tls_trust_system;
+    _tls_ctx = zl_zt_tls_ctx (&conf, server_ ? 1 : 0);
+    if (!_tls_ctx) {
+        _init_errno = errno;
+        return -1;
+    }
+    return 0;
+}
+
+void zmq::zmp_link_t::endpoint_name (std::string &tcp_endpoint_) const
+{
+    //  tcp_endpoint_ is "tcp://<address>:<port>"
+    const std::string rest = tcp_endpoint_.substr (6);
+    if (_protocol == "tls") {
+        tcp_endpoint_ = "tls://" + rest;
+        return;
+    }
+    //  ws, wss: as zlink 1.3 reports them, the host as given, the real
+    //  port and the path
+    const std::string hp = host_port (_address);
+    const size_t colon = hp.rfind (':');
+    const std::string host =
+      colon == std::string::npos ? hp : hp.substr (0, colon);
+    tcp_endpoint_ =
+      _protocol + "://" + host + rest.substr (rest.rfind (':')) + _path;
+}
+
+bool zmq::zmp_engine_t::transport_ready ()
+{
+    if (likely (_zt_ready))
+        return true;
+    int rc = -1;
+    if (_zt) {
+        rc = zl_zt_handshake (_zt);
+        if (rc < 0)
+            _zt_errno = errno;
+    }
+    if (rc > 0) {
+        _zt_ready = true;
+        //  the greeting waits; the peer's first bytes may have come with the
+        //  end of the handshake, where poll does not see them
+        set_pollout ();
+        after_transport_io ();
+        return true;
+    }
+    if (rc == 0) {
+        if (zl_zt_want_write (_zt))
+            set_pollout ();
+        errno = EAGAIN;
+        return false;
+    }
+    //  failed: keep the reason for ZLINK_TLS_LAST_ERROR and
+    //  ZLINK_TLS_LAST_VERIFY_RESULT (shared by every copy of the socket's
+    //  options)
+    if (_zt) {
+        int verify = 0;
+        const char *why = zl_zt_tls_failure (_zt, &verify);
+        if (why && *why && _options.zl_tls_report) {
+            scoped_lock_t lock (_options.zl_tls_report->sync);
+            _options.zl_tls_report->error = why;
+            _options.zl_tls_report->verify = verify;
+        }
+    }
+    errno = _zt_errno ? _zt_errno : EPROTO;
+    return false;
+}
+
+void zmq::zmp_engine_t::after_transport_io ()
+{
+    //  TLS waiting the other way round (a renegotiation, a key update): a
+    //  write that waits for input stops POLLOUT (it would spin) until a read
+    //  came; a read that waits for the socket to take output is retried
+    //  from out_event
+    const int crossed = zl_zt_crossed (_zt);
+    if (crossed & 2) {
+        _zt_write_blocked = true;
+        reset_pollout ();
+    }
+    if (crossed & 1) {
+        _zt_read_blocked = true;
+        set_pollout ();
+    }
+    if (zl_zt_out_pending (_zt) && !_zt_write_blocked)
+        set_pollout ();
+    if (zl_zt_in_pending (_zt) && !_has_more_input_timer) {
+        //  at once, from the I/O thread's loop
+        add_timer (0, more_input_timer_id);
+        _has_more_input_timer = true;
+    }
+}
+
+void zmq::zmp_engine_t::cancel_more_input ()
+{
+    if (_has_more_input_timer) {
+        cancel_timer (more_input_timer_id);
+        _has_more_input_timer = false;
+    }
+}
+
+int zmq::zmp_engine_t::read (void *data_, size_t size_)
+{
+    if (!_zt && _zt_ready)
+        return stream_engine_base_t::read (data_, size_);
+    if (!transport_ready ())
+        return -1;
+    const ssize_t n = zl_zt_recv (_zt, data_, size_);
+    const int e = errno;
+    if (_zt_write_blocked) {
+        //  input came: the write that waited for it may go on
+        _zt_write_blocked = false;
+        set_pollout ();
+    }
+    after_transport_io ();
+    if (n == 0) {
+        errno = EPIPE;
+        return -1;
+    }
+    errno = e;
+    return n < 0 ? -1 : static_cast<int> (n);
+}
+
+int zmq::zmp_engine_t::write (const void *data_, size_t size_)
+{
+    if (!_zt && _zt_ready)
+        return stream_engine_base_t::write (data_, size_);
+    if (!transport_ready ()) {
+        if (errno == EAGAIN) {
+            //  the transport's handshake waits for input: no POLLOUT until
+            //  it wants to write or is done
+            if (!_zt || !zl_zt_want_write (_zt))
+                reset_pollout ();
+            return 0;
+        }
+        //  the failure surfaces where the base looks for it, in a read
+        if (!_has_more_input_timer) {
+            add_timer (0, more_input_timer_id);
+            _has_more_input_timer = true;
+        }
+        return -1;
+    }
+    const ssize_t n = zl_zt_send (_zt, data_, size_);
+    after_transport_io ();
+    if (n < 0 && !_has_more_input_timer) {
+        add_timer (0, more_input_timer_id);
+        _has_more_input_timer = true;
+    }
+    return n < 0 ? -1 : static_cast<int> (n);
+}
+
+void zmq::zmp_engine_t::out_event ()
+{
+    if (_zt_read_blocked) {
+        _zt_read_blocked = false;
+        if (!_has_more_input_timer) {
+            add_timer (0, more_input_timer_id);
+            _has_more_input_timer = true;
+        }
+    }
+    //  what the transport holds goes before anything new
+    if (_zt && _zt_ready && zl_zt_out_pending (_zt)) {
+        const int rc = zl_zt_flush (_zt);
+        if (rc == 0) {
+            after_transport_io ();
+            return;
+        }
+        if (rc < 0) {
+            reset_pollout ();
+            if (!_has_more_input_timer) {
+                add_timer (0, more_input_timer_id);
+                _has_more_input_timer = true;
+            }
+            return;
+        }
+    }
+    stream_engine_base_t::out_event ();
+}
+
+void zmq::zmp_engine_t::timer_event (int id_)
+{
+    if (id_ != more_input_timer_id) {
+        stream_engine_base_t::timer_event (id_);
+        return;
+    }
+    _has_more_input_timer = false;
+    //  input the transport holds, or its failure; a stopped input is read
+    //  again by restart_input
+    if (!_input_stopped)
+        in_event ();
+}
+
+void zmq::zmp_engine_t::terminate ()
+{
+    cancel_more_input ();
+    stream_engine_base_t::terminate ();
 }

@@ -5,6 +5,11 @@
  * v1 on the wire. libzmq's stream engine base does the I/O, the timers and
  * the session; this class does ZMP's handshake, control frames and errors.
  *
+ * Over tls://, ws:// and wss:// (tcp:// connections with a transport of
+ * NetZlink's own under ZMP: TLS, the WebSocket upgrade and frames, see
+ * zmp_transport.h) the engine reads and writes through that transport; its
+ * handshake runs before the ZMP greeting goes out.
+ *
  * Part of NetZlink, not of libzmq: scripts/libzmq.sh copies native/libzmq/
  * into the unpacked libzmq 4.3.4 source (src/) and patches
  * stream_connecter_base.cpp and stream_listener_base.cpp to create it.
@@ -17,16 +22,57 @@
 
 #include "stream_engine_base.hpp"
 #include "zmp_codec.hpp"
+#include "zmp_transport.h"
 
 namespace zmq
 {
+//  What a listener or connecter of a tls://, ws:// or wss:// endpoint knows
+//  of the transport under its connections (inactive for tcp:// and ipc://):
+//  the protocol, the ws path and Host, and the TLS context made from the
+//  socket's TLS options when the endpoint was bound or connected.
+class zmp_link_t
+{
+  public:
+    zmp_link_t ();
+    ~zmp_link_t ();
+
+    //  tls, ws and wss
+    static bool is_link_protocol (const std::string &protocol_);
+    //  "host:port" of "host:port[/path]"
+    static std::string host_port (const std::string &address_);
+
+    //  address_ as given after "<protocol>://"; server_ for a bind. 0, or
+    //  -1 with errno (EINVAL: the TLS options make no context).
+    int init (const std::string &protocol_,
+              const std::string &address_,
+              const options_t &options_,
+              bool server_);
+    bool active () const { return !_protocol.empty (); }
+    //  A bind's endpoint as reported (LAST_ENDPOINT) from the tcp:// one.
+    void endpoint_name (std::string &tcp_endpoint_) const;
+
+    std::string _protocol;
+    std::string _address;
+    std::string _path;
+    void *_tls_ctx;
+    bool _server;
+    int _init_errno;
+
+    ZMQ_NON_COPYABLE_NOR_MOVABLE (zmp_link_t)
+};
+
 class zmp_engine_t ZMQ_FINAL : public stream_engine_base_t
 {
   public:
     zmp_engine_t (fd_t fd_,
                   const options_t &options_,
-                  const endpoint_uri_pair_t &endpoint_uri_pair_);
+                  const endpoint_uri_pair_t &endpoint_uri_pair_,
+                  const zmp_link_t *link_ = NULL);
     ~zmp_engine_t () ZMQ_OVERRIDE;
+
+    void out_event () ZMQ_OVERRIDE;
+    void timer_event (int id_) ZMQ_OVERRIDE;
+    void terminate () ZMQ_OVERRIDE;
 
   protected:
     bool handshake () ZMQ_OVERRIDE;
@@ -35,8 +81,18 @@ class zmp_engine_t ZMQ_FINAL : public stream_engine_base_t
     int decode_and_push (msg_t *msg_) ZMQ_OVERRIDE;
     int produce_ping_message (msg_t *msg_) ZMQ_OVERRIDE;
     int produce_pong_message (msg_t *msg_) ZMQ_OVERRIDE;
+    int read (void *data_, size_t size_) ZMQ_OVERRIDE;
+    int write (const void *data_, size_t size_) ZMQ_OVERRIDE;
 
   private:
+    //  The transport's handshake is done (else errno: EAGAIN, or why it
+    //  failed, reported once).
+    bool transport_ready ();
+    //  After transport I/O: output it holds wants POLLOUT, input it holds
+    //  (where poll cannot see it) wants another in_event.
+    void after_transport_io ();
+    void cancel_more_input ();
+
     //  _next_msg while the handshake runs: nothing leaves the session yet
     int nothing_to_send (msg_t *msg_);
     //  READY received: announce the peer to the session and the socket
@@ -65,6 +121,19 @@ class zmp_engine_t ZMQ_FINAL : public stream_engine_base_t
     //  The failure is the peer's ERROR frame: the connection ends like a
     //  lost one (a connecting socket tries again), not as a protocol error.
     bool _peer_error;
+
+    //  tls://, ws://, wss://: the transport (NULL for tcp:// and ipc://)
+    zl_zt_t *_zt;
+    bool _zt_ready;
+    int _zt_errno;
+    //  TLS waits the other way round (after_transport_io)
+    bool _zt_write_blocked;
+    bool _zt_read_blocked;
+    enum
+    {
+        more_input_timer_id = 0x50
+    };
+    bool _has_more_input_timer;
 
     ZMQ_NON_COPYABLE_NOR_MOVABLE (zmp_engine_t)
 };

@@ -78,42 +78,52 @@ ZL_API int zlink_close(void *handle)
     return zl_fail(ENOTSOCK);
 }
 
-/* Options libzmq sockets do not take here: zlink's TLS ones, and libzmq's
- * security mechanisms (PLAIN 44-46, CURVE 47-50, ZAP_DOMAIN 55), which
- * zlink 1.3 does not have and ZMP, the wire protocol of these sockets, does
- * not carry: EINVAL before libzmq looks at the call. STREAM sockets answer
- * the TLS ones from their own option table (stream_opts.c). ZMP_METADATA
- * (117) goes to the built-in libzmq, which has it (native/libzmq/zmp.patch);
- * on STREAM it is EINVAL. */
-static const int zlink_only_options[] = {
-    ZLINK_TLS_CERT,
-    ZLINK_TLS_KEY,
-    ZLINK_TLS_CA,
-    ZLINK_TLS_VERIFY,
-    ZLINK_TLS_REQUIRE_CLIENT_CERT,
-    ZLINK_TLS_HOSTNAME,
-    ZLINK_TLS_TRUST_SYSTEM,
-    ZLINK_TLS_PASSWORD,
-    44, 45, 46, 47, 48, 49, 50, 55,
-};
+/* Options libzmq sockets do not take here: libzmq's security mechanisms
+ * (PLAIN 44-46, CURVE 47-50, ZAP_DOMAIN 55), which zlink 1.3 does not have
+ * and ZMP, the wire protocol of these sockets, does not carry: EINVAL before
+ * libzmq looks at the call. ZMP_METADATA (117) goes to the built-in libzmq,
+ * which has it (native/libzmq/zmp.patch); on STREAM it is EINVAL. */
+static const int zlink_refused_options[] = {44, 45, 46, 47, 48, 49, 50, 55};
 
-/* The socket an option call is for, or NULL with the error set. */
-static zl_handle_t *option_target(void *socket, int option)
+/* zlink's TLS options (95-102) are libzmq's numbers for other options
+ * (METADATA, MULTICAST_LOOP, ...), so the built-in libzmq takes them as
+ * 1095-1102 (zmp.patch); TLS_LAST_ERROR and TLS_LAST_VERIFY_RESULT keep
+ * theirs. In a build without TLS they are EINVAL, as on STREAM. STREAM
+ * sockets answer all of them from their own option table (stream_opts.c). */
+#define ZL_ZMQ_TLS_OFFSET 1000
+
+/* The socket an option call is for and the option's number for it, or NULL
+ * with the error set. zlink 1.3 gives 98 two names: set on an XPUB it is
+ * XPUB_MANUAL_LAST_VALUE (libzmq's 98 too), elsewhere, and read on an
+ * XPUB, TLS_VERIFY. */
+static zl_handle_t *option_target(void *socket, int *option, int set)
 {
     zl_handle_t *h = zl_sock_get(socket);
     if (!h)
         return NULL;
     if (h->ops == &zl_stream_ops) {
-        if (option != ZLINK_ZMP_METADATA)
+        if (*option != ZLINK_ZMP_METADATA)
             return h;
         zl_set_errno(EINVAL);
         return NULL;
     }
-    for (size_t i = 0; i < sizeof zlink_only_options / sizeof(int); i++) {
-        if (option == zlink_only_options[i]) {
+    for (size_t i = 0; i < sizeof zlink_refused_options / sizeof(int); i++) {
+        if (*option == zlink_refused_options[i]) {
             zl_set_errno(EINVAL);
             return NULL;
         }
+    }
+    if (set && h->type == ZLINK_XPUB && *option == 98)
+        return h; /* XPUB_MANUAL_LAST_VALUE */
+    int tls_opt = *option >= ZLINK_TLS_CERT && *option <= ZLINK_TLS_PASSWORD;
+    if (tls_opt || *option == ZLINK_TLS_LAST_ERROR ||
+        *option == ZLINK_TLS_LAST_VERIFY_RESULT) {
+        if (!zl_tls_available()) {
+            zl_set_errno(EINVAL);
+            return NULL;
+        }
+        if (tls_opt)
+            *option += ZL_ZMQ_TLS_OFFSET;
     }
     return h;
 }
@@ -121,14 +131,17 @@ static zl_handle_t *option_target(void *socket, int option)
 ZL_API int zlink_setsockopt(void *socket, int option, const void *optval,
                             size_t optvallen)
 {
-    zl_handle_t *h = option_target(socket, option);
+    zl_handle_t *h = option_target(socket, &option, 1);
+    if (h && h->ops != &zl_stream_ops &&
+        (option == ZLINK_TLS_LAST_ERROR || option == ZLINK_TLS_LAST_VERIFY_RESULT))
+        return zl_fail(EINVAL); /* read-only */
     return h ? h->ops->setsockopt(h, option, optval, optvallen) : -1;
 }
 
 ZL_API int zlink_getsockopt(void *socket, int option, void *optval,
                             size_t *optvallen)
 {
-    zl_handle_t *h = option_target(socket, option);
+    zl_handle_t *h = option_target(socket, &option, 0);
     return h ? h->ops->getsockopt(h, option, optval, optvallen) : -1;
 }
 

@@ -11,6 +11,7 @@
 
 #include "zl_internal.h"
 #include "stream_loop.h"
+#include "../libzmq/zmp_transport.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -305,6 +306,23 @@ int zl_tls_available(void);
  * against). The caller owns the reference. */
 struct ssl_ctx_st *zl_tls_ctx_new(zl_stream_t *s, int server);
 void zl_tls_ctx_free(struct ssl_ctx_st *ctx);
+/* The same from options given as a zl_tls_conf_t (zmp_transport.h); the
+ * ZMP socket types' tls:// and wss:// use it too (zmp_transport.c). */
+struct ssl_ctx_st *zl_tls_ctx_build(const zl_tls_conf_t *conf, int server);
+/* A session on fd, through the library's socket BIO (MSG_NOSIGNAL); a
+ * client checks host (SNI when a name). NULL with errno. */
+struct ssl_st *zl_tls_ssl_new(struct ssl_ctx_st *ctx, int fd, int server,
+                              const char *host);
+/* A failed handshake (e: SSL_get_error's): its reason (for
+ * ZLINK_TLS_LAST_ERROR) into why, the verification result into *verify;
+ * returns the errno: EACCES a certificate, EPROTO the protocol, else the
+ * connection's error (ECONNRESET when none). Clears OpenSSL's errors. */
+int zl_tls_failure(struct ssl_st *ssl, int e, char *why, size_t why_size,
+                   int *verify);
+/* A failed SSL_read/SSL_write (e from SSL_get_error, sys the errno of the
+ * call): n > 0 never; 0 the end of the stream; -1 with errno (EAGAIN when
+ * OpenSSL waits). *dead: the session is unusable. */
+ssize_t zl_tls_io_result(int e, int sys, int *dead);
 /* Starts the handshake of c on its connected descriptor (accepted through a
  * tls:// listener, or connected to a tls:// endpoint). 0, or -1 with errno. */
 int zl_tls_start(zl_stream_t *s, zl_conn_t *c, struct ssl_ctx_st *ctx,
@@ -330,6 +348,20 @@ void zl_tls_end(zl_conn_t *c, int graceful);
  * HTTP/1.1 upgrade and the frames, both written there. Without OpenSSL at
  * build time, zl_ws_available() is 0 and ws endpoints are EPROTONOSUPPORT. */
 int zl_ws_available(void);
+/* The upgrade's texts and checks, shared with the ZMP socket types' ws://
+ * (zmp_transport.c). A client's request for path with Host host (its
+ * expected Sec-WebSocket-Accept into accept, 29 bytes), 0 or -1 with errno;
+ * a server's answer with status (101 with accept, 400, 404, 431). */
+int zl_ws_request_text(const char *path, const char *host, char *accept,
+                       char *buf, size_t n);
+void zl_ws_response_text(int status, const char *accept, char *buf, size_t n);
+/* The status a server answers the request head (head to end, the empty
+ * line's start) with, for a listener of want_path; on 101 accept is set. */
+int zl_ws_judge_request(const char *want_path, const char *head,
+                        const char *end, char *accept);
+/* Whether a response head accepts the request whose accept is want_accept. */
+int zl_ws_judge_response(const char *want_accept, const char *head,
+                         const char *end);
 /* Gives c its ws state (server: an accepted connection whose request must
  * name path; client: host and path go into the request). 0, or -1 with
  * errno. */

@@ -64,42 +64,49 @@ static int parse_port(const char *p, int for_bind, unsigned *port)
     return 0;
 }
 
-/* The part of a tcp:// address after its port separator: the last ':' that
- * is not inside an IPv6 "[...]" literal. NULL when there is none. */
-static const char *port_of(const char *addr)
+/* The port of the first n bytes of addr ("host:port"; the port follows the
+ * last ':' that is not inside an IPv6 "[...]" literal): 0 valid for a bind
+ * (for_bind) or a connect, 1 no port there, -1 invalid */
+static int check_port(const char *addr, size_t n, int for_bind)
 {
-    const char *colon = strrchr(addr, ':');
-    const char *bracket = strrchr(addr, ']');
+    const char *colon = memrchr(addr, ':', n);
+    const char *bracket = memrchr(addr, ']', n);
     if (!colon || (bracket && colon < bracket))
-        return NULL;
-    return colon + 1;
+        return 1;
+    char port_text[8];
+    size_t pl = (size_t)(addr + n - colon - 1);
+    if (pl >= sizeof port_text)
+        return -1;
+    memcpy(port_text, colon + 1, pl);
+    port_text[pl] = '\0';
+    unsigned port;
+    return parse_port(port_text, for_bind, &port) == 0 ? 0 : -1;
 }
 
 int zl_endpoint_port_check(const char *ep, int for_bind)
 {
-    if (!ep || strncmp(ep, "tcp://", 6) != 0)
-        return 0; /* other transports and NULL: the callee's own rules */
+    if (!ep)
+        return 0;
+    /* tls://, ws:// and wss:// (every socket type has them) are TCP ports
+     * too: their host:port, without a ws path */
+    if (strncmp(ep, "tls://", 6) == 0 || strncmp(ep, "ws://", 5) == 0 ||
+        strncmp(ep, "wss://", 6) == 0) {
+        const char *hp = strstr(ep, "://") + 3;
+        return check_port(hp, strcspn(hp, "/"), for_bind) == 0 ? 0 : -EINVAL;
+    }
+    if (strncmp(ep, "tcp://", 6) != 0)
+        return 0; /* other transports: the callee's own rules */
     const char *addr = ep + 6;
     /* libzmq's connect form "tcp://source;destination": the source is a
-     * local address, so it follows the bind rules */
+     * local address, so it follows the bind rules (a source without a port
+     * is fine) */
     const char *semi = strrchr(addr, ';');
-    unsigned port;
     if (semi) {
-        size_t slen = (size_t)(semi - addr);
-        char src[ZL_ADDR_MAX];
-        if (slen >= sizeof src)
-            return -EINVAL;
-        memcpy(src, addr, slen);
-        src[slen] = '\0';
-        const char *sp = port_of(src);
-        if (sp && parse_port(sp, 1, &port) != 0)
+        if (check_port(addr, (size_t)(semi - addr), 1) < 0)
             return -EINVAL;
         addr = semi + 1;
     }
-    const char *p = port_of(addr);
-    if (!p || parse_port(p, for_bind, &port) != 0)
-        return -EINVAL;
-    return 0;
+    return check_port(addr, strlen(addr), for_bind) == 0 ? 0 : -EINVAL;
 }
 
 /* Returns 0, or a negative errno: -EPROTONOSUPPORT for another transport,

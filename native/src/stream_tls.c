@@ -99,18 +99,19 @@ static int passwd_cb(char *buf, int size, int rwflag, void *u)
     return (int)n;
 }
 
-static int load_trust(SSL_CTX *ctx, const zl_stream_opts_t *o)
+static int load_trust(SSL_CTX *ctx, const zl_tls_conf_t *o)
 {
-    if (o->tls_ca[0] && SSL_CTX_load_verify_locations(ctx, o->tls_ca, NULL) != 1)
+    if (o->ca[0] && SSL_CTX_load_verify_locations(ctx, o->ca, NULL) != 1)
         return -1;
-    if (o->tls_trust_system && SSL_CTX_set_default_verify_paths(ctx) != 1)
+    if (o->trust_system && SSL_CTX_set_default_verify_paths(ctx) != 1)
         return -1;
-    return (o->tls_ca[0] || o->tls_trust_system) ? 0 : -1;
+    return (o->ca[0] || o->trust_system) ? 0 : -1;
 }
 
-SSL_CTX *zl_tls_ctx_new(zl_stream_t *s, int server)
+/* from zl_tls_conf_t (zmp_transport.h): the STREAM socket's options and
+ * those of the ZMP socket types (zmp_transport.c) make contexts alike */
+SSL_CTX *zl_tls_ctx_build(const zl_tls_conf_t *o, int server)
 {
-    const zl_stream_opts_t *o = &s->opts;
     SSL_CTX *ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
     if (!ctx) {
         zl_set_errno(ENOMEM);
@@ -126,28 +127,28 @@ SSL_CTX *zl_tls_ctx_new(zl_stream_t *s, int server)
     /* a peer that closes without close_notify ends like a TCP peer would */
     SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
     int ok = 1;
-    if (o->tls_cert[0]) {
+    if (o->cert[0]) {
         /* the key may sit in the certificate's file */
-        const char *key = o->tls_key[0] ? o->tls_key : o->tls_cert;
+        const char *key = o->key[0] ? o->key : o->cert;
         SSL_CTX_set_default_passwd_cb(ctx, passwd_cb);
-        SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)o->tls_password);
-        ok = SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert) == 1 &&
+        SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)o->password);
+        ok = SSL_CTX_use_certificate_chain_file(ctx, o->cert) == 1 &&
              SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 &&
              SSL_CTX_check_private_key(ctx) == 1;
         SSL_CTX_set_default_passwd_cb_userdata(ctx, NULL);
-    } else if (server || o->tls_key[0]) {
+    } else if (server || o->key[0]) {
         ok = 0; /* a server needs a certificate; a key alone means nothing */
     }
     if (ok && server) {
         /* no session tickets: nobody resumes, and they cost a write */
         SSL_CTX_set_num_tickets(ctx, 0);
-        if (o->tls_require_client_cert) {
+        if (o->require_client_cert) {
             ok = load_trust(ctx, o) == 0;
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
                                NULL);
         }
     } else if (ok) {
-        if (o->tls_verify) {
+        if (o->verify) {
             ok = load_trust(ctx, o) == 0;
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
         } else {
@@ -163,6 +164,21 @@ SSL_CTX *zl_tls_ctx_new(zl_stream_t *s, int server)
     return ctx;
 }
 
+SSL_CTX *zl_tls_ctx_new(zl_stream_t *s, int server)
+{
+    const zl_stream_opts_t *o = &s->opts;
+    zl_tls_conf_t conf = {
+        .cert = o->tls_cert,
+        .key = o->tls_key,
+        .ca = o->tls_ca,
+        .password = o->tls_password,
+        .verify = o->tls_verify,
+        .require_client_cert = o->tls_require_client_cert,
+        .trust_system = o->tls_trust_system,
+    };
+    return zl_tls_ctx_build(&conf, server);
+}
+
 void zl_tls_ctx_free(SSL_CTX *ctx)
 {
     SSL_CTX_free(ctx); /* NULL is fine */
@@ -170,10 +186,10 @@ void zl_tls_ctx_free(SSL_CTX *ctx)
 
 /* ---- sessions ------------------------------------------------------------ */
 
-int zl_tls_start(zl_stream_t *s, zl_conn_t *c, SSL_CTX *ctx, int server,
-                 const char *host)
+/* A session on fd through the library's socket BIO; a client checks host
+ * (and sends it as SNI when it is a name). NULL with errno. */
+SSL *zl_tls_ssl_new(SSL_CTX *ctx, int fd, int server, const char *host)
 {
-    (void)s;
     pthread_once(&bio_once, bio_method_make);
     SSL *ssl = bio_method ? SSL_new(ctx) : NULL;
     BIO *bio = ssl ? BIO_new(bio_method) : NULL;
@@ -181,9 +197,9 @@ int zl_tls_start(zl_stream_t *s, zl_conn_t *c, SSL_CTX *ctx, int server,
         SSL_free(ssl);
         ERR_clear_error();
         errno = ENOMEM;
-        return -1;
+        return NULL;
     }
-    BIO_set_data(bio, (void *)(intptr_t)c->fd);
+    BIO_set_data(bio, (void *)(intptr_t)fd);
     SSL_set_bio(ssl, bio, bio);
     if (server) {
         SSL_set_accept_state(ssl);
@@ -205,10 +221,20 @@ int zl_tls_start(zl_stream_t *s, zl_conn_t *c, SSL_CTX *ctx, int server,
                 SSL_free(ssl);
                 ERR_clear_error();
                 errno = EINVAL;
-                return -1;
+                return NULL;
             }
         }
     }
+    return ssl;
+}
+
+int zl_tls_start(zl_stream_t *s, zl_conn_t *c, SSL_CTX *ctx, int server,
+                 const char *host)
+{
+    (void)s;
+    SSL *ssl = zl_tls_ssl_new(ctx, c->fd, server, host);
+    if (!ssl)
+        return -1;
     c->ssl = ssl;
     c->tls_dead = 0;
     return 0;
@@ -252,39 +278,48 @@ int zl_tls_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
         return 0;
     }
     c->tls_dead = 1;
+    *err = zl_tls_failure(c->ssl, e, s->tls_last_error,
+                          sizeof s->tls_last_error, &s->tls_last_verify);
+    *event = *err == EACCES   ? ZLINK_EVENT_HANDSHAKE_FAILED_AUTH
+             : *err == EPROTO ? ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                              : ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+    return -1;
+}
+
+int zl_tls_failure(SSL *ssl, int e, char *why_out, size_t why_size,
+                   int *verify)
+{
     /* the reason, kept for ZLINK_TLS_LAST_ERROR / _VERIFY_RESULT: the
      * verification result when that failed, else the first TLS error's */
-    long vr = SSL_get_verify_result(c->ssl);
+    long vr = SSL_get_verify_result(ssl);
     unsigned long first = ERR_peek_error();
     const char *why = NULL;
     if (e == SSL_ERROR_SSL && vr != X509_V_OK)
         why = X509_verify_cert_error_string(vr);
     else if (first && ERR_reason_error_string(first))
         why = ERR_reason_error_string(first);
-    s->tls_last_verify = e == SSL_ERROR_SSL ? (int)vr : 0;
+    *verify = e == SSL_ERROR_SSL ? (int)vr : 0;
     if (why)
-        snprintf(s->tls_last_error, sizeof s->tls_last_error, "%s", why);
+        snprintf(why_out, why_size, "%s", why);
     else
-        snprintf(s->tls_last_error, sizeof s->tls_last_error,
+        snprintf(why_out, why_size,
                  "the connection ended during the TLS handshake");
+    int err;
     if (e == SSL_ERROR_SSL) {
-        int cert = cert_failure(c->ssl);
-        *err = cert ? EACCES : EPROTO;
-        *event = cert ? ZLINK_EVENT_HANDSHAKE_FAILED_AUTH
-                      : ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL;
+        err = cert_failure(ssl) ? EACCES : EPROTO;
     } else {
         /* the connection ended or broke under the handshake */
         int sys = errno;
-        *err = (e == SSL_ERROR_SYSCALL && sys && sys != EAGAIN) ? sys : ECONNRESET;
-        *event = ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+        err = (e == SSL_ERROR_SYSCALL && sys && sys != EAGAIN) ? sys : ECONNRESET;
     }
     ERR_clear_error();
-    return -1;
+    return err;
 }
 
 /* errno for a failed SSL_read/SSL_write (e from SSL_get_error) */
-static ssize_t io_error(zl_conn_t *c, int e, int sys)
+ssize_t zl_tls_io_result(int e, int sys, int *dead)
 {
+    *dead = 0;
     switch (e) {
     case SSL_ERROR_WANT_READ:
     case SSL_ERROR_WANT_WRITE:
@@ -293,18 +328,27 @@ static ssize_t io_error(zl_conn_t *c, int e, int sys)
     case SSL_ERROR_ZERO_RETURN:
         return 0;
     case SSL_ERROR_SYSCALL:
-        c->tls_dead = 1;
+        *dead = 1;
         ERR_clear_error();
         if (!sys || sys == EAGAIN)
             return 0;
         errno = sys;
         return -1;
     default:
-        c->tls_dead = 1;
+        *dead = 1;
         ERR_clear_error();
         errno = EPROTO;
         return -1;
     }
+}
+
+static ssize_t io_error(zl_conn_t *c, int e, int sys)
+{
+    int dead;
+    ssize_t r = zl_tls_io_result(e, sys, &dead);
+    if (dead)
+        c->tls_dead = 1;
+    return r;
 }
 
 /* One SSL_read gives at most one record, so the read goes on while

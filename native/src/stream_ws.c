@@ -369,8 +369,8 @@ static int key_ok(const char *k, size_t n)
 
 /* The status a server answers the request head (end: its empty line) with;
  * on 101, accept is set. */
-static int judge_request(zl_ws_t *w, const char *head, const char *end,
-                         char *accept)
+int zl_ws_judge_request(const char *want_path, const char *head,
+                        const char *end, char *accept)
 {
     const char *eol = strstr(head, "\r\n");
     if (!eol || strncmp(head, "GET ", 4) != 0)
@@ -384,8 +384,8 @@ static int judge_request(zl_ws_t *w, const char *head, const char *end,
     parse_fields(eol + 2, end, &f);
     if (f.bad)
         return 400;
-    if ((size_t)(sp - path) != strlen(w->path) ||
-        strncmp(path, w->path, (size_t)(sp - path)) != 0)
+    if ((size_t)(sp - path) != strlen(want_path) ||
+        strncmp(path, want_path, (size_t)(sp - path)) != 0)
         return 404;
     if (!f.upgrade || !f.connection || !f.version13 || !f.key ||
         !key_ok(f.key, f.key_len) || accept_of(f.key, f.key_len, accept) != 0)
@@ -394,7 +394,8 @@ static int judge_request(zl_ws_t *w, const char *head, const char *end,
 }
 
 /* whether the response head (end: its empty line) accepts our request */
-static int judge_response(zl_ws_t *w, const char *head, const char *end)
+int zl_ws_judge_response(const char *want_accept, const char *head,
+                         const char *end)
 {
     const char *eol = strstr(head, "\r\n");
     if (!eol || strncmp(head, "HTTP/1.1 101", 12) != 0 ||
@@ -403,8 +404,8 @@ static int judge_response(zl_ws_t *w, const char *head, const char *end)
     ws_fields_t f;
     parse_fields(eol + 2, end, &f);
     return !f.bad && f.upgrade && f.connection && !f.extensions && f.accept &&
-           f.accept_len == strlen(w->accept) &&
-           memcmp(f.accept, w->accept, f.accept_len) == 0;
+           f.accept_len == strlen(want_accept) &&
+           memcmp(f.accept, want_accept, f.accept_len) == 0;
 }
 
 static int set_out(zl_ws_t *w, const char *text)
@@ -416,26 +417,55 @@ static int set_out(zl_ws_t *w, const char *text)
     return w->out ? 0 : -1;
 }
 
-static int respond(zl_ws_t *w, int status, const char *accept)
+void zl_ws_response_text(int status, const char *accept, char *buf,
+                         size_t n)
 {
-    char buf[256];
     const char *reason = status == 101   ? "Switching Protocols"
                          : status == 404 ? "Not Found"
                          : status == 431 ? "Request Header Fields Too Large"
                                          : "Bad Request";
     if (status == 101)
-        snprintf(buf, sizeof buf,
+        snprintf(buf, n,
                  "HTTP/1.1 101 %s\r\nUpgrade: websocket\r\n"
                  "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
                  reason, accept);
     else
-        snprintf(buf, sizeof buf,
+        snprintf(buf, n,
                  "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n"
                  "Connection: close\r\n\r\n",
                  status, reason);
+}
+
+static int respond(zl_ws_t *w, int status, const char *accept)
+{
+    char buf[256];
+    zl_ws_response_text(status, accept, buf, sizeof buf);
     w->status = status;
     w->phase = HS_SEND;
     return set_out(w, buf);
+}
+
+int zl_ws_request_text(const char *path, const char *host, char *accept,
+                       char *buf, size_t n)
+{
+    unsigned char nonce[16];
+    char key[32];
+    if (RAND_bytes(nonce, sizeof nonce) != 1) {
+        errno = EIO;
+        return -1;
+    }
+    b64(key, nonce, sizeof nonce);
+    accept_of(key, strlen(key), accept);
+    int len = snprintf(buf, n,
+                       "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
+                       "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+                       "Sec-WebSocket-Version: 13\r\n\r\n",
+                       path, host, key);
+    if (len < 0 || (size_t)len >= n) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
 }
 
 int zl_ws_start(zl_stream_t *s, zl_conn_t *c, int server, const char *path,
@@ -468,20 +498,13 @@ int zl_ws_start(zl_stream_t *s, zl_conn_t *c, int server, const char *path,
         w->phase = HS_RECV;
         return 0;
     }
-    unsigned char nonce[16];
-    char key[32], req[ZL_ADDR_MAX + 256];
-    if (RAND_bytes(nonce, sizeof nonce) != 1) {
+    char req[ZL_ADDR_MAX + 256];
+    if (zl_ws_request_text(w->path, w->host, w->accept, req, sizeof req) != 0) {
+        int e = errno;
         zl_ws_end(c);
-        errno = EIO;
+        errno = e;
         return -1;
     }
-    b64(key, nonce, sizeof nonce);
-    accept_of(key, strlen(key), w->accept);
-    snprintf(req, sizeof req,
-             "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\n"
-             "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-             "Sec-WebSocket-Version: 13\r\n\r\n",
-             w->path, w->host, key);
     w->phase = HS_SEND;
     if (set_out(w, req) != 0) {
         zl_ws_end(c);
@@ -574,7 +597,7 @@ int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
         size_t text = end ? (size_t)(end - w->head) : w->hlen;
         int plausible = head_plausible(w) && !memchr(w->head, '\0', text);
         if (!w->server) {
-            if (!plausible || (end && !judge_response(w, w->head, end + 2)))
+            if (!plausible || (end && !zl_ws_judge_response(w->accept, w->head, end + 2)))
                 return hs_fail(err, event, EPROTO,
                                ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL);
             if (end)
@@ -589,7 +612,7 @@ int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
         if (!plausible)
             status = 400;
         else if (end)
-            status = judge_request(w, w->head, end + 2, accept);
+            status = zl_ws_judge_request(w->path, w->head, end + 2, accept);
         else if (w->hlen == WS_HEAD_MAX)
             status = 431;
         else

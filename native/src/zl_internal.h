@@ -98,10 +98,13 @@ static inline int zl_fail(int e)
 /* copy libzmq's error after a failed pass-through call */
 int zl_zfail(void);
 
-/* Port rule of every tcp:// endpoint (stream_addr.c): 1..65535, and for bind (and unbind)
+/* Port rule of every tcp://, tls://, ws:// and wss:// endpoint (stream_addr.c): 1..65535, and for bind (and unbind)
  * also `*` and 0. Returns 0 when the endpoint is not tcp:// or its port is valid, -EINVAL
  * otherwise; the rest of the endpoint is left to the callee. */
 int zl_endpoint_port_check(const char *ep, int for_bind);
+
+/* whether this build has OpenSSL: tls://, ws://, wss:// (stream_tls.c) */
+int zl_tls_available(void);
 
 /* msg.c */
 void zl_msg_mark_more(zmq_msg_t *m);

@@ -141,16 +141,20 @@ int main(void)
     void *s = zlink_socket(ctx, ZLINK_DEALER);
     int v = 7;
     size_t len = sizeof v;
-    for (int opt = ZLINK_TLS_CERT; opt <= ZLINK_TLS_PASSWORD; opt++)
-        CHECK_ERR(zlink_setsockopt(s, opt, "x", 1), EINVAL);
+    /* the TLS options, as on STREAM (tls:// and wss:// on every socket
+     * type): strings are taken as they are, ints are 0 or 1 */
+    CHECK(zlink_setsockopt(s, ZLINK_TLS_CERT, "x", 1) == 0);
+    CHECK_ERR(zlink_setsockopt(s, ZLINK_TLS_VERIFY, "x", 1), EINVAL);
     CHECK_ERR(zlink_setsockopt(s, ZLINK_ZMP_METADATA, "x", 1), EINVAL); /* an int, 0 or 1 */
-    CHECK_ERR(zlink_getsockopt(s, ZLINK_TLS_VERIFY, &v, &len), EINVAL);
+    CHECK(zlink_getsockopt(s, ZLINK_TLS_VERIFY, &v, &len) == 0 && v == 1);
+    v = 7;
     CHECK(zlink_setsockopt(s, ZLINK_SNDHWM, &v, sizeof v) == 0);
     v = 0;
     len = sizeof v;
     CHECK(zlink_getsockopt(s, ZLINK_SNDHWM, &v, &len) == 0 && v == 7);
     CHECK(zlink_getsockopt(s, ZLINK_TYPE, &v, &len) == 0 && v == ZLINK_DEALER);
-    CHECK_ERR(zlink_bind(s, "tls://127.0.0.1:5555"), EPROTONOSUPPORT);
+    /* tls:// with a certificate file that is not there */
+    CHECK_ERR(zlink_bind(s, "tls://127.0.0.1:5555"), EINVAL);
     CHECK(zlink_close(s) == 0);
 
     /* proxy refuses STREAM sockets */

@@ -82,9 +82,18 @@ static void test_options(void *ctx)
     tu_set_str(s, ZLINK_TLS_PASSWORD, "secret");
     len = sizeof buf;
     CHECK_ERR(zlink_getsockopt(s, ZLINK_TLS_PASSWORD, buf, &len), EINVAL);
-    /* libzmq sockets have none of them */
+    /* libzmq sockets take them with the same rules (tls:// and wss:// on
+     * every socket type; test_zmp_transports uses them) */
     void *d = zlink_socket(ctx, ZLINK_DEALER);
-    CHECK_ERR(zlink_setsockopt(d, ZLINK_TLS_CERT, "x", 1), EINVAL);
+    tu_set_str(d, ZLINK_TLS_CERT, "x");
+    len = sizeof buf;
+    CHECK(zlink_getsockopt(d, ZLINK_TLS_CERT, buf, &len) == 0 && len == 2 &&
+          strcmp(buf, "x") == 0);
+    v = 2;
+    CHECK_ERR(zlink_setsockopt(d, ZLINK_TLS_VERIFY, &v, sizeof v), EINVAL);
+    tu_set_str(d, ZLINK_TLS_PASSWORD, "secret");
+    len = sizeof buf;
+    CHECK_ERR(zlink_getsockopt(d, ZLINK_TLS_PASSWORD, buf, &len), EINVAL);
     zlink_close(d);
     zlink_close(s);
 }

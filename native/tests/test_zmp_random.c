@@ -1,7 +1,8 @@
 /*
  * test_zmp_random.c - NetZlink's libzmq socket types to one another over
- * ZMP, on tcp:// and ipc://, randomized (the seed is printed;
- * ZLINK_TEST_SEED=<seed> replays it):
+ * ZMP, on tcp:// and ipc:// (or the transports named on the command line:
+ * tcp, ipc, tls, ws, wss; ctest runs "tls ws wss" as test_zmp_random_tls),
+ * randomized (the seed is printed; ZLINK_TEST_SEED=<seed> replays it):
  *   - PAIR: random multipart messages both ways (1-6 parts of 0 bytes to
  *     100 KB, some past the 8 KB batch), each arriving whole, exact and in
  *     order;
@@ -17,6 +18,9 @@
  *     check counts what XPUB saw: every SUBSCRIBE and CANCEL, in order).
  */
 #include "testutil.h"
+#ifdef ZLINK_TEST_TLS
+#include "tls_testutil.h"
+#endif
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -114,10 +118,25 @@ static void expect_spec(void *s, uint32_t stream, uint32_t n, const char *where)
     }
 }
 
+#ifdef ZLINK_TEST_TLS
+/* tls:// and wss://: every socket gets the server's certificate (used when
+ * it binds) and the CA and name to verify a server by (when it connects) */
+static tu_tls_t certs;
+static int use_tls;
+#endif
+
 static void *sock(void *ctx, int type)
 {
     void *s = zlink_socket(ctx, type);
     CHECK(s);
+#ifdef ZLINK_TEST_TLS
+    if (use_tls) {
+        tu_set_str(s, ZLINK_TLS_CERT, certs.srv_cert);
+        tu_set_str(s, ZLINK_TLS_KEY, certs.srv_key);
+        tu_set_str(s, ZLINK_TLS_CA, certs.ca);
+        tu_set_str(s, ZLINK_TLS_HOSTNAME, "localhost");
+    }
+#endif
     tu_set_int(s, ZLINK_LINGER, 0);
     tu_set_int(s, ZLINK_RCVTIMEO, 10000);
     tu_set_int(s, ZLINK_SNDHWM, 100000);
@@ -130,9 +149,11 @@ static char ipc_dir[64];
 static void bind_any(void *s, const char *transport, char *ep, size_t cap)
 {
     static int k;
-    if (!strcmp(transport, "tcp"))
-        CHECK(zlink_bind(s, "tcp://127.0.0.1:*") == 0);
-    else {
+    if (strcmp(transport, "ipc") != 0) {
+        char any[64];
+        snprintf(any, sizeof any, "%s://127.0.0.1:*", transport);
+        CHECK(zlink_bind(s, any) == 0);
+    } else {
         char path[128];
         snprintf(path, sizeof path, "ipc://%s/s%d", ipc_dir, k++);
         CHECK(zlink_bind(s, path) == 0);
@@ -366,15 +387,25 @@ static void pubsub_test(void *ctx, const char *transport)
     zlink_close(xpub);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *dflt[2] = {"tcp", "ipc"};
+    const char **transports = argc > 1 ? (const char **)argv + 1 : dflt;
+    int ntransports = argc > 1 ? argc - 1 : 2;
     base_seed = tu_seed("test_zmp_random");
+#ifdef ZLINK_TEST_TLS
+    for (int t = 0; t < ntransports; t++)
+        use_tls |= !strcmp(transports[t], "tls") || !strcmp(transports[t], "wss");
+    if (use_tls)
+        tu_tls_make(&certs);
+#endif
     snprintf(ipc_dir, sizeof ipc_dir, "/tmp/zmp-random-%d", (int)getpid());
     CHECK(mkdir(ipc_dir, 0700) == 0);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);
-    const char *transports[2] = {"tcp", "ipc"};
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < ntransports; t++) {
+        printf("test_zmp_random: %s\n", transports[t]);
+        fflush(stdout);
         pair_test(ctx, transports[t]);
         dealer_router_test(ctx, transports[t]);
         pubsub_test(ctx, transports[t]);
@@ -383,6 +414,10 @@ int main(void)
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", ipc_dir);
     CHECK(system(cmd) == 0);
+#ifdef ZLINK_TEST_TLS
+    if (use_tls)
+        tu_tls_cleanup(&certs);
+#endif
     printf("test_zmp_random: ok\n");
     return 0;
 }

@@ -6,8 +6,12 @@
  *
  *   zmp_peer ROLE ENDPOINT [ROUNDS]
  *
- * Server roles bind ENDPOINT (tcp://127.0.0.1:PORT or ipc://PATH), client
- * roles connect to it. Each prints "OK <role>" and exits 0, or prints
+ * Server roles bind ENDPOINT (tcp://127.0.0.1:PORT, ipc://PATH, or
+ * tls://, ws://, wss:// 127.0.0.1:PORT), client roles connect to it. With
+ * ZMP_PEER_TLS_DIR set (a directory with ca.pem, and server.pem/server.key
+ * for localhost and 127.0.0.1), server sockets get the certificate and key,
+ * client sockets verify against the CA with the name localhost (and not
+ * the system's CAs). Each prints "OK <role>" and exits 0, or prints
  * "FAIL <role>: why" and exits 1; nothing waits longer than a few seconds.
  *
  *   pair-server / pair-client   3 messages of 5 parts each way (an empty one,
@@ -73,6 +77,33 @@ static void set_int(void *s, int opt, int v)
         fail("setsockopt %d", opt);
 }
 
+static void set_str(void *s, int opt, const char *v)
+{
+    if (zlink_setsockopt(s, opt, v, strlen(v)) != 0)
+        fail("setsockopt %d", opt);
+}
+
+/* ZMP_PEER_TLS_DIR: the TLS options of a server or a client role */
+static void tls_options(void *s)
+{
+    const char *dir = getenv("ZMP_PEER_TLS_DIR");
+    if (!dir || !*dir)
+        return;
+    char path[512];
+    int server = strstr(role, "-server") || !strcmp(role, "router-again");
+    if (server) {
+        snprintf(path, sizeof path, "%s/server.pem", dir);
+        set_str(s, ZLINK_TLS_CERT, path);
+        snprintf(path, sizeof path, "%s/server.key", dir);
+        set_str(s, ZLINK_TLS_KEY, path);
+    } else {
+        snprintf(path, sizeof path, "%s/ca.pem", dir);
+        set_str(s, ZLINK_TLS_CA, path);
+        set_str(s, ZLINK_TLS_HOSTNAME, "localhost");
+        set_int(s, ZLINK_TLS_TRUST_SYSTEM, 0);
+    }
+}
+
 static void *make(void *ctx, int type, int rcvtimeo)
 {
     void *s = zlink_socket(ctx, type);
@@ -80,6 +111,7 @@ static void *make(void *ctx, int type, int rcvtimeo)
         fail("zlink_socket %d", type);
     set_int(s, ZLINK_LINGER, 1000);
     set_int(s, ZLINK_RCVTIMEO, rcvtimeo);
+    tls_options(s);
     return s;
 }
 
