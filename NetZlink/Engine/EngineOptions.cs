@@ -55,17 +55,22 @@ public sealed class EngineOptions
     /// </summary>
     public int MaxPacketSize { get; set; } = 16 * 1024 * 1024;
 
-    /// <summary>Bytes a connection may hold in its retry queue while its socket queue is full; beyond it Send returns Full.</summary>
+    /// <summary>
+    /// Bytes of the handler's own frames a connection may hold in its retry queue while its socket
+    /// queue is full; a Send that would go beyond it returns Full, but a larger frame is taken when
+    /// none of the handler's own is held (no frame is refused for its size: docs/engine.md, "Frame sizes").
+    /// </summary>
     public int MaxPendingBytesPerConnection { get; set; } = 4 * 1024 * 1024;
 
     /// <summary>
     /// Bytes of posted frames (<see cref="StreamEngine.TryPost"/>) one connection may hold before
     /// they reach its socket (queued, or waiting at the high-water mark); beyond it TryPost says no
-    /// and PostAsync waits. Also the largest frame that can be posted.
+    /// and PostAsync waits. A larger frame is taken when the connection holds no other posted frame:
+    /// no frame is refused for its size (docs/engine.md, "Frame sizes").
     /// </summary>
     public int PostCapacityPerConnection { get; set; } = 4 * 1024 * 1024;
 
-    /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no.</summary>
+    /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no (a larger frame is taken when the shard holds no other).</summary>
     public long PostCapacityPerShard { get; set; } = 64L * 1024 * 1024;
 
     /// <summary>

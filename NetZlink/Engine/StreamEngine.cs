@@ -107,7 +107,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
 
     private protected EngineOptions Options => _options;
 
-    /// <summary>The largest frame one post can carry.</summary>
+    /// <summary>The most a pipe posts in one frame when it may cut (custom framers): the posting capacity, so that frames never wait for an empty connection.</summary>
     internal int MaxPostLength => _options.PostCapacityPerConnection;
 
     /// <summary>True with the default framer: every frame is whole packets, which the native framing cuts.</summary>
@@ -123,18 +123,18 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// pooled buffer and queued to the connection's shard, which sends them on its next pass. The
     /// frame holds posting capacity until the native socket takes it: at most
     /// <see cref="EngineOptions.PostCapacityPerConnection"/> bytes per connection and
-    /// <see cref="EngineOptions.PostCapacityPerShard"/> per shard. Every accepted frame is later
+    /// <see cref="EngineOptions.PostCapacityPerShard"/> per shard. A capacity never refuses a frame
+    /// for its size: a frame larger than it is accepted once the connection (and the shard) hold
+    /// no other posted frame (docs/engine.md, "Frame sizes"). Every accepted frame is later
     /// either sent or counted as dropped (<see cref="ReadPostCounters"/>): dropped when its
     /// connection is not established when its turn comes or ends first, or when the engine stops.
     /// </summary>
     /// <returns>
     /// True when accepted; false when there is no room now (a slow peer: retry later, or use
     /// <see cref="PostAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
-    /// An empty frame is accepted and ignored.
     /// </returns>
     /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
     /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>, so it could never be accepted.</exception>
     public bool TryPost(Connection connection, ReadOnlySpan<byte> frame)
         => TryPostCore(connection, frame) == EngineShard.PostStatus.Accepted;
 
@@ -146,7 +146,6 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first; nothing was accepted.</exception>
     /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
     /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>.</exception>
     public ValueTask<bool> PostAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
@@ -188,14 +187,6 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         {
             // On a STREAM socket an empty payload means "close this connection"; a post never does that.
             throw new ArgumentException("An empty frame posts nothing: give at least one byte (to close a connection, call EngineShard.Close on its shard's thread).", nameof(frame));
-        }
-
-        if (frame.Length > _options.PostCapacityPerConnection)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(frame),
-                frame.Length,
-                $"A frame of {frame.Length} bytes can never be posted: EngineOptions.PostCapacityPerConnection is {_options.PostCapacityPerConnection}.");
         }
 
         if (_options.Framer is LengthPrefixFramer && PacketFrames.Problem(frame, _lengthFallback) is string problem)
