@@ -527,6 +527,22 @@ public sealed unsafe partial class EngineShard
         if (_reassembler!.Feed(ref _slots[slot].Partial, data, ref delivery) == ReassemblyResult.ProtocolError)
         {
             ProtocolError(slot);
+            return;
+        }
+
+        ref ConnectionSlot s = ref _slots[slot];
+        if (s.State != ConnectionState.Connected)
+        {
+            return; // the handler ended it; its bytes were given back with it
+        }
+
+        _partialBytes += s.Partial.Length - s.PartialCounted;
+        s.PartialCounted = s.Partial.Length;
+        if (s.PartialCounted > _options.ReceiveBudgetPerConnection || _partialBytes > _options.ReceiveBudgetPerShard)
+        {
+            Counters.ReceiveBudgetExceeded++;
+            CloseNative(s.RoutingId);
+            EndConnection(slot, ConnectionEndReason.ReceiveBudgetExceeded);
         }
     }
 

@@ -257,7 +257,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <summary>Sums the shards' counters now (each read without locks).</summary>
     public EngineCounters ReadCounters()
     {
-        long connected = 0, failed = 0, timedOut = 0, packets = 0, bytesIn = 0, frames = 0, bytesOut = 0, queued = 0, protocol = 0, disconnects = 0, lost = 0;
+        long connected = 0, failed = 0, timedOut = 0, packets = 0, bytesIn = 0, frames = 0, bytesOut = 0, queued = 0, protocol = 0, disconnects = 0, lost = 0, budget = 0;
         foreach (EngineShard shard in _shards)
         {
             ref ShardCounters c = ref shard.Counters;
@@ -272,9 +272,10 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             protocol += Volatile.Read(ref c.ProtocolErrors);
             disconnects += Volatile.Read(ref c.Disconnects);
             lost += Volatile.Read(ref c.LostPartialBytes);
+            budget += Volatile.Read(ref c.ReceiveBudgetExceeded);
         }
 
-        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost);
+        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost, budget);
     }
 
     /// <summary>errno → count of failed connect attempts (and other native errors the shards met).</summary>
