@@ -102,18 +102,7 @@ public sealed class ReceiveBudgetTests
         Assert.That(await third.ReceiveAsync(new byte[16], SocketFlags.None), Is.Zero, "the one that went over is closed");
 
         // The engine runs on: an honest client is echoed, and the first two still hold their bytes.
-        using Socket honest = await Connected(endpoint);
-        byte[] packet = new byte[4 + 1000];
-        BinaryPrimitives.WriteUInt32BigEndian(packet, 1000);
-        Random.Shared.NextBytes(packet.AsSpan(4));
-        await honest.SendAsync(packet, SocketFlags.None);
-        byte[] echo = new byte[packet.Length];
-        for (int got = 0; got < echo.Length;)
-        {
-            got += await honest.ReceiveAsync(echo.AsMemory(got), SocketFlags.None);
-        }
-
-        Assert.That(echo, Is.EqualTo(packet));
+        using Socket honest = await EchoedExactly(endpoint);
         EngineCounters counters = server.ReadCounters();
         await server.StopAsync();
         await loop;
@@ -124,6 +113,75 @@ public sealed class ReceiveBudgetTests
             Assert.That(ends[1].Reason, Is.EqualTo(ConnectionEndReason.ReceiveBudgetExceeded));
             Assert.That(ends[1].Index, Is.EqualTo(order[3]), "the third of the three is the one closed");
             Assert.That(ends.Skip(2).Select(x => x.Reason), Is.All.EqualTo(ConnectionEndReason.EngineStopped));
+        });
+    }
+
+    // The default framer: the native library holds the incomplete packets, and the shard's budget is
+    // its socket's ZLINK_STREAM_RCVBUDGET (there was no shard-wide limit on this path).
+    [RequiresStreamClient]
+    [Test, CancelAfter(60_000)]
+    public async Task WithTheDefaultFramer_APeerThatTakesTheShardOverItsBudget_IsClosedWithTheReason()
+    {
+        NativeNeeds.RequireStreamFraming();
+        var options = new EngineOptions
+        {
+            Endpoints = ["tcp://127.0.0.1:*"],
+            ReceiveBudgetPerConnection = 64 * 1024,
+            ReceiveBudgetPerShard = 200 * 1024,
+        };
+        await using var server = new ServerEngine(options);
+        EngineChannel channel = server.StartChannel();
+        var ends = new List<(int Index, ConnectionEndReason Reason, int Lost)>();
+        Task loop = Task.Run(async () =>
+        {
+            await foreach (EngineEvent e in channel.Reader.ReadAllAsync())
+            {
+                using (e)
+                {
+                    if (e.Kind == EngineEventKind.Packet)
+                    {
+                        await channel.WriteAsync(e.Connection, e.PacketMemory);
+                    }
+                    else if (e.Kind == EngineEventKind.Disconnected)
+                    {
+                        lock (ends)
+                        {
+                            ends.Add((e.Connection.Index, e.Reason, e.LostBytes));
+                        }
+                    }
+                }
+            }
+        });
+        var endpoint = new IPEndPoint(IPAddress.Loopback, int.Parse(server.BoundEndpoints[0].Split(':')[^1], System.Globalization.CultureInfo.InvariantCulture));
+
+        // Four peers each hold 59 KB of a 60 KB packet (within their own 64 KiB): 236 KB > 200 KiB.
+        var peers = new List<Socket>();
+        for (int i = 0; i < 4; i++)
+        {
+            Socket peer = await Connected(endpoint);
+            peers.Add(peer);
+            await Send(peer, announced: 60 * 1024, sent: 59 * 1024);
+            await Task.Delay(50);
+        }
+
+        // An honest client is echoed (its read also moves the last peer's bytes out of the library's scratch).
+        using Socket honest = await EchoedExactly(endpoint);
+        await WaitFor(() => Ends(ends) == 1);
+        EngineCounters counters = server.ReadCounters();
+        await server.StopAsync();
+        await loop;
+        foreach (Socket peer in peers)
+        {
+            peer.Dispose();
+        }
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(ends[0].Reason, Is.EqualTo(ConnectionEndReason.ReceiveBudgetExceeded));
+            Assert.That(counters.ReceiveBudgetExceeded, Is.EqualTo(1));
+            Assert.That(counters.ProtocolErrors, Is.Zero);
+            Assert.That(server.Fault, Is.Null);
+            Assert.That(ends.Skip(1).Select(x => x.Reason), Is.All.EqualTo(ConnectionEndReason.EngineStopped), "the other three, and the honest client, until the stop");
         });
     }
 
@@ -149,6 +207,24 @@ public sealed class ReceiveBudgetTests
         var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveTimeout = 10_000 };
         await socket.ConnectAsync(endpoint);
         return socket;
+    }
+
+    /// <summary>A new client whose one packet (1,000 random bytes of body) comes back byte for byte; it stays connected.</summary>
+    private static async Task<Socket> EchoedExactly(IPEndPoint endpoint)
+    {
+        Socket honest = await Connected(endpoint);
+        byte[] packet = new byte[4 + 1000];
+        BinaryPrimitives.WriteUInt32BigEndian(packet, 1000);
+        Random.Shared.NextBytes(packet.AsSpan(4));
+        await honest.SendAsync(packet, SocketFlags.None);
+        byte[] echo = new byte[packet.Length];
+        for (int got = 0; got < echo.Length;)
+        {
+            got += await honest.ReceiveAsync(echo.AsMemory(got), SocketFlags.None);
+        }
+
+        Assert.That(echo, Is.EqualTo(packet), "the honest client's echo");
+        return honest;
     }
 
     private static async Task Send(Socket socket, int announced, int sent)

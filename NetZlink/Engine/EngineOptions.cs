@@ -70,7 +70,8 @@ public sealed class EngineOptions
     /// Receive memory per shard: the most bytes of packets not yet whole that one shard holds for all
     /// its connections together; default 256 MiB. The connection whose bytes take the shard past it is
     /// closed with <see cref="ConnectionEndReason.ReceiveBudgetExceeded"/>. At least
-    /// <see cref="ReceiveBudgetPerConnection"/>. See docs/engine.md, "Receive memory".
+    /// <see cref="ReceiveBudgetPerConnection"/>. With the default framer the native library holds these
+    /// bytes and applies it (ZLINK_STREAM_RCVBUDGET; a zlink 1.3 library has none). See docs/engine.md, "Receive memory".
     /// </summary>
     public long ReceiveBudgetPerShard { get; set; } = 256L * 1024 * 1024;
 

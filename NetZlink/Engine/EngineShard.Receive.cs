@@ -376,6 +376,15 @@ public sealed unsafe partial class EngineShard
     private void OnRemoteClose(int slot)
     {
         int cause = EventErrno();
+        if (cause == ZlinkConstants.ENOBUFS)
+        {
+            // The library dropped it: its incomplete packet would have taken the socket's receive
+            // buffers past ZLINK_STREAM_RCVBUDGET (ReceiveBudgetPerShard).
+            Counters.ReceiveBudgetExceeded++;
+            EndConnection(slot, ConnectionEndReason.ReceiveBudgetExceeded);
+            return;
+        }
+
         if (cause is ZlinkConstants.EMSGSIZE or ZlinkConstants.EPROTO)
         {
             // The library has closed it already: nothing to ask of the socket.

@@ -645,6 +645,10 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
                 _lengthFallback = true;
             }
 
+            // The library holds the incomplete packets here: the shard's budget is its budget. A
+            // zlink 1.3 library has no such option (EINVAL) and no shard-wide limit.
+            long budget = _options.ReceiveBudgetPerShard;
+            _ = NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_STREAM_RCVBUDGET, &budget, sizeof(long));
             shard.UseFraming(framing, eventOption);
             return;
         }
