@@ -112,7 +112,23 @@ public sealed class ErrorTests
 
         var error = Assert.Throws<ZlinkNotSupportedException>(() => _ = socket.PeerCount)!;
         Assert.That(error.Error, Is.EqualTo(ZlinkError.ENOTSUP));
-        Assert.That(error.Message, Does.Contain("PeerCount failed: ENOTSUP (95)").And.Contain("ROUTER and STREAM"));
+        Assert.That(error.Message, Does.Contain("PeerCount failed: ENOTSUP (95)").And.Contain("STREAM sockets only").And.Contain("a PAIR socket has no peer table"));
+    }
+
+    // The hint used to say "peer introspection works on ROUTER and STREAM sockets only", thrown
+    // from a ROUTER socket: it must say that ROUTER has no peer table, not that it has one.
+    [Test, CancelAfter(10_000)]
+    public void PeerIntrospection_OnRouter_SaysRouterHasNoPeerTable()
+    {
+        using var context = new ZlinkContext();
+        using var socket = context.CreateSocket(ZlinkSocketType.Router);
+
+        foreach (TestDelegate call in new TestDelegate[] { () => _ = socket.PeerCount, () => socket.GetPeers(), () => socket.GetPeerRoutingId(0) })
+        {
+            var error = Assert.Throws<ZlinkNotSupportedException>(call)!;
+            Assert.That(error.Message, Does.Contain("STREAM sockets only").And.Contain("a ROUTER socket has no peer table"));
+            Assert.That(error.Message, Does.Not.Contain("ROUTER and STREAM"));
+        }
     }
 
     [Test]

@@ -6,8 +6,9 @@ namespace NetZlink;
 /// <summary>One socket event reported by a <see cref="ZlinkMonitor"/>.</summary>
 public readonly struct MonitorEvent
 {
-    internal unsafe MonitorEvent(ZlinkMonitorEvent* native)
+    internal unsafe MonitorEvent(ZlinkMonitorEvent* native, string? tlsFailure = null)
     {
+        TlsFailure = tlsFailure;
         EventType = (MonitorEvents)native->Event;
         Value = native->Value;
         RoutingId = new RoutingId(native->RoutingId.AsSpan().ToArray());
@@ -36,7 +37,17 @@ public readonly struct MonitorEvent
             ? (DisconnectReason)Value
             : DisconnectReason.Unknown;
 
+    /// <summary>
+    /// For a HandshakeFailed event of a STREAM socket's TLS connection, why it failed, e.g.
+    /// <c>TLS: certificate has expired (X509 verify result 10)</c> (<see cref="ZlinkSocket.TlsLastError"/>
+    /// and <see cref="ZlinkSocket.TlsLastVerifyResult"/>, read from the socket when the monitor reads the
+    /// event: the event's own reason unless another handshake of that socket failed since). Null for
+    /// other events, for a socket without TLS, and when the socket could not be asked (another thread
+    /// was inside a call on it, or it was disposed).
+    /// </summary>
+    public string? TlsFailure { get; }
+
     /// <inheritdoc/>
     public override string ToString() =>
-        $"{EventType} value={Value} local={LocalAddress} remote={RemoteAddress} id={RoutingId}";
+        $"{EventType} value={Value} local={LocalAddress} remote={RemoteAddress} id={RoutingId}" + (TlsFailure is null ? "" : $" {TlsFailure}");
 }

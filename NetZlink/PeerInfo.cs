@@ -1,4 +1,4 @@
-// One connected peer of a ROUTER or STREAM socket, copied out of zlink_peer_info_t.
+// One connected peer of a STREAM socket (the only type with a peer table), copied out of zlink_peer_info_t.
 using NetZlink.Interop;
 
 namespace NetZlink;

@@ -137,4 +137,14 @@ public enum SocketOption
     StreamEvent = 1002,
     /// <summary>STREAM: after a disconnect event, its cause as an errno (0 orderly or local; read-only; NetZlink's library).</summary>
     StreamEventErrno = 1003,
+    /// <summary>
+    /// STREAM with TLS: why the socket's last failed TLS handshake failed, in OpenSSL's words
+    /// (string, read-only; NetZlink's library). See <see cref="ZlinkSocket.TlsLastError"/>.
+    /// </summary>
+    TlsLastError = 1004,
+    /// <summary>
+    /// STREAM with TLS: that handshake's X509 verification result, an <c>X509_V_ERR_*</c> code, 0 when
+    /// verification was not what failed (int, read-only; NetZlink's library). See <see cref="ZlinkSocket.TlsLastVerifyResult"/>.
+    /// </summary>
+    TlsLastVerifyResult = 1005,
 }

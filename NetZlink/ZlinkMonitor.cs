@@ -25,6 +25,9 @@ public sealed unsafe class ZlinkMonitor : IDisposable
         _handle = handle;
     }
 
+    /// <summary>The socket this monitor watches, when it was opened from one: asked for the reason of a failed TLS handshake.</summary>
+    internal ZlinkSocket? Source { get; set; }
+
     /// <summary>Reads the next event if one is pending.</summary>
     /// <param name="monitorEvent">The event; default when none was pending.</param>
     /// <returns>True when an event was read.</returns>
@@ -36,7 +39,9 @@ public sealed unsafe class ZlinkMonitor : IDisposable
         ZlinkMonitorEvent native = default;
         if (NativeMethods.zlink_monitor_recv(monitor.Value, &native, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
         {
-            monitorEvent = new MonitorEvent(&native);
+            const MonitorEvents handshakeFailed = MonitorEvents.HandshakeFailedAuth | MonitorEvents.HandshakeFailedProtocol | MonitorEvents.HandshakeFailedNoDetail;
+            string? tls = ((MonitorEvents)native.Event & handshakeFailed) != 0 ? Source?.TryDescribeTlsFailure() : null;
+            monitorEvent = new MonitorEvent(&native, tls);
             return true;
         }
 

@@ -81,7 +81,8 @@ public sealed partial class ZlinkSocket
     /// (no other send comes between them), and a message the socket refuses is offered again whole,
     /// so the peer receives all frames or none. On STREAM: <c>[routing id][payload]</c>.
     /// </summary>
-    /// <param name="parts">The frames, at least one; the list and the memory must stay unchanged until the operation completes.</param>
+    /// <param name="parts">The frames, at least one (on STREAM exactly two); the list and the memory must stay unchanged until the operation completes.</param>
+    /// <exception cref="ArgumentException">(Thrown by the call.) No frame; or a STREAM socket and not exactly two frames (nothing was sent).</exception>
     /// <param name="cancellationToken">Cancels the wait; a cancelled send queued no frame of the message.</param>
     /// <returns>A ValueTask that completes once the whole message is queued.</returns>
     /// <exception cref="InvalidOperationException">(Thrown by the call.) Another send of this socket has not been awaited yet, or another thread is inside a call on the socket.</exception>
@@ -91,6 +92,11 @@ public sealed partial class ZlinkSocket
         if (parts.Count == 0)
         {
             throw new ArgumentException("A message has at least one frame.", nameof(parts));
+        }
+
+        if (StreamMessageProblem(parts.Count, "SendMultipartAsync") is string problem)
+        {
+            throw new ArgumentException(problem, nameof(parts));
         }
 
         return cancellationToken.IsCancellationRequested

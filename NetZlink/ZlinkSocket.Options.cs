@@ -339,7 +339,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>Options whose values have no small bound (an endpoint, a file name, metadata).</summary>
     private static bool HasUnboundedValue(SocketOption option) => option is SocketOption.LastEndpoint
         or SocketOption.TlsCert or SocketOption.TlsKey or SocketOption.TlsCa or SocketOption.TlsHostname
-        or SocketOption.TlsPassword or SocketOption.ZmpMetadata;
+        or SocketOption.TlsPassword or SocketOption.ZmpMetadata or SocketOption.TlsLastError;
 
     /// <summary>The UTF-8 bytes of a string value, refused (EINVAL, with the reason) when the library would not see it as given.</summary>
     private static byte[] TextBytes(SocketOption option, string value, bool allowNul)

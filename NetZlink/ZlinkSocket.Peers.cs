@@ -1,16 +1,20 @@
-// Peer introspection of ROUTER and STREAM sockets (zlink_socket_peer_*), and connecting with a
-// chosen routing id. Other socket types, and native libraries without the feature, answer
-// ENOTSUP, surfaced as ZlinkNotSupportedException with a hint.
+// Peer introspection (zlink_socket_peer_*), and connecting with a chosen routing id. NetZlink's
+// library answers it on STREAM sockets only: libzmq 4.3 keeps no peer table a ROUTER could list,
+// so ROUTER and every other type answer ENOTSUP, surfaced as ZlinkNotSupportedException whose
+// hint names the socket's type and says so.
 using NetZlink.Interop;
 
 namespace NetZlink;
 
 public sealed unsafe partial class ZlinkSocket
 {
-    private const string PeersHint = "peer introspection works on ROUTER and STREAM sockets only";
+    /// <summary>Why a peer call failed with ENOTSUP on this socket: only STREAM sockets have a peer table (not ROUTER).</summary>
+    private string PeersHint => Type == ZlinkSocketType.Stream
+        ? "this native library has no peer introspection (NetZlink's libzlink.so answers it on STREAM sockets)"
+        : $"peer introspection works on STREAM sockets only; a {Type.ToString().ToUpperInvariant()} socket has no peer table in this library (libzmq 4.3's ROUTER keeps none it could list)";
 
     /// <summary>Number of connected peers.</summary>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket, or the native library lacks it.</exception>
+    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table), or the native library lacks it.</exception>
     public int PeerCount
     {
         get
@@ -29,7 +33,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>The routing id of the peer at <paramref name="index"/> (0 ≤ index &lt; <see cref="PeerCount"/>).</summary>
     /// <param name="index">The peer's position.</param>
     /// <returns>Its routing id.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table).</exception>
     /// <exception cref="ZlinkException">No peer at that index.</exception>
     public RoutingId GetPeerRoutingId(int index)
     {
@@ -46,7 +50,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>What the socket knows about the peer with <paramref name="routingId"/>.</summary>
     /// <param name="routingId">The peer's routing id.</param>
     /// <returns>The peer's address and counters.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table).</exception>
     /// <exception cref="ZlinkException">No such peer (EINVAL or EHOSTUNREACH, depending on the library).</exception>
     public PeerInfo GetPeerInfo(RoutingId routingId)
     {
@@ -67,7 +71,7 @@ public sealed unsafe partial class ZlinkSocket
 
     /// <summary>Every connected peer.</summary>
     /// <returns>A snapshot, one entry per peer.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table).</exception>
     public IReadOnlyList<PeerInfo> GetPeers()
     {
         // Peers may connect between the count and the listing: leave room, and take what fits.

@@ -59,7 +59,7 @@ public sealed unsafe partial class ZlinkSocket
             }
         }
 
-        return WouldBlock(NativeMethods.zlink_errno(), "TrySend");
+        return SendWouldBlock(NativeMethods.zlink_errno(), "TrySend", socket.Value);
     }
 
     /// <summary>
@@ -119,16 +119,22 @@ public sealed unsafe partial class ZlinkSocket
             return true;
         }
 
-        return WouldBlock(NativeMethods.zlink_errno(), "TrySend");
+        return SendWouldBlock(NativeMethods.zlink_errno(), "TrySend", socket.Value);
     }
 
     /// <summary>Sends a multipart message, blocking; the peer receives all parts or none.</summary>
-    /// <param name="parts">The frames, at least one.</param>
+    /// <param name="parts">The frames, at least one; on STREAM exactly two, <c>[routing id][payload]</c>.</param>
+    /// <exception cref="ArgumentException">No frame; or a STREAM socket and not exactly two frames (nothing was sent).</exception>
     public void SendMultipart(params ReadOnlySpan<byte[]> parts)
     {
         if (parts.IsEmpty)
         {
             throw new ArgumentException("A message has at least one frame.", nameof(parts));
+        }
+
+        if (StreamMessageProblem(parts.Length, "SendMultipart") is string problem)
+        {
+            throw new ArgumentException(problem, nameof(parts));
         }
 
         for (int i = 0; i < parts.Length - 1; i++)
@@ -144,11 +150,32 @@ public sealed unsafe partial class ZlinkSocket
     {
         if ((flags & SendFlags.DontWait) != 0)
         {
-            Ensure.Throw(errno, "Send");
+            Ensure.ThrowSend(errno, "Send", socket);
         }
 
         Ensure.ThrowBlocking(errno, "Send", socket, sending: true);
     }
+
+    /// <summary>As <see cref="WouldBlock"/>, for a send: a STREAM frame without its routing id frame is explained.</summary>
+    private static bool SendWouldBlock(int errno, string operation, nint socket)
+    {
+        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        {
+            Ensure.ThrowSend(errno, operation, socket);
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// STREAM: a message is exactly <c>[routing id][payload]</c>; null when <paramref name="frames"/>
+    /// fit that (or the socket is not STREAM), else why not. Checked before any frame goes out: a
+    /// third frame would be refused (EINVAL) after the first two were sent.
+    /// </summary>
+    private string? StreamMessageProblem(int frames, string operation) =>
+        Type == ZlinkSocketType.Stream && frames != 2
+            ? $"{operation} on a STREAM socket: a STREAM message is exactly two frames, the connection's 4-byte routing id and one payload; this one has {Plural.Of(frames, "frame")}. Nothing was sent."
+            : null;
 
     /// <summary>EAGAIN (and a stray EINTR) mean "try again"; anything else is thrown.</summary>
     private static bool WouldBlock(int errno, string operation)

@@ -143,6 +143,102 @@ public sealed unsafe partial class ZlinkSocket
     /// <exception cref="ZlinkNotSupportedException">The native library has no such option (zlink 1.3).</exception>
     public ZlinkError StreamEventError => (ZlinkError)GetStreamOption(SocketOption.StreamEventErrno);
 
+    /// <summary>
+    /// STREAM over <c>tls://</c> or <c>wss://</c> (NetZlink's library with TLS): why the socket's last
+    /// failed TLS handshake (a connect of its own, or a connection its listener accepted) failed, in
+    /// OpenSSL's words: <c>certificate has expired</c>, <c>hostname mismatch</c>, <c>unable to get
+    /// local issuer certificate</c>, the alert a peer sent (<c>tlsv1 alert unknown ca</c>), ...
+    /// Empty before any failure; kept until the next one. Read it after the HandshakeFailed monitor
+    /// event or the disconnect (EACCES, EPROTO) of the failed connect.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The socket is not a STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library has no TLS, or no such option (zlink 1.3).</exception>
+    public string TlsLastError
+    {
+        get
+        {
+            RequireStreamOption(SocketOption.TlsLastError);
+            try
+            {
+                return GetOptionString(SocketOption.TlsLastError);
+            }
+            catch (SocketOptionException e) when (e.Error == ZlinkError.EINVAL)
+            {
+                ThrowNoTls(SocketOption.TlsLastError);
+                return string.Empty;
+            }
+        }
+    }
+
+    /// <summary>
+    /// STREAM over <c>tls://</c> or <c>wss://</c>: the X509 verification result of the socket's last
+    /// failed TLS handshake, an OpenSSL <c>X509_V_ERR_*</c> code (10 expired, 62 hostname mismatch, 20
+    /// unknown issuer, 18/19 self-signed), or 0 when verification was not what failed. See
+    /// <see cref="TlsLastError"/>; <see cref="DescribeTlsFailure"/> puts the two in one sentence.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The socket is not a STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library has no TLS, or no such option (zlink 1.3).</exception>
+    public int TlsLastVerifyResult
+    {
+        get
+        {
+            RequireStreamOption(SocketOption.TlsLastVerifyResult);
+            int value = 0;
+            nuint size = sizeof(int);
+            int errno = GetOptionErrno(SocketOption.TlsLastVerifyResult, &value, &size);
+            if (errno == ZlinkConstants.EINVAL)
+            {
+                ThrowNoTls(SocketOption.TlsLastVerifyResult);
+            }
+
+            if (errno != 0)
+            {
+                Ensure.ThrowOption(errno, "GetOption", nameof(SocketOption.TlsLastVerifyResult));
+            }
+
+            return value;
+        }
+    }
+
+    /// <summary>
+    /// The reason of a failed TLS handshake as one phrase: <c>TLS: certificate has expired (X509
+    /// verify result 10)</c>; without a verify result, <c>TLS: wrong version number</c>; null when
+    /// <paramref name="error"/> is empty (no failure).
+    /// </summary>
+    /// <param name="error">A <see cref="TlsLastError"/>.</param>
+    /// <param name="verifyResult">A <see cref="TlsLastVerifyResult"/>.</param>
+    public static string? DescribeTlsFailure(string? error, int verifyResult) =>
+        string.IsNullOrEmpty(error) ? null
+        : verifyResult != 0 ? $"TLS: {error} (X509 verify result {verifyResult})"
+        : $"TLS: {error}";
+
+    /// <summary>
+    /// This socket's <see cref="TlsLastError"/> and <see cref="TlsLastVerifyResult"/> as one phrase
+    /// (<see cref="DescribeTlsFailure"/>); null when there is none, or the socket cannot say (not
+    /// STREAM, no TLS, or another thread is inside a call on it).
+    /// </summary>
+    internal string? TryDescribeTlsFailure()
+    {
+        if (Type != ZlinkSocketType.Stream)
+        {
+            return null;
+        }
+
+        try
+        {
+            return DescribeTlsFailure(TlsLastError, TlsLastVerifyResult);
+        }
+        catch (Exception e) when (e is ZlinkException or InvalidOperationException or ObjectDisposedException)
+        {
+            return null;
+        }
+    }
+
+    [System.Diagnostics.CodeAnalysis.DoesNotReturn]
+    private static void ThrowNoTls(SocketOption option) =>
+        Ensure.ThrowOption(ZlinkConstants.ENOTSUP, "GetOption", option.ToString(),
+            $"this native library has no STREAM option {(int)option} (EINVAL): it needs NetZlink's libzlink.so built with TLS (zlink_has(\"tls\"))");
+
     /// <summary>True when the library answers ZLINK_STREAM_FRAMING on this socket (NetZlink's does, a zlink 1.3 library does not).</summary>
     private bool HasStreamFramingOption()
     {

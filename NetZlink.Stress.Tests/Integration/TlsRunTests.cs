@@ -217,6 +217,9 @@ public sealed class TlsRunTests
             Assert.That(Field(result, "transport"), Is.EqualTo("tls"));
             Assert.That(Field(result, "pass_fail"), Is.EqualTo("FAIL"));
             Assert.That(Number(result, "connect_success"), Is.Zero, "a connection came up against a CA that did not sign the server");
+
+            // The netzlink client says why: the TLS verification's reason (it had said connect_fail and errno 13 only).
+            Assert.That(Field(result, "reason"), Does.Match(@"connected 0 of 3 \(failed 3, timed out 0\); TLS: [a-z ]+ \(X509 verify result (7|20)\)"), result);
         });
     }
 

@@ -44,6 +44,9 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
     // Read by the runner while the shard runs (Volatile.Read), final once ObservedPhase is Done.
     public long Connected;
     public long ConnectFailed;
+
+    /// <summary>The TLS reason of the last connect whose handshake failed (read by other threads with Volatile.Read), or null.</summary>
+    public string? LastTlsFailure;
     public long ConnectTimedOut;
     public long Disconnected;
     public long SentTotal;
@@ -112,6 +115,11 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
 
     public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
     {
+        if (ZlinkSocket.DescribeTlsFailure(failure.TlsError, failure.TlsVerifyResult) is string tls)
+        {
+            Volatile.Write(ref LastTlsFailure, tls);
+        }
+
         if (failure.TimedOut)
         {
             ConnectTimedOut++;

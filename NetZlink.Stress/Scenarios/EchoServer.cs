@@ -5,7 +5,14 @@
 // last byte is in, however the client split its writes. A payload the socket refuses at its
 // high-water mark waits in the engine's retry buffer for that connection and goes out first, so
 // order holds; a connection whose unsent echo passes MaxBacklogBytes is closed as a slow consumer
-// (counted) rather than letting server memory grow without bound. A header that announces an
+// (counted) rather than letting server memory grow without bound. That bound is real only if the
+// socket refuses in time: its high-water mark counts messages, and each echo is one message of up
+// to ReceiveChunk bytes (a read's packets), so the server's mark is at most
+// MaxBacklogBytes / ReceiveChunk (32) whatever --hwm says (--hwm 0 removes it, as documented).
+// A connection that stops reading thus holds at most 8 MiB in the socket's queue and 8 MiB in the
+// retry buffer (with packets up to 256 KiB; a larger packet is one message of its own size) before
+// it is closed. Before, the default --hwm of 1,000,000 messages let 500 MiB pushed by a client that
+// did not read grow the server from 80 to 588 MB. A header that announces an
 // empty body or more than 16 MiB ends that connection as a protocol error. Every n-th packet of a
 // connection is timed from the handler's call (just after the engine's read) to the echo handed
 // back to the engine (ServerTimes).
@@ -19,6 +26,12 @@ namespace NetZlink.Stress.Scenarios;
 public sealed class EchoServer : IDisposable, IEchoServer
 {
     private const int MaxBacklogBytes = 8 * 1024 * 1024;
+
+    /// <summary>The engine's receive buffer, and so the largest echo of a read's packets (one message).</summary>
+    private const int ReceiveChunk = 256 * 1024;
+
+    /// <summary>The most messages the server's socket queues per connection: <see cref="MaxBacklogBytes"/> of echoes.</summary>
+    internal const int MaxQueuedMessages = MaxBacklogBytes / ReceiveChunk;
 
     private ServerEngine? _engine;
     private long _connections;
@@ -72,10 +85,10 @@ public sealed class EchoServer : IDisposable, IEchoServer
             Tls = TlsEngineSettings.Server(Settings),
             Framer = LengthPrefixFramer.Instance,
             Backlog = Settings.Backlog,
-            HighWaterMark = Settings.Hwm,
+            HighWaterMark = Settings.Hwm == 0 ? 0 : Math.Min(Settings.Hwm, MaxQueuedMessages),
             SendBufferSize = Settings.SendBuffer,
             ReceiveBufferSize = Settings.ReceiveBuffer,
-            ReceiveChunkSize = 256 * 1024,
+            ReceiveChunkSize = ReceiveChunk,
             MaxPendingBytesPerConnection = MaxBacklogBytes,
             ThreadNamePrefix = "netzlink-echo-server",
         });

@@ -35,6 +35,9 @@ internal interface ILoadDriver : IDisposable
     /// <summary>errno → count of failed connect attempts and other socket errors.</summary>
     IReadOnlyDictionary<int, long> ErrorsByErrno();
 
+    /// <summary>What the stack knows of a connect failure beyond its errno (the TLS reason of a refused certificate), or null.</summary>
+    string? ConnectFailureDetail() => null;
+
     /// <summary>Managed bytes the packet-path threads allocated during the measured phase.</summary>
     long AllocatedDuringMeasure();
 

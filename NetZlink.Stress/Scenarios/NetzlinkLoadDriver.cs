@@ -113,6 +113,8 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
 
     public IReadOnlyDictionary<int, long> ErrorsByErrno() => _engine.ErrorsByErrno();
 
+    public string? ConnectFailureDetail() => _handlers.Select(h => Volatile.Read(ref h.LastTlsFailure)).FirstOrDefault(d => d is not null);
+
     public long AllocatedDuringMeasure() => _handlers.Sum(h => Volatile.Read(ref h.AllocatedDuringMeasure));
 
     public void Stop(TimeSpan timeout) => _engine.Stop(timeout);

@@ -49,6 +49,9 @@ public sealed class ScenarioResult
     public bool Interrupted { get; set; }
     /// <summary>Why the client stack stopped before the run ended (its context was terminated, a shard failed); null when it did not.</summary>
     public string? ClientFault { get; set; }
+
+    /// <summary>Why a connect failed, when the client stack can say more than its errno (a TLS handshake's reason); added to the connect failure's reason.</summary>
+    public string? ConnectFailureDetail { get; set; }
     public double CpuSeconds { get; set; }
     public long PeakRssBytes { get; set; }
     /// <summary>Managed bytes the packet-path threads allocated during the measured phase.</summary>

@@ -215,8 +215,11 @@ public static class ScenarioRunner
         return string.Create(CultureInfo.InvariantCulture, $"{inFlight} packets still outstanding{held} after the {drainTimeoutSeconds:0.###} s drain timeout");
     }
 
-    private static void Collect(ILoadDriver driver, ScenarioResult result) =>
+    private static void Collect(ILoadDriver driver, ScenarioResult result)
+    {
         Collect(driver.Totals(), driver.ErrorsByErrno(), driver.MergedLatency(), driver.AllocatedDuringMeasure(), result);
+        result.ConnectFailureDetail = driver.ConnectFailureDetail();
+    }
 
     /// <summary>
     /// Sets the result's counts from what a client stack counted by the end of the run: the .NET
@@ -277,7 +280,7 @@ public static class ScenarioRunner
         if (result.ConnectSuccess != ccu)
         {
             Fail(result.ConnectFail > 0 || result.ConnectTimeout == 0 ? FailReasons.ConnectFail : FailReasons.ConnectTimeout,
-                $"connected {result.ConnectSuccess} of {ccu} (failed {result.ConnectFail}, timed out {result.ConnectTimeout})");
+                $"connected {result.ConnectSuccess} of {ccu} (failed {result.ConnectFail}, timed out {result.ConnectTimeout}){(result.ConnectFailureDetail is { } detail ? $"; {detail}" : "")}");
         }
 
         if (s.Scenario != "s1")

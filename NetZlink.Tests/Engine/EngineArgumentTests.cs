@@ -16,6 +16,20 @@ public sealed class EngineArgumentTests
         Assert.Throws<ArgumentNullException>(() => new ServerEngine(new EngineOptions { Endpoints = null! }));
     }
 
+    // The messages said "A frame of 1 bytes" and "ends with 1 byte(s)".
+    [Test, CancelAfter(30_000)]
+    public void AFrameThatIsNotWholePackets_IsDescribedInGoodEnglish()
+    {
+        using var engine = new ClientEngine(1, new EngineOptions { Endpoints = ["tcp://127.0.0.1:1"] });
+        var one = Assert.Throws<ArgumentException>(() => engine.TryPost(default, [7]))!;
+        Assert.That(one.Message, Does.StartWith("A frame of 1 byte is not whole packets").And.Contain("it ends with 1 byte after packet 0"));
+        var two = Assert.Throws<ArgumentException>(() => engine.TryPost(default, [0, 0, 0, 1, 9, 0, 0]))!;
+        Assert.That(two.Message, Does.StartWith("A frame of 7 bytes is not whole packets").And.Contain("it ends with 2 bytes after packet 1"));
+        var body = Assert.Throws<ArgumentException>(() => engine.TryPost(default, [0, 0, 0, 1]))!;
+        Assert.That(body.Message, Does.Contain("announces a body of 1 byte, and 0 follow"));
+        Assert.That(EngineEvent.Disconnected(default, ConnectionEndReason.Remote, 1).ToString(), Does.EndWith("(Remote, 1 byte lost)"));
+    }
+
     [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task AnEmptyFrame_IsRefused_AndTheConnectionStaysUsable()

@@ -17,4 +17,24 @@ public readonly record struct ConnectFailure(bool TimedOut, int Errno, int Attem
     /// pass (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH, EADDRNOTAVAIL, EMFILE, …), which are retried.
     /// </summary>
     public bool Permanent => !TimedOut && ConnectErrnoPolicy.IsPermanent(Errno);
+
+    /// <summary>
+    /// A <c>tls://</c> or <c>wss://</c> connection whose TLS handshake failed (EACCES: a certificate
+    /// refused; EPROTO: a TLS protocol failure): why, in OpenSSL's words (<c>certificate has
+    /// expired</c>, <c>hostname mismatch</c>, <c>unable to get local issuer certificate</c>, ...), as
+    /// the shard's socket reported it (<see cref="ZlinkSocket.TlsLastError"/>) when the engine heard of
+    /// the failure. Null otherwise.
+    /// </summary>
+    public string? TlsError { get; init; }
+
+    /// <summary>With <see cref="TlsError"/>: the X509 verification result (<c>X509_V_ERR_*</c>: 10 expired, 62 hostname mismatch, 20 unknown issuer), 0 when verification was not what failed.</summary>
+    public int TlsVerifyResult { get; init; }
+
+    /// <summary>The failure in words, e.g. <c>connect failed: EACCES (13) after 4 attempts; TLS: certificate has expired (X509 verify result 10)</c>.</summary>
+    public override string ToString()
+    {
+        string what = TimedOut ? $"connect timed out after {Plural.Of(Attempts, "attempt")}"
+            : $"connect failed: {EngineErrors.Name(Errno)} after {Plural.Of(Attempts, "attempt")}{(Permanent ? " (permanent)" : "")}";
+        return ZlinkSocket.DescribeTlsFailure(TlsError, TlsVerifyResult) is string tls ? $"{what}; {tls}" : what;
+    }
 }

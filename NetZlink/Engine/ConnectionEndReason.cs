@@ -30,4 +30,12 @@ public enum ConnectionEndReason
     /// every shard ends with this reason, and <see cref="StreamEngine.Fault"/> holds the exception.
     /// </summary>
     EngineFault,
+
+    /// <summary>
+    /// The peer sent more bytes of packets not yet whole than the engine holds for it:
+    /// <see cref="EngineOptions.ReceiveBudgetPerConnection"/> for the connection, or
+    /// <see cref="EngineOptions.ReceiveBudgetPerShard"/> for its shard's connections together
+    /// (docs/engine.md, "Receive memory"). The connection was closed; the engine runs on.
+    /// </summary>
+    ReceiveBudgetExceeded,
 }

@@ -10,10 +10,12 @@
 // Output: a pump task moves what the application flushes into the output pipe to the engine with
 // PostAsync (bounded, counted), and ends when the connection ends. With the default framer a post
 // must be whole packets: the pump posts the whole packets at the front of what was flushed (in
-// runs of at most PostCapacityPerConnection bytes) and leaves a packet still being written in the
-// pipe until its last byte is flushed. A packet that can never be posted (an empty body, or larger
-// than PostCapacityPerConnection) ends the output with that error, which the application's next
-// flush throws.
+// runs of at most PostCapacityPerConnection bytes, or one packet alone when it is larger) and
+// leaves a packet still being written in the pipe until its last byte is flushed: the pump has
+// examined those bytes, and a Pipe holds a writer back only for bytes its reader has not
+// examined, so a packet larger than PipeCapacity written in pieces never stalls its writer. A
+// packet that can never be posted (an empty body) ends the output with that error, which the
+// application's next flush throws.
 using System.Buffers;
 using System.Buffers.Binary;
 using System.IO.Pipelines;
@@ -184,10 +186,10 @@ internal sealed class ConnectionPipe : IDuplexPipe
 
     /// <summary>
     /// Default framer: posts the whole packets at the start of <paramref name="buffer"/>, in runs of at
-    /// most <see cref="StreamEngine.MaxPostLength"/> bytes; returns whether the engine still takes posts
-    /// and where the first packet not yet whole begins.
+    /// most <see cref="StreamEngine.MaxPostLength"/> bytes (a larger packet alone); returns whether the
+    /// engine still takes posts and where the first packet not yet whole begins.
     /// </summary>
-    /// <exception cref="ArgumentException">A packet can never be posted: larger than the posting capacity, or (from the post) an empty body.</exception>
+    /// <exception cref="ArgumentException">A packet can never be posted (from the post: an empty body).</exception>
     private async ValueTask<(bool Open, SequencePosition Consumed)> PostPacketsAsync(ReadOnlySequence<byte> buffer)
     {
         long max = _engine.MaxPostLength;
@@ -201,15 +203,10 @@ internal sealed class ConnectionPipe : IDuplexPipe
             {
                 buffer.Slice(at, LengthPrefixFramer.Size).CopyTo(_header);
                 packet = LengthPrefixFramer.Size + (long)BinaryPrimitives.ReadUInt32BigEndian(_header);
-                if (packet > max)
-                {
-                    throw new ArgumentException(
-                        $"A packet of {packet} bytes was written to {_connection}'s pipe: more than EngineOptions.PostCapacityPerConnection ({max}), so it can never be posted.");
-                }
             }
 
             bool whole = packet >= 0 && packet <= left;
-            if (whole && at + packet - run <= max)
+            if (whole && (at + packet - run <= max || at == run))
             {
                 at += packet;
                 continue;

@@ -25,6 +25,9 @@ internal struct ConnectionSlot
     /// <summary>A packet that spans reads, gathered by the shard's PacketReassembler (custom framers only: the default framer's packets are cut by the native library).</summary>
     public PartialPacket Partial;
 
+    /// <summary>The bytes of <see cref="Partial"/> counted in the shard's receive budget.</summary>
+    public int PartialCounted;
+
     /// <summary>Frames the socket refused (EAGAIN at SNDHWM), kept in order for the next passes.</summary>
     public byte[]? Pending;
     public int PendingLength;

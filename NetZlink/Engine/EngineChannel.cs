@@ -2,10 +2,10 @@
 // from one ChannelReader and writes to connections from any thread, with no callbacks.
 //
 // Receive side: every shard's handler writes its events to one unbounded channel, so a connection
-// event is never dropped and never waits. Packets count against the shard's receive capacity:
-// when a shard has that many packets waiting in the reader, it stops reading its socket (see
-// EngineShard.Pause.cs) until the reader has taken half of them, so a slow reader holds the peers
-// back through TCP instead of losing packets or growing memory.
+// event is never dropped and never waits. Packets count against the shard's receive capacity,
+// in packets and in bytes: when a shard has that many packets (or bytes) waiting in the reader,
+// it stops reading its socket (see EngineShard.Pause.cs) until the reader has taken half of them,
+// so a slow reader holds the peers back through TCP instead of losing packets or growing memory.
 //
 // End: the writer completes once the engine's Stopped task has completed, i.e. after every shard
 // has ended its connections (each Disconnected written once, by the shard, before it exits), with
@@ -46,9 +46,12 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
     private readonly EventReader _reader;
     private readonly int _capacity;
     private readonly int _resumeAt;
+    private readonly long _byteCapacity;
+    private readonly long _resumeAtBytes;
     private readonly int _pipeCapacity;
     private readonly bool _pipes;
     private readonly int[] _queued;
+    private readonly long[] _queuedBytes;
     private readonly EngineShard?[] _shards;
     private long _pauses;
     private long _buffersOut;
@@ -61,9 +64,12 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         _engine = engine;
         _capacity = options.ReceiveCapacityPerShard;
         _resumeAt = _capacity / 2;
+        _byteCapacity = options.ReceiveBytesPerShard;
+        _resumeAtBytes = _byteCapacity / 2;
         _pipes = options.ConnectionPipes;
         _pipeCapacity = options.PipeCapacity;
         _queued = new int[engine.ShardCount * CounterStride];
+        _queuedBytes = new long[engine.ShardCount * (CounterStride / 2)];
         _shards = new EngineShard?[engine.ShardCount];
         _events = Channel.CreateUnbounded<EngineEvent>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
         _reader = new EventReader(this);
@@ -82,7 +88,8 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
 
     /// <summary>
     /// How many times a shard stopped reading because <see cref="EngineChannelOptions.ReceiveCapacityPerShard"/>
-    /// packets were waiting in the reader (each pause lasts until the reader has taken half of them).
+    /// packets (or <see cref="EngineChannelOptions.ReceiveBytesPerShard"/> bytes) were waiting in the
+    /// reader (each pause lasts until the reader has taken half of them).
     /// </summary>
     public long ReceivePauses => Interlocked.Read(ref _pauses);
 
@@ -140,7 +147,8 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         _shards[shard.Index] = shard;
         int counter = shard.Index * CounterStride;
         var handler = new ShardHandler(this, counter, shard.SlotCount);
-        shard.SetResumeTest(() => handler.PipesCaughtUp() && (Volatile.Read(ref _queued[counter]) <= _resumeAt || Volatile.Read(ref _disposed) != 0));
+        shard.SetResumeTest(() => handler.PipesCaughtUp()
+            && ((Volatile.Read(ref _queued[counter]) <= _resumeAt && Interlocked.Read(ref _queuedBytes[counter / 2]) <= _resumeAtBytes) || Volatile.Read(ref _disposed) != 0));
         return handler;
     }
 
@@ -167,7 +175,10 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         if (e.Kind == EngineEventKind.Packet)
         {
             int shard = e.Connection.Shard;
-            if (Interlocked.Decrement(ref _queued[shard * CounterStride]) == _resumeAt)
+            long length = e.Packet.Length;
+            long bytes = Interlocked.Add(ref _queuedBytes[shard * (CounterStride / 2)], -length);
+            if (Interlocked.Decrement(ref _queued[shard * CounterStride]) == _resumeAt
+                || (bytes <= _resumeAtBytes && bytes + length > _resumeAtBytes))
             {
                 _shards[shard]?.RequestPass();
             }
@@ -223,7 +234,9 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
 
             EngineEvent received = EngineEvent.ForPacket(connection, owner, packet);
             Interlocked.Increment(ref owner._buffersOut);
-            if (Interlocked.Increment(ref owner._queued[counter]) >= owner._capacity && shard.PauseReceiving())
+            bool full = Interlocked.Increment(ref owner._queued[counter]) >= owner._capacity;
+            full |= Interlocked.Add(ref owner._queuedBytes[counter / 2], packet.Length) >= owner._byteCapacity;
+            if (full && shard.PauseReceiving())
             {
                 Interlocked.Increment(ref owner._pauses);
             }

@@ -14,6 +14,15 @@ public sealed class EngineChannelOptions
     public int ReceiveCapacityPerShard { get; init; } = 4096;
 
     /// <summary>
+    /// Bytes of packets a shard may have waiting in the reader before it stops reading its
+    /// connections (default 64 MiB), alongside <see cref="ReceiveCapacityPerShard"/>: whichever is
+    /// reached first pauses the shard, and it reads again once both are at half or below. A packet
+    /// is never refused for its size: the pause comes after the packet that reached the mark, so
+    /// up to one read (or one packet, when it is larger) may come on top.
+    /// </summary>
+    public long ReceiveBytesPerShard { get; init; } = 64L * 1024 * 1024;
+
+    /// <summary>
     /// When true, each connection is an <see cref="System.IO.Pipelines.IDuplexPipe"/> (given with its
     /// <see cref="EngineEventKind.Connected"/> event as <see cref="EngineEvent.Pipe"/>): its packets go
     /// to the pipe's <c>Input</c> instead of the reader (no <see cref="EngineEventKind.Packet"/>
@@ -34,6 +43,11 @@ public sealed class EngineChannelOptions
         if (PipeCapacity < 2)
         {
             throw new ArgumentOutOfRangeException(nameof(PipeCapacity), PipeCapacity, "EngineChannelOptions.PipeCapacity must be at least 2.");
+        }
+
+        if (ReceiveBytesPerShard < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ReceiveBytesPerShard), ReceiveBytesPerShard, "EngineChannelOptions.ReceiveBytesPerShard must be at least 1.");
         }
 
         if (ReceiveCapacityPerShard < 1)

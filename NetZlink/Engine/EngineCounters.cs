@@ -13,4 +13,5 @@ public readonly record struct EngineCounters(
     long FramesQueued,
     long ProtocolErrors,
     long Disconnects,
-    long LostPartialBytes);
+    long LostPartialBytes,
+    long ReceiveBudgetExceeded);

@@ -77,8 +77,8 @@ public readonly struct EngineEvent : IDisposable
     /// <inheritdoc/>
     public override string ToString() => Kind switch
     {
-        EngineEventKind.Packet => $"Packet {Connection} ({_value} bytes)",
-        EngineEventKind.Disconnected => $"Disconnected {Connection} ({_reason}, {_value} bytes lost)",
+        EngineEventKind.Packet => $"Packet {Connection} ({Plural.Of(_value, "byte")})",
+        EngineEventKind.Disconnected => $"Disconnected {Connection} ({_reason}, {Plural.Of(_value, "byte")} lost)",
         EngineEventKind.ConnectFailed => $"ConnectFailed {Connection} ({_failure})",
         _ => $"{Kind} {Connection}",
     };

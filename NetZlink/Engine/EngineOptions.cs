@@ -55,17 +55,42 @@ public sealed class EngineOptions
     /// </summary>
     public int MaxPacketSize { get; set; } = 16 * 1024 * 1024;
 
-    /// <summary>Bytes a connection may hold in its retry queue while its socket queue is full; beyond it Send returns Full.</summary>
+    /// <summary>
+    /// Receive memory per connection: the most bytes of a packet not yet whole that the engine holds
+    /// for one connection; default 16 MiB. The engine sets aside only bytes that arrived, never what a
+    /// header announces. A connection whose bytes go past it is closed with
+    /// <see cref="ConnectionEndReason.ReceiveBudgetExceeded"/> (counted in
+    /// <see cref="EngineCounters.ReceiveBudgetExceeded"/>); the engine runs on. With the default framer
+    /// the native library holds these bytes, and this budget lowers its MAXMSGSIZE when it is below
+    /// <see cref="MaxPacketSize"/>. See docs/engine.md, "Receive memory".
+    /// </summary>
+    public int ReceiveBudgetPerConnection { get; set; } = 16 * 1024 * 1024;
+
+    /// <summary>
+    /// Receive memory per shard: the most bytes of packets not yet whole that one shard holds for all
+    /// its connections together; default 256 MiB. The connection whose bytes take the shard past it is
+    /// closed with <see cref="ConnectionEndReason.ReceiveBudgetExceeded"/>. At least
+    /// <see cref="ReceiveBudgetPerConnection"/>. With the default framer the native library holds these
+    /// bytes and applies it (ZLINK_STREAM_RCVBUDGET; a zlink 1.3 library has none). See docs/engine.md, "Receive memory".
+    /// </summary>
+    public long ReceiveBudgetPerShard { get; set; } = 256L * 1024 * 1024;
+
+    /// <summary>
+    /// Bytes of the handler's own frames a connection may hold in its retry queue while its socket
+    /// queue is full; a Send that would go beyond it returns Full, but a larger frame is taken when
+    /// none of the handler's own is held (no frame is refused for its size: docs/engine.md, "Frame sizes").
+    /// </summary>
     public int MaxPendingBytesPerConnection { get; set; } = 4 * 1024 * 1024;
 
     /// <summary>
     /// Bytes of posted frames (<see cref="StreamEngine.TryPost"/>) one connection may hold before
     /// they reach its socket (queued, or waiting at the high-water mark); beyond it TryPost says no
-    /// and PostAsync waits. Also the largest frame that can be posted.
+    /// and PostAsync waits. A larger frame is taken when the connection holds no other posted frame:
+    /// no frame is refused for its size (docs/engine.md, "Frame sizes").
     /// </summary>
     public int PostCapacityPerConnection { get; set; } = 4 * 1024 * 1024;
 
-    /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no.</summary>
+    /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no (a larger frame is taken when the shard holds no other).</summary>
     public long PostCapacityPerShard { get; set; } = 64L * 1024 * 1024;
 
     /// <summary>
@@ -131,6 +156,13 @@ public sealed class EngineOptions
         ArgumentOutOfRangeException.ThrowIfNegative(HighWaterMark);
         ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerConnection, 1);
         ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerShard, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(ReceiveBudgetPerConnection, Framer.HeaderSize + 1);
+        if (ReceiveBudgetPerShard < ReceiveBudgetPerConnection)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ReceiveBudgetPerShard), ReceiveBudgetPerShard,
+                $"EngineOptions.ReceiveBudgetPerShard ({ReceiveBudgetPerShard}) must be at least ReceiveBudgetPerConnection ({ReceiveBudgetPerConnection}): a shard holds at least one connection's bytes.");
+        }
+
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxConnections, 1);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxConnections, 1 << 24);
         ArgumentOutOfRangeException.ThrowIfLessThan(Backlog, 1);

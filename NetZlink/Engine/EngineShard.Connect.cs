@@ -144,8 +144,34 @@ public sealed unsafe partial class EngineShard
         }
 
         // The handler hears of it before ConnectsResolved can complete.
-        _handler.OnConnectFailed(this, ConnectionAt(slot), new ConnectFailure(timedOut, errno, s.Attempts));
+        var failure = new ConnectFailure(timedOut, errno, s.Attempts);
+        if (!timedOut && errno is ZlinkConstants.EACCES or ZlinkConstants.EPROTO && IsTlsEndpoint(slot))
+        {
+            failure = failure with { TlsError = ReadTlsLastError(), TlsVerifyResult = ReadIntOption(ZlinkConstants.ZLINK_TLS_LAST_VERIFY_RESULT, 0) };
+        }
+
+        _handler.OnConnectFailed(this, ConnectionAt(slot), failure);
         ConnectResolved();
+    }
+
+    /// <summary>Whether the slot's connection goes to a tls:// or wss:// endpoint.</summary>
+    private bool IsTlsEndpoint(int slot)
+    {
+        ReadOnlySpan<byte> endpoint = ((ClientEngine)_engine).EndpointUtf8((slot * _shardCount) + Index);
+        return endpoint.StartsWith("tls://"u8) || endpoint.StartsWith("wss://"u8);
+    }
+
+    /// <summary>ZLINK_TLS_LAST_ERROR of the shard's socket: the reason of the TLS handshake that failed last (null when the library cannot say).</summary>
+    private string? ReadTlsLastError()
+    {
+        byte* text = stackalloc byte[512];
+        nuint size = 512;
+        if (NativeMethods.zlink_getsockopt(_socket, ZlinkConstants.ZLINK_TLS_LAST_ERROR, text, &size) != 0 || size <= 1)
+        {
+            return null;
+        }
+
+        return System.Text.Encoding.UTF8.GetString(text, (int)size - 1);
     }
 
     private void ConnectResolved()

@@ -3,7 +3,7 @@
 //
 // Capacity: a posted frame holds capacity from the moment TryPost accepts it until the native
 // socket has taken it (or it is dropped): at most PostCapacityPerConnection bytes per connection
-// and PostCapacityPerShard bytes per shard. That covers the post queue and, for a connection whose
+// and PostCapacityPerShard bytes per shard, or one frame where that frame alone is larger. That covers the post queue and, for a connection whose
 // socket queue is at its high-water mark, the frames waiting in its retry buffer; a slow peer
 // therefore makes TryPost say no (and PostAsync wait) instead of growing memory or dropping.
 //
@@ -43,14 +43,20 @@ public sealed unsafe partial class EngineShard
     /// <summary>Any thread: copies the frame into a pooled buffer and queues it, if there is room.</summary>
     internal PostStatus TryPost(int slot, int connectionIndex, ReadOnlySpan<byte> frame)
     {
+        // A capacity bounds what is held, never the size of one frame (docs/engine.md, "Frame
+        // sizes"): a frame goes in while the total stays within the capacity, or when nothing
+        // else is held (the sum is the frame itself), so a frame larger than the capacity waits
+        // for the connection (and the shard) to be empty instead of being refused for ever.
         int length = frame.Length;
-        if (Interlocked.Add(ref _postedBytesBySlot[slot], length) > _options.PostCapacityPerConnection)
+        int held = Interlocked.Add(ref _postedBytesBySlot[slot], length);
+        if (held > _options.PostCapacityPerConnection && held != length)
         {
             Interlocked.Add(ref _postedBytesBySlot[slot], -length);
             return PostStatus.Full;
         }
 
-        if (Interlocked.Add(ref _postedBytes, length) > _options.PostCapacityPerShard)
+        long shardHeld = Interlocked.Add(ref _postedBytes, length);
+        if (shardHeld > _options.PostCapacityPerShard && shardHeld != length)
         {
             Unreserve(slot, length);
             return PostStatus.Full;

@@ -376,6 +376,15 @@ public sealed unsafe partial class EngineShard
     private void OnRemoteClose(int slot)
     {
         int cause = EventErrno();
+        if (cause == ZlinkConstants.ENOBUFS)
+        {
+            // The library dropped it: its incomplete packet would have taken the socket's receive
+            // buffers past ZLINK_STREAM_RCVBUDGET (ReceiveBudgetPerShard).
+            Counters.ReceiveBudgetExceeded++;
+            EndConnection(slot, ConnectionEndReason.ReceiveBudgetExceeded);
+            return;
+        }
+
         if (cause is ZlinkConstants.EMSGSIZE or ZlinkConstants.EPROTO)
         {
             // The library has closed it already: nothing to ask of the socket.
@@ -527,6 +536,22 @@ public sealed unsafe partial class EngineShard
         if (_reassembler!.Feed(ref _slots[slot].Partial, data, ref delivery) == ReassemblyResult.ProtocolError)
         {
             ProtocolError(slot);
+            return;
+        }
+
+        ref ConnectionSlot s = ref _slots[slot];
+        if (s.State != ConnectionState.Connected)
+        {
+            return; // the handler ended it; its bytes were given back with it
+        }
+
+        _partialBytes += s.Partial.Length - s.PartialCounted;
+        s.PartialCounted = s.Partial.Length;
+        if (s.PartialCounted > _options.ReceiveBudgetPerConnection || _partialBytes > _options.ReceiveBudgetPerShard)
+        {
+            Counters.ReceiveBudgetExceeded++;
+            CloseNative(s.RoutingId);
+            EndConnection(slot, ConnectionEndReason.ReceiveBudgetExceeded);
         }
     }
 

@@ -173,8 +173,10 @@ public sealed unsafe partial class EngineShard
     {
         ref ConnectionSlot s = ref _slots[slot];
         int needed = s.PendingLength + frame.Length;
-        if (!posted && needed - s.PendingPostedBytes > _options.MaxPendingBytesPerConnection)
+        int ownHeld = s.PendingLength - s.PendingPostedBytes;
+        if (!posted && ownHeld > 0 && ownHeld + frame.Length > _options.MaxPendingBytesPerConnection)
         {
+            // A frame larger than the bound is held when none of the handler's own is (docs/engine.md, "Frame sizes").
             return SendResult.Full;
         }
 

@@ -87,6 +87,9 @@ public sealed unsafe partial class EngineShard
     private volatile bool _stopAsked;
     internal ShardCounters Counters;
 
+    // Bytes of incomplete packets the reassembler holds for this shard's connections (custom framers).
+    private long _partialBytes;
+
     internal EngineShard(StreamEngine engine, EngineOptions options, int index, int shardCount, int slotCount, bool accepting)
     {
         _engine = engine;
@@ -156,12 +159,12 @@ public sealed unsafe partial class EngineShard
 
     /// <summary>
     /// The largest body the default framer accepts under <paramref name="options"/>: its own maximum
-    /// within <see cref="EngineOptions.MaxPacketSize"/>. The shard's socket gets it as MAXMSGSIZE, so
+    /// within <see cref="EngineOptions.MaxPacketSize"/> and <see cref="EngineOptions.ReceiveBudgetPerConnection"/>. The shard's socket gets it as MAXMSGSIZE, so
     /// the native library drops a connection that announces more before buffering any of it.
     /// </summary>
     internal static int LargestBody(EngineOptions options)
         => options.Framer is LengthPrefixFramer framer
-            ? Math.Max(0, Math.Min(framer.MaxBody, options.MaxPacketSize - LengthPrefixFramer.Size))
+            ? Math.Max(0, Math.Min(framer.MaxBody, Math.Min(options.MaxPacketSize, options.ReceiveBudgetPerConnection) - LengthPrefixFramer.Size))
             : 0;
 
     /// <summary>Called by the engine once it has set the socket's framing, before <see cref="Start"/>.</summary>
@@ -483,6 +486,8 @@ public sealed unsafe partial class EngineShard
     private void ReturnBuffers(ref ConnectionSlot s, int slot, bool stopping)
     {
         SettlePendingPosts(ref s, slot, sent: false, stopping);
+        _partialBytes -= s.PartialCounted;
+        s.PartialCounted = 0;
         _reassembler?.Release(ref s.Partial);
         if (s.Pending is not null)
         {

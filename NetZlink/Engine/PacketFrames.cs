@@ -20,7 +20,7 @@ internal static class PacketFrames
             int left = frame.Length - offset;
             if (left < LengthPrefixFramer.Size)
             {
-                return Describe(frame, $"it ends with {left} byte(s) after packet {packet}, less than a header");
+                return Describe(frame, $"it ends with {Plural.Of(left, "byte")} after packet {packet}, less than a header");
             }
 
             uint body = BinaryPrimitives.ReadUInt32BigEndian(frame[offset..]);
@@ -31,7 +31,7 @@ internal static class PacketFrames
 
             if (body > (uint)(left - LengthPrefixFramer.Size))
             {
-                return Describe(frame, $"packet {packet} (at byte {offset}) announces a body of {body} bytes, and {left - LengthPrefixFramer.Size} follow");
+                return Describe(frame, $"packet {packet} (at byte {offset}) announces a body of {Plural.Of(body, "byte")}, and {left - LengthPrefixFramer.Size} follow");
             }
 
             if (zeroByteBodyRefused && body == 1 && frame[offset + LengthPrefixFramer.Size] == 0)
@@ -47,5 +47,5 @@ internal static class PacketFrames
     }
 
     private static string Describe(ReadOnlySpan<byte> frame, string problem) =>
-        $"A frame of {frame.Length} bytes is not whole packets of the engine's framing ([u32 big-endian body length][body], bodies of at least one byte): {problem}.";
+        $"A frame of {Plural.Of(frame.Length, "byte")} is not whole packets of the engine's framing ([u32 big-endian body length][body], bodies of at least one byte): {problem}.";
 }

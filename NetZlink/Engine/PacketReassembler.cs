@@ -6,9 +6,11 @@
 //     the read holds a complete header and the whole packet;
 //   - what is left (a partial header, or a header and part of its body) is copied into a buffer
 //     rented from the pool and kept in the connection's PartialPacket;
-//   - the next reads first complete that packet (growing the buffer once, when the header is
-//     known and the first rental was too small), deliver it from the buffer, return the buffer,
-//     then go on in place.
+//   - the next reads first complete that packet (growing the buffer as its bytes arrive, at
+//     least doubling each time, never past the packet's length), deliver it from the buffer,
+//     return the buffer, then go on in place.
+// Memory follows the bytes received, not what a header announces: a peer that announces 16 MiB
+// and sends 1 KB holds a buffer of about 1 KB (at most twice what arrived, and at least 256 bytes).
 // A header is checked as soon as its last byte arrives: a length below the header size or above
 // the maximum is a protocol error at that point, after every earlier packet was delivered.
 // Nothing is allocated per packet: the state is a struct owned by the caller, the sink is a
@@ -40,7 +42,7 @@ internal sealed class PacketReassembler
     /// <summary>Creates a reassembler for packets cut by <paramref name="framer"/>.</summary>
     /// <param name="framer">Finds each packet's length from its header.</param>
     /// <param name="maxPacketSize">Largest packet accepted, header included.</param>
-    /// <param name="pool">Where partial packets are gathered; should hand out arrays of <paramref name="maxPacketSize"/>.</param>
+    /// <param name="pool">Where partial packets are gathered (buffers grow with the bytes that arrive); should hand out arrays of up to <paramref name="maxPacketSize"/>.</param>
     public PacketReassembler(IPacketFramer framer, int maxPacketSize, ArrayPool<byte> pool)
     {
         ArgumentNullException.ThrowIfNull(framer);
@@ -113,7 +115,7 @@ internal sealed class PacketReassembler
         partial = default;
     }
 
-    /// <summary>Copies the start of a packet that the read ended in into a pooled buffer.</summary>
+    /// <summary>Copies the start of a packet that the read ended in into a pooled buffer of its size (not the size its header announces).</summary>
     // Kept out of Feed (as CompletePartial is): inlined, the pool calls crowd the in-place loop,
     // which then runs about 1.7x slower (measured with the ReassemblyBenchmarks stream).
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -124,10 +126,19 @@ internal sealed class PacketReassembler
         // With a whole header in hand Feed's loop already checked the length.
         int header = _header;
         int expected = data.Length >= header ? _framer.GetPacketLength(data) : 0;
-        partial.Buffer = _pool.Rent(Math.Max(expected, Math.Max(header, SmallestRental)));
+        partial.Buffer = _pool.Rent(Math.Max(data.Length, Math.Max(header, SmallestRental)));
         data.CopyTo(partial.Buffer);
         partial.Gathered = data.Length;
         partial.Expected = expected;
+    }
+
+    /// <summary>Room for <paramref name="needed"/> bytes: at least double the buffer, never past the packet's length.</summary>
+    private void Grow(ref PartialPacket partial, int needed)
+    {
+        byte[] larger = _pool.Rent(Math.Min(partial.Expected, Math.Max(needed, (int)Math.Min(Array.MaxLength, 2L * partial.Buffer!.Length))));
+        partial.Buffer.AsSpan(0, partial.Gathered).CopyTo(larger);
+        _pool.Return(partial.Buffer);
+        partial.Buffer = larger;
     }
 
     /// <summary>
@@ -159,16 +170,14 @@ internal sealed class PacketReassembler
             }
 
             partial.Expected = expected;
-            if (partial.Buffer!.Length < expected)
-            {
-                byte[] larger = _pool.Rent(expected);
-                partial.Buffer.AsSpan(0, partial.Gathered).CopyTo(larger);
-                _pool.Return(partial.Buffer);
-                partial.Buffer = larger;
-            }
         }
 
         int take = Math.Min(partial.Expected - partial.Gathered, data.Length);
+        if (partial.Gathered + take > partial.Buffer!.Length)
+        {
+            Grow(ref partial, partial.Gathered + take);
+        }
+
         data[..take].CopyTo(partial.Buffer.AsSpan(partial.Gathered));
         partial.Gathered += take;
         data = data[take..];

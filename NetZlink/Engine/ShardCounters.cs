@@ -15,6 +15,7 @@ internal struct ShardCounters
     public long ProtocolErrors;
     public long Disconnects;
     public long LostPartialBytes;
+    public long ReceiveBudgetExceeded;
     public long PostsSent;
     public long PostsDroppedClosed;
     public long PostsDroppedStopped;

@@ -107,7 +107,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
 
     private protected EngineOptions Options => _options;
 
-    /// <summary>The largest frame one post can carry.</summary>
+    /// <summary>The most a pipe posts in one frame when it may cut (custom framers): the posting capacity, so that frames never wait for an empty connection.</summary>
     internal int MaxPostLength => _options.PostCapacityPerConnection;
 
     /// <summary>True with the default framer: every frame is whole packets, which the native framing cuts.</summary>
@@ -123,18 +123,18 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// pooled buffer and queued to the connection's shard, which sends them on its next pass. The
     /// frame holds posting capacity until the native socket takes it: at most
     /// <see cref="EngineOptions.PostCapacityPerConnection"/> bytes per connection and
-    /// <see cref="EngineOptions.PostCapacityPerShard"/> per shard. Every accepted frame is later
+    /// <see cref="EngineOptions.PostCapacityPerShard"/> per shard. A capacity never refuses a frame
+    /// for its size: a frame larger than it is accepted once the connection (and the shard) hold
+    /// no other posted frame (docs/engine.md, "Frame sizes"). Every accepted frame is later
     /// either sent or counted as dropped (<see cref="ReadPostCounters"/>): dropped when its
     /// connection is not established when its turn comes or ends first, or when the engine stops.
     /// </summary>
     /// <returns>
     /// True when accepted; false when there is no room now (a slow peer: retry later, or use
     /// <see cref="PostAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
-    /// An empty frame is accepted and ignored.
     /// </returns>
     /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
     /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>, so it could never be accepted.</exception>
     public bool TryPost(Connection connection, ReadOnlySpan<byte> frame)
         => TryPostCore(connection, frame) == EngineShard.PostStatus.Accepted;
 
@@ -146,7 +146,6 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first; nothing was accepted.</exception>
     /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
     /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
-    /// <exception cref="ArgumentOutOfRangeException">The frame is larger than <see cref="EngineOptions.PostCapacityPerConnection"/>.</exception>
     public ValueTask<bool> PostAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
@@ -188,14 +187,6 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         {
             // On a STREAM socket an empty payload means "close this connection"; a post never does that.
             throw new ArgumentException("An empty frame posts nothing: give at least one byte (to close a connection, call EngineShard.Close on its shard's thread).", nameof(frame));
-        }
-
-        if (frame.Length > _options.PostCapacityPerConnection)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(frame),
-                frame.Length,
-                $"A frame of {frame.Length} bytes can never be posted: EngineOptions.PostCapacityPerConnection is {_options.PostCapacityPerConnection}.");
         }
 
         if (_options.Framer is LengthPrefixFramer && PacketFrames.Problem(frame, _lengthFallback) is string problem)
@@ -266,7 +257,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <summary>Sums the shards' counters now (each read without locks).</summary>
     public EngineCounters ReadCounters()
     {
-        long connected = 0, failed = 0, timedOut = 0, packets = 0, bytesIn = 0, frames = 0, bytesOut = 0, queued = 0, protocol = 0, disconnects = 0, lost = 0;
+        long connected = 0, failed = 0, timedOut = 0, packets = 0, bytesIn = 0, frames = 0, bytesOut = 0, queued = 0, protocol = 0, disconnects = 0, lost = 0, budget = 0;
         foreach (EngineShard shard in _shards)
         {
             ref ShardCounters c = ref shard.Counters;
@@ -281,9 +272,10 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             protocol += Volatile.Read(ref c.ProtocolErrors);
             disconnects += Volatile.Read(ref c.Disconnects);
             lost += Volatile.Read(ref c.LostPartialBytes);
+            budget += Volatile.Read(ref c.ReceiveBudgetExceeded);
         }
 
-        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost);
+        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost, budget);
     }
 
     /// <summary>errno → count of failed connect attempts (and other native errors the shards met).</summary>
@@ -653,6 +645,10 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
                 _lengthFallback = true;
             }
 
+            // The library holds the incomplete packets here: the shard's budget is its budget. A
+            // zlink 1.3 library has no such option (EINVAL) and no shard-wide limit.
+            long budget = _options.ReceiveBudgetPerShard;
+            _ = NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_STREAM_RCVBUDGET, &budget, sizeof(long));
             shard.UseFraming(framing, eventOption);
             return;
         }

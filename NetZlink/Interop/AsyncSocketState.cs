@@ -497,7 +497,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
                     }
                 }
 
-                return WouldBlock(op.Name);
+                return SendWouldBlock(op.Name, socket);
 
             case AsyncKind.SendMessage:
             {
@@ -507,7 +507,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
                     return true;
                 }
 
-                return WouldBlock(op.Name);
+                return SendWouldBlock(op.Name, socket);
             }
 
             default:
@@ -533,12 +533,23 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
             {
                 if (NativeMethods.zlink_send(socket, p, (nuint)part.Length, flags) < 0)
                 {
-                    return WouldBlock(name);
+                    return SendWouldBlock(name, socket);
                 }
             }
         }
 
         return true;
+    }
+
+    private static bool SendWouldBlock(string name, nint socket)
+    {
+        int errno = NativeMethods.zlink_errno();
+        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        {
+            Ensure.ThrowSend(errno, name, socket);
+        }
+
+        return false;
     }
 
     private static bool WouldBlock(string name)

@@ -19,6 +19,36 @@ internal static unsafe class Ensure
         throw Create(errno, ErrorScope.General, operation, target: null, errno == ZlinkConstants.ENOTSUP ? notSupportedHint : null);
 
     /// <summary>
+    /// Throws for a failed send on <paramref name="socket"/> (still held by the caller). On a STREAM
+    /// socket EINVAL means the frame came without the routing id frame that selects a connection:
+    /// the message says so and what to send instead; anything else goes to <see cref="Throw"/>.
+    /// </summary>
+    [DoesNotReturn]
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal static void ThrowSend(int errno, string operation, nint socket)
+    {
+        if (errno == ZlinkConstants.EINVAL && IsStream(socket))
+        {
+            throw Create(errno, ErrorScope.General, operation, target: null, StreamPayloadWithoutId);
+        }
+
+        Throw(errno, operation);
+    }
+
+    /// <summary>The hint for a STREAM frame that no routing id frame selected a connection for.</summary>
+    internal const string StreamPayloadWithoutId =
+        "a STREAM socket takes a message as two frames: first the connection's 4-byte routing id with SendFlags.SendMore, then one payload; "
+        + "this frame came with no routing id frame before it, so it names no connection and nothing was sent. "
+        + "Send the routing id first (SendMore), or use TrySendTo(routingId, payload) or SendMultipart(routingId, payload)";
+
+    private static bool IsStream(nint socket)
+    {
+        int type = -1;
+        nuint size = sizeof(int);
+        return NativeMethods.zlink_getsockopt(socket, ZlinkConstants.ZLINK_TYPE, &type, &size) == 0 && type == ZlinkConstants.ZLINK_STREAM;
+    }
+
+    /// <summary>
     /// Throws for a failed send or receive that was allowed to block: EAGAIN then means its
     /// SNDTIMEO or RCVTIMEO passed, which is a <see cref="ZlinkTimeoutException"/>; anything else
     /// goes to <see cref="Throw"/>. <paramref name="socket"/> is still held by the caller (the
@@ -37,6 +67,11 @@ internal static unsafe class Ensure
                 ? $"its SendTimeout ({timeout} ms) passed before the frame could be queued"
                 : $"its ReceiveTimeout ({timeout} ms) passed before a frame arrived";
             throw new ZlinkTimeoutException(errno, operation, timeout, $"{operation} timed out: {what} (EAGAIN (11); the Try* methods return false instead).");
+        }
+
+        if (sending)
+        {
+            ThrowSend(errno, operation, socket);
         }
 
         Throw(errno, operation);

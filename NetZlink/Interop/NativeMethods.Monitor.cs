@@ -1,4 +1,4 @@
-// Raw declarations: socket monitors and peer introspection (ROUTER and STREAM sockets).
+// Raw declarations: socket monitors and peer introspection (STREAM sockets).
 using System.Runtime.InteropServices;
 
 namespace NetZlink.Interop;

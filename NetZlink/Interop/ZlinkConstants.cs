@@ -26,6 +26,8 @@ internal static class ZlinkConstants
     internal const int EMFILE = 24;
     internal const int ENOTSOCK = 88;
     internal const int EPROTO = 71;
+    internal const int EACCES = 13;
+    internal const int ENOBUFS = 105;
     internal const int EMSGSIZE = 90;
     internal const int EPROTONOSUPPORT = 93;
     internal const int ENOTSUP = 95;
@@ -87,6 +89,9 @@ internal static class ZlinkConstants
     internal const int ZLINK_STREAM_FRAMING = 1001;
     internal const int ZLINK_STREAM_EVENT = 1002;
     internal const int ZLINK_STREAM_EVENT_ERRNO = 1003;
+    internal const int ZLINK_TLS_LAST_ERROR = 1004;
+    internal const int ZLINK_TLS_LAST_VERIFY_RESULT = 1005;
+    internal const int ZLINK_STREAM_RCVBUDGET = 1006;
 
     // ZLINK_STREAM_FRAMING values: LENGTH (the default, zlink 1.3's wire [u32 BE length][body],
     // one whole body per payload), RAW (bytes as they arrive; events are zero-length payloads),

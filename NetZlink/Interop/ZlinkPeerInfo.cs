@@ -1,4 +1,4 @@
-// zlink_peer_info_t: one connected peer of a ROUTER or STREAM socket (536 bytes).
+// zlink_peer_info_t: one connected peer of a STREAM socket (536 bytes).
 using System.Runtime.InteropServices;
 
 namespace NetZlink.Interop;

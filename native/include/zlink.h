@@ -317,6 +317,13 @@ ZLINK_EXPORT void zlink_msgv_close(zlink_msg_t *parts, size_t count);
  *   not what failed, or nothing failed yet). */
 #define ZLINK_TLS_LAST_ERROR 1004
 #define ZLINK_TLS_LAST_VERIFY_RESULT 1005
+/* ZLINK_STREAM_RCVBUDGET (int64, read/write, NetZlink extension): the most
+ * bytes the socket's receive buffers (packets not whole yet, LENGTH and
+ * BATCH; bytes a RAW receive could not take) may hold for all its
+ * connections together; a connection whose buffer would grow past it is
+ * dropped, its disconnect's ZLINK_STREAM_EVENT_ERRNO ENOBUFS. -1 (the
+ * default): no limit. */
+#define ZLINK_STREAM_RCVBUDGET 1006
 
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2

@@ -165,6 +165,7 @@ typedef struct zl_stream_opts {
     int ka, ka_cnt, ka_idle, ka_intvl;
     int ipv6, tos, tcp_maxrt, router_mandatory, immediate, handshake_ivl;
     int64_t maxmsgsize;
+    int64_t rcvbudget; /* ZLINK_STREAM_RCVBUDGET: -1 none */
     int framing; /* ZLINK_STREAM_FRAMING_* */
     int tls_verify, tls_require_client_cert, tls_trust_system;
     char tls_cert[ZL_TLS_STR], tls_key[ZL_TLS_STR], tls_ca[ZL_TLS_STR];
@@ -228,6 +229,7 @@ typedef struct zl_stream {
     uint32_t nlst, lst_cap;
     zl_endpoint_t *eps;
     uint32_t nqueued; /* connections with a non-empty send queue */
+    int64_t rx_held;  /* bytes of every connection's rb (its capacity) */
     char *scratch; /* ZL_SCRATCH_SIZE bytes, the reads of LENGTH and RAW */
     /* the bytes of one payload being put together for a single write: ws
      * frames (stream_ws.c), and a length header with its body on tls:// */

@@ -133,6 +133,7 @@ static const zl_stream_opts_t opt_defaults = {
     .handshake_ivl = 30000,
     .tls_verify = 1,
     .maxmsgsize = -1,
+    .rcvbudget = -1,
     .framing = ZLINK_STREAM_FRAMING_LENGTH,
 };
 
@@ -198,6 +199,19 @@ static int in_use(const zl_stream_t *s)
 static int ext_set(zl_stream_t *s, int opt, const void *v, size_t len)
 {
     int x;
+    if (opt == ZLINK_STREAM_RCVBUDGET) {
+        /* the receive buffers of all connections together (bytes of
+         * packets not whole yet): a connection whose buffer would take
+         * them past it is dropped (ENOBUFS); -1: no limit */
+        int64_t b;
+        if (!v || len != sizeof b)
+            return zl_fail(EINVAL);
+        memcpy(&b, v, sizeof b);
+        if (b < -1)
+            return zl_fail(EINVAL);
+        s->opts.rcvbudget = b;
+        return 0;
+    }
     /* EVENT, EVENT_ERRNO and the TLS results are read-only */
     if (opt != ZLINK_STREAM_FRAMING || !v || len != sizeof x)
         return zl_fail(EINVAL);
@@ -219,6 +233,12 @@ static int ext_get(zl_stream_t *s, int opt, void *v, size_t *len)
             return zl_fail(EINVAL);
         memcpy(v, s->tls_last_error, n);
         *len = n;
+        return 0;
+    }
+    if (opt == ZLINK_STREAM_RCVBUDGET) {
+        if (!v || !len || *len != sizeof s->opts.rcvbudget)
+            return zl_fail(EINVAL);
+        memcpy(v, &s->opts.rcvbudget, sizeof s->opts.rcvbudget);
         return 0;
     }
     if (!v || !len || *len != sizeof x)
@@ -245,7 +265,8 @@ static int is_ext(int opt)
 {
     if (opt == ZLINK_TLS_LAST_ERROR || opt == ZLINK_TLS_LAST_VERIFY_RESULT)
         return zl_tls_available(); /* else EINVAL like the TLS options */
-    return opt >= ZLINK_STREAM_FRAMING && opt <= ZLINK_STREAM_EVENT_ERRNO;
+    return (opt >= ZLINK_STREAM_FRAMING && opt <= ZLINK_STREAM_EVENT_ERRNO) ||
+           opt == ZLINK_STREAM_RCVBUDGET;
 }
 
 int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)

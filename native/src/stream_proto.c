@@ -101,10 +101,11 @@ static uint32_t rb_used(const zl_conn_t *c)
     return c->rb_len - c->rb_off;
 }
 
-static void rb_drained(zl_conn_t *c)
+static void rb_drained(zl_stream_t *s, zl_conn_t *c)
 {
     c->rb_off = c->rb_len = 0;
     if (c->rb_cap > ZL_RB_KEEP) {
+        s->rx_held -= c->rb_cap;
         free(c->rb);
         c->rb = NULL;
         c->rb_cap = 0;
@@ -113,8 +114,11 @@ static void rb_drained(zl_conn_t *c)
 
 /* Room in c->rb for `total` undelivered bytes (moving them to its start):
  * the buffer grows geometrically from what it holds, but never past
- * `limit` (>= total), the size of the packet being received. */
-static int rb_reserve(zl_conn_t *c, size_t total, size_t limit)
+ * `limit` (>= total), the size of the packet being received. Returns 0,
+ * or the errno that ends the connection: ENOBUFS when the growth would
+ * take the socket's receive buffers (s->rx_held) past
+ * ZLINK_STREAM_RCVBUDGET, ENOMEM when there is no memory. */
+static int rb_reserve(zl_stream_t *s, zl_conn_t *c, size_t total, size_t limit)
 {
     uint32_t used = rb_used(c);
     if (c->rb_off) {
@@ -132,20 +136,26 @@ static int rb_reserve(zl_conn_t *c, size_t total, size_t limit)
     if (ncap > limit)
         ncap = limit;
     if (ncap > UINT32_MAX)
-        return -1;
+        return ENOMEM;
+    if (s->opts.rcvbudget >= 0 &&
+        s->rx_held + (int64_t)(ncap - c->rb_cap) > s->opts.rcvbudget)
+        return ENOBUFS;
     char *n = realloc(c->rb, ncap);
     if (!n)
-        return -1;
+        return ENOMEM;
+    s->rx_held += (int64_t)(ncap - c->rb_cap);
     c->rb = n;
     c->rb_cap = (uint32_t)ncap;
     return 0;
 }
 
-static int rb_append(zl_conn_t *c, const void *p, size_t n, size_t limit)
+static int rb_append(zl_stream_t *s, zl_conn_t *c, const void *p, size_t n,
+                     size_t limit)
 {
     size_t total = (size_t)rb_used(c) + n;
-    if (rb_reserve(c, total, limit < total ? total : limit) != 0)
-        return -1;
+    int e = rb_reserve(s, c, total, limit < total ? total : limit);
+    if (e)
+        return e;
     memcpy(c->rb + c->rb_len, p, n);
     c->rb_len += (uint32_t)n;
     return 0;
@@ -168,6 +178,7 @@ void zl_rx_reset(zl_stream_t *s, zl_conn_t *c)
     if (is_holder(s, c))
         s->hold = 0;
     /* a free slot keeps no buffer */
+    s->rx_held -= c->rb_cap;
     free(c->rb);
     c->rb = NULL;
     c->rb_off = c->rb_len = c->rb_cap = 0;
@@ -238,8 +249,9 @@ static int spill_hold(zl_stream_t *s)
         if (ps > limit)
             limit = ps; /* room for the rest of the packet to come */
     }
-    if (n && rb_append(h, p, n, limit) != 0) {
-        zl_conn_close(s, h, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+    int e = n ? rb_append(s, h, p, n, limit) : 0;
+    if (e) {
+        zl_conn_close(s, h, ZLINK_DISCONNECT_TRANSPORT_ERROR, e);
         return -1;
     }
     if (h->state == ZC_ACTIVE && !h->in_ready && has_item(s, h))
@@ -338,8 +350,9 @@ static int finish_from_scratch(zl_stream_t *s, zl_conn_t *c, size_t n)
         }
         if (want > n - k)
             want = n - k;
-        if (rb_append(c, s->scratch + k, want, limit) != 0) {
-            zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+        int e = rb_append(s, c, s->scratch + k, want, limit);
+        if (e) {
+            zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, e);
             return -1;
         }
         k += want;
@@ -398,8 +411,9 @@ static int fill(zl_stream_t *s, zl_conn_t *c)
         if (ps && ps - used >= ZL_RB_DIRECT) {
             /* a large packet: straight into rb, up to its end, rb growing
              * (doubling when full) with what arrived */
-            if (rb_reserve(c, (size_t)used + 1, ps) != 0) {
-                zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+            int e = rb_reserve(s, c, (size_t)used + 1, ps);
+            if (e) {
+                zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, e);
                 return -1;
             }
             size_t room = c->rb_cap - c->rb_len;
@@ -456,7 +470,7 @@ static void seg_consume(zl_stream_t *s, zl_conn_t *c, size_t n)
     if (rb_used(c)) {
         c->rb_off += (uint32_t)n;
         if (!rb_used(c))
-            rb_drained(c);
+            rb_drained(s, c);
     } else {
         s->hold_off += (uint32_t)n;
     }
@@ -500,9 +514,10 @@ static int batch_fill_rb(zl_stream_t *s, zl_conn_t *c, batch_res_t *r)
             limit = ps;
         }
         /* rb grows (doubling when full) with what arrives */
-        if (rb_reserve(c, (size_t)used + 1, limit) != 0) {
+        int e = rb_reserve(s, c, (size_t)used + 1, limit);
+        if (e) {
             r->end = 1;
-            r->end_err = ENOMEM;
+            r->end_err = e;
             return -1;
         }
         size_t room = c->rb_cap - c->rb_len;
@@ -548,7 +563,7 @@ static void batch_take(zl_stream_t *s, zl_conn_t *c, char *buf, size_t cap,
         }
         if (lo)
             memcpy(buf, c->rb + c->rb_off, lo);
-        rb_drained(c);
+        rb_drained(s, c);
         size_t total = lo;
         if (lo < cap) {
             int err = 0;
@@ -578,10 +593,11 @@ static void batch_take(zl_stream_t *s, zl_conn_t *c, char *buf, size_t cap,
         }
         if (total > off && !r->end) {
             size_t ps2 = pkt_size(buf + off, total - off);
-            if (rb_append(c, buf + off, total - off,
-                          ps2 ? ps2 : ZL_RB_MIN) != 0) {
+            int e = rb_append(s, c, buf + off, total - off,
+                              ps2 ? ps2 : ZL_RB_MIN);
+            if (e) {
                 r->end = 1;
-                r->end_err = ENOMEM;
+                r->end_err = e;
             }
         }
         r->n = (int)off;
@@ -1066,8 +1082,8 @@ static size_t event_out(zl_stream_t *s, uint8_t *byte)
 static void batch_after(zl_stream_t *s, zl_conn_t *c, const batch_res_t *r)
 {
     if (r->end) {
-        if (r->end_err == ENOMEM)
-            zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, ENOMEM);
+        if (r->end_err == ENOMEM || r->end_err == ENOBUFS)
+            zl_conn_close(s, c, ZLINK_DISCONNECT_TRANSPORT_ERROR, r->end_err);
         else
             input_end(s, c, r->end_err, r->end_framing);
     }

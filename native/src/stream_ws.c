@@ -384,8 +384,12 @@ int zl_ws_judge_request(const char *want_path, const char *head,
     parse_fields(eol + 2, end, &f);
     if (f.bad)
         return 400;
-    if ((size_t)(sp - path) != strlen(want_path) ||
-        strncmp(path, want_path, (size_t)(sp - path)) != 0)
+    /* the path is the request-target up to its query (RFC 3986 3.4), and
+     * the bound endpoint's path up to its own: a "?..." on either side
+     * does not change which resource is asked for */
+    const char *query = memchr(path, '?', (size_t)(sp - path));
+    size_t plen = (size_t)((query ? query : sp) - path);
+    if (plen != strcspn(want_path, "?") || strncmp(path, want_path, plen) != 0)
         return 404;
     if (!f.upgrade || !f.connection || !f.version13 || !f.key ||
         !key_ok(f.key, f.key_len) || accept_of(f.key, f.key_len, accept) != 0)
@@ -542,6 +546,18 @@ static int hs_done(zl_ws_t *w, size_t head_end)
     return 1;
 }
 
+/* Whether p (n bytes) has a line feed without a carriage return before it.
+ * RFC 7230 3.5 lets a recipient take a bare LF as a line end; this server
+ * does not, and answers such a head 400 at once rather than waiting for the
+ * CRLF CRLF that will never come. */
+static int has_bare_lf(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] == '\n' && (i == 0 || p[i - 1] != '\r'))
+            return 1;
+    return 0;
+}
+
 /* Whether the head so far could still become what we wait for. */
 static int head_plausible(const zl_ws_t *w)
 {
@@ -609,7 +625,7 @@ int zl_ws_handshake(zl_stream_t *s, zl_conn_t *c, int *err, uint32_t *event)
         }
         char accept[32] = "";
         int status;
-        if (!plausible)
+        if (!plausible || has_bare_lf(w->head, text))
             status = 400;
         else if (end)
             status = zl_ws_judge_request(w->path, w->head, end + 2, accept);

@@ -165,6 +165,29 @@ static void test_bad_requests(void *ctx)
                           "Connection: Upgrade\r\nSec-WebSocket-Key: short\r\n"
                           "Sec-WebSocket-Version: 13\r\n\r\n";
     bad_request(ctx, srv, smon, ep, badkey, sizeof badkey - 1, "HTTP/1.1 400 ");
+    /* bare LF line ends (RFC 7230 3.5 allows a recipient to refuse them):
+     * 400 at once, not silence until the handshake times out */
+    const char bare_lf[] = "GET /feed HTTP/1.1\nHost: x\nUpgrade: websocket\n"
+                           "Connection: Upgrade\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\n"
+                           "Sec-WebSocket-Version: 13\n\n";
+    bad_request(ctx, srv, smon, ep, bare_lf, sizeof bare_lf - 1, "HTTP/1.1 400 ");
+    const char one_lf[] = "GET /feed HTTP/1.1\r\nHost: x\nUpgrade: websocket\r\n";
+    bad_request(ctx, srv, smon, ep, one_lf, sizeof one_lf - 1, "HTTP/1.1 400 ");
+    /* a query does not change the path: another path with one is still 404 */
+    const char other_q[] = "GET /other?feed HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n";
+    bad_request(ctx, srv, smon, ep, other_q, sizeof other_q - 1, "HTTP/1.1 404 ");
+    /* and the right path with a query is served */
+    const char *queries[] = {"/feed?token=abc&x=1", "/feed?"};
+    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++) {
+        int fd = tu_raw_connect(tu_ep_port(ep));
+        tu_pair_t q = {srv, NULL, {0}, {0}};
+        tu_ws_client_handshake(fd, queries[i], &q);
+        CHECK(TU_UNTIL(&q, q.sa.ups == 1, 5000));
+        close(fd);
+        CHECK(TU_UNTIL(&q, q.sa.downs == 1, 5000));
+    }
     static char huge[9000];
     memcpy(huge, "GET /feed HTTP/1.1\r\nX: ", 23);
     memset(huge + 23, 'a', sizeof huge - 23);

@@ -22,10 +22,11 @@ public sealed class GatewayOptions
     public int MaxRequestBytes { get; set; } = 64 * 1024;
 
     /// <summary>
-    /// The largest MaxRequestBytes: a request goes to the backend as one length-prefixed frame, which
-    /// must fit the engine's posting capacity per connection (EngineOptions.PostCapacityPerConnection).
+    /// The largest MaxRequestBytes: a request goes to the backend as one length-prefixed packet, and
+    /// the engine sends and receives packets up to EngineOptions.MaxPacketSize, header included
+    /// (docs/engine.md, "Frame sizes": the posting capacity bounds what is held, not one packet).
     /// </summary>
-    public static int RequestLimit => new NetZlink.Engine.EngineOptions().PostCapacityPerConnection - 4;
+    public static int RequestLimit => new NetZlink.Engine.EngineOptions().MaxPacketSize - 4;
 
     /// <summary>Null when the "Gateway" section of <paramref name="configuration"/> reads and checks; else what is wrong.</summary>
     public static string? ReadProblem(IConfiguration configuration)

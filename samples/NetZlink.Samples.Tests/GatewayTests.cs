@@ -130,7 +130,7 @@ public sealed partial class GatewayTests
 
     [TestCase("--Gateway:BackendTimeout=-00:00:01", 2, "gateway: Gateway:BackendTimeout must be positive")]
     [TestCase("--Gateway:BackendTimeout=banana", 2, "gateway: Failed to convert configuration value 'banana' at 'Gateway:BackendTimeout'")]
-    [TestCase("--Gateway:MaxRequestBytes=16777216", 2, "gateway: Gateway:MaxRequestBytes must be 1..4194300")]
+    [TestCase("--Gateway:MaxRequestBytes=16777216", 2, "gateway: Gateway:MaxRequestBytes must be 1..16777212")]
     [TestCase("--Gateway:FrontendEndpoint=garbage", 2, "gateway cannot start:")]
     [TestCase("--Gateway:BackendEndpoint=tcp://no-such-host.invalid:1", 2, "gateway cannot start:")]
     [TestCase("--Gateway:BackendEndpoint=tcp://127.0.0.1:CLOSED", 3, "gateway stopping: the backend cannot be reached")]
