@@ -24,12 +24,26 @@
 # /etc/apt/sources.list.d/netzlink-deb-src.sources (or .list), a copy of the entry libzmq5 comes
 # from with "deb-src" for "deb", then runs apt-get update. That, and installing dpkg-dev (which
 # apt-get source unpacks with), needs root or sudo.
-# Usage: scripts/libzmq.sh   (scripts/setup.sh, fuzz.sh and native-memcheck.sh run it)
+#
+# linux-arm64: "scripts/libzmq.sh arm64" builds the same patched source with Debian's aarch64
+# cross compilers through native/cmake/aarch64-linux-gnu.cmake (CMake's try_run checks run under
+# qemu-user-static) into native/build-libzmq-arm64/ (zmp-src/, build/, install/, its own stamp);
+# the fetched source stays in native/build-libzmq/src/ and is shared. scripts/native-arm64.sh
+# runs it.
+# Usage: scripts/libzmq.sh [x64|arm64]   (default x64: scripts/setup.sh, fuzz.sh and
+# native-memcheck.sh run it)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-dir=native/build-libzmq
+target=${1:-x64}
+# srcdir: where Debian's source is fetched to (one copy for every target); dir: the target's build
+srcdir=native/build-libzmq
+case $target in
+  x64) dir=$srcdir; cxx=c++; toolchain="" ;;
+  arm64) dir=native/build-libzmq-arm64; cxx=aarch64-linux-gnu-g++; toolchain=native/cmake/aarch64-linux-gnu.cmake ;;
+  *) echo "libzmq: unknown target '$target' (x64 or arm64)" >&2; exit 2 ;;
+esac
 prefix=$dir/install
 stamp=$prefix/netzlink-libzmq.stamp
 upstream=4.3.4
@@ -63,8 +77,13 @@ cmake_args=(
   -DCMAKE_INSTALL_LIBDIR=lib
 )
 
+if [ -n "$toolchain" ]; then
+  cmake_args+=("-DCMAKE_TOOLCHAIN_FILE=$root/$toolchain")
+fi
+
 source scripts/apt-need.sh
 apt_need cmake g++ make
+[ "$target" = x64 ] || apt_need g++-aarch64-linux-gnu qemu-user-static
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -119,7 +138,7 @@ add_deb_src() {
   $sudo apt-get update -qq
 }
 
-source_dir() { find "$dir/src" -mindepth 1 -maxdepth 1 -type d -name 'zeromq3-*' 2>/dev/null | head -n 1; }
+source_dir() { find "$srcdir/src" -mindepth 1 -maxdepth 1 -type d -name 'zeromq3-*' 2>/dev/null | head -n 1; }
 
 fetch() {
   if [ -n "$(source_dir)" ]; then return 0; fi
@@ -128,20 +147,20 @@ fetch() {
     add_deb_src || return 1
     have_deb_src || { echo "libzmq: apt still has no source for zeromq3 after adding deb-src" >&2; return 1; }
   fi
-  echo "libzmq: fetching Debian's zeromq3 source into $dir/src (apt-get source)"
-  rm -rf "$dir/src.tmp"
-  mkdir -p "$dir/src.tmp"
+  echo "libzmq: fetching Debian's zeromq3 source into $srcdir/src (apt-get source)"
+  rm -rf "$srcdir/src.tmp"
+  mkdir -p "$srcdir/src.tmp"
   # apt's _apt user downloads into the directory when it can write there (no "unsandboxed" warning)
-  chmod 777 "$dir/src.tmp"
-  (cd "$dir/src.tmp" && apt-get source -qq zeromq3 >fetch.log 2>&1) ||
-    { cat "$dir/src.tmp/fetch.log" >&2; echo "libzmq: apt-get source zeromq3 failed" >&2; return 1; }
-  chmod 755 "$dir/src.tmp"
-  rm -rf "$dir/src"
-  mv "$dir/src.tmp" "$dir/src"
+  chmod 777 "$srcdir/src.tmp"
+  (cd "$srcdir/src.tmp" && apt-get source -qq zeromq3 >fetch.log 2>&1) ||
+    { cat "$srcdir/src.tmp/fetch.log" >&2; echo "libzmq: apt-get source zeromq3 failed" >&2; return 1; }
+  chmod 755 "$srcdir/src.tmp"
+  rm -rf "$srcdir/src"
+  mv "$srcdir/src.tmp" "$srcdir/src"
 }
 
 # the Debian version of the unpacked source (from its .dsc) and libzmq's own version (zmq.h)
-debian_version() { find "$dir/src" -maxdepth 1 -name 'zeromq3_*.dsc' | sed 's:.*/zeromq3_\(.*\)\.dsc$:\1:' | head -n 1; }
+debian_version() { find "$srcdir/src" -maxdepth 1 -name 'zeromq3_*.dsc' | sed 's:.*/zeromq3_\(.*\)\.dsc$:\1:' | head -n 1; }
 zmq_version() {
   awk '/^#define ZMQ_VERSION_(MAJOR|MINOR|PATCH)/ { v[$2] = $3 } END { print v["ZMQ_VERSION_MAJOR"] "." v["ZMQ_VERSION_MINOR"] "." v["ZMQ_VERSION_PATCH"] }' "$1/include/zmq.h"
 }
@@ -154,9 +173,17 @@ zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }
 
+# what a build depends on besides the source: the target's compiler, the toolchain file's
+# contents (its path differs from clone to clone) and the options
+settings() {
+  local tc=""
+  [ -z "$toolchain" ] || tc=" toolchain $(cat "$toolchain" "$zmp_dir/cross-run-checks.patch" | sha256sum | cut -c1-16)"
+  echo "zmp $(zmp_hash) $($cxx --version | head -n 1)$tc ${cmake_args[*]//$root\//}"
+}
+
 start=$SECONDS
 if [ -f "$stamp" ] && [ -f "$prefix/lib/libzmq.a" ] && [ -n "$(source_dir)" ]; then
-  want="zeromq3 $(debian_version) zmp $(zmp_hash) $(c++ --version | head -n 1) ${cmake_args[*]}"
+  want="zeromq3 $(debian_version) $(settings)"
   if [ "$(cat "$stamp")" = "$want" ]; then
     echo "libzmq: cached (zeromq3 $(debian_version), $prefix/lib/libzmq.a)"
     exit 0
@@ -168,20 +195,21 @@ fetch
 src=$(source_dir)
 version=$(zmq_version "$src")
 if [ "$version" != "$upstream" ]; then
-  echo "libzmq: $src is libzmq $version, not $upstream; delete $dir and check which zeromq3 apt offers" >&2
+  echo "libzmq: $src is libzmq $version, not $upstream; delete $srcdir and check which zeromq3 apt offers" >&2
   exit 1
 fi
-want="zeromq3 $(debian_version) zmp $(zmp_hash) $(c++ --version | head -n 1) ${cmake_args[*]}"
+want="zeromq3 $(debian_version) $(settings)"
 
 # a fresh copy of the source with NetZlink's ZMP engine and patch in it
 apt_need patch
 patched=$dir/zmp-src
+mkdir -p "$dir"
 rm -rf "$patched"
 cp -a "$src" "$patched"
 for f in "${zmp_files[@]}"; do
   case $f in *.hpp | *.cpp | *.h) cp "$zmp_dir/$f" "$patched/src/" ;; esac
 done
-for p in zmp.patch speed.patch; do
+for p in zmp.patch speed.patch $([ -z "$toolchain" ] || echo cross-run-checks.patch); do
   if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/$p"; then
     echo "libzmq: $zmp_dir/$p does not apply to $src" >&2
     exit 1
@@ -189,7 +217,7 @@ for p in zmp.patch speed.patch; do
 done
 src=$patched
 
-echo "libzmq: configuring libzmq $version (Debian zeromq3 $(debian_version)) with NetZlink's ZMP engine: static PIC, CURVE through tweetnacl; no libsodium, PGM, NORM, GSSAPI, drafts"
+echo "libzmq: configuring libzmq $version for $target (Debian zeromq3 $(debian_version)) with NetZlink's ZMP engine: static PIC, CURVE through tweetnacl; no libsodium, PGM, NORM, GSSAPI, drafts"
 rm -rf "$dir/build" "$prefix"
 mkdir -p "$dir/build"
 log=$dir/build.log
@@ -200,6 +228,16 @@ jobs=$(nproc)
 echo "libzmq: building ($jobs jobs; a minute or two on 2 cores; log: $log)"
 if ! cmake --build "$dir/build" -j"$jobs" >>"$log" 2>&1 || ! cmake --install "$dir/build" >>"$log" 2>&1; then
   tail -n 30 "$log" >&2; echo "libzmq: build failed (log: $log)" >&2; exit 1
+fi
+# A cross build must find what the native one finds (the run checks ran under the emulator):
+# the same ZMQ_HAVE_* in platform.hpp, when the x64 build is there to compare with.
+if [ "$target" != x64 ] && [ -f "$srcdir/build/platform.hpp" ]; then
+  if ! differ=$(diff <(grep '^#define ZMQ_HAVE_' "$srcdir/build/platform.hpp") \
+                     <(grep '^#define ZMQ_HAVE_' "$dir/build/platform.hpp")); then
+    echo "libzmq: the $target build's platform.hpp differs from the x64 build's:" >&2
+    echo "$differ" >&2
+    exit 1
+  fi
 fi
 echo "$want" >"$stamp"
 echo "libzmq: built in $((SECONDS - start)) s: $prefix/lib/libzmq.a ($(du -k "$prefix/lib/libzmq.a" | cut -f1) KB)"

@@ -1,6 +1,7 @@
 // The few libc calls the binding needs besides zlink: an eventfd to wake a sleeping shard, a
 // timerfd to end a shard's sleep at a handler's exact time, the descriptor limit, and epoll for
-// the async reactor (SocketReactor). Linux only, like the rest of the package (runtimes/linux-x64).
+// the async reactor (SocketReactor). Linux only, like the rest of the package (runtimes/linux-x64
+// and runtimes/linux-arm64).
 using System.Runtime.InteropServices;
 
 namespace NetZlink.Interop;

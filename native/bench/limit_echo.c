@@ -71,6 +71,7 @@
  *   SERVER_TIME version=1 samples=N time_ns=value:count,...   (the list as latency_ns)
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <netdb.h>
 #include <signal.h>
@@ -903,12 +904,28 @@ static void ep_event(ep_layer_t *e, client_t *c, int idx, uint32_t events, uint6
         ep_readable(e, c, idx);
 }
 
+/* epoll_pwait2 (a nanosecond timeout: the open model's due times) where the kernel has it;
+ * where it does not (ENOSYS: kernels before 5.11, qemu-user 7.2), epoll_wait with the timeout
+ * rounded up to a millisecond. An error used to be taken for "no events", so without
+ * epoll_pwait2 the client spun until every connect attempt timed out. */
 static int ep_wait(lio_t *io, client_t *c, uint64_t ns)
 {
+    static int no_pwait2;
     ep_layer_t *e = as_ep(io);
     struct epoll_event evs[EVENTS];
     struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
-    int n = epoll_pwait2(e->ep, evs, EVENTS, &ts, NULL);
+    int n = no_pwait2 ? -1 : epoll_pwait2(e->ep, evs, EVENTS, &ts, NULL);
+    if (n < 0 && (no_pwait2 || errno == ENOSYS)) {
+        no_pwait2 = 1;
+        uint64_t ms = (ns + 999999ull) / 1000000ull;
+        n = epoll_wait(e->ep, evs, EVENTS, ms > INT_MAX ? INT_MAX : (int)ms);
+    }
+    if (n < 0) {
+        if (errno == EINTR)
+            return 0;
+        perror("epoll_wait");
+        return -1;
+    }
     uint64_t now = ec_now_ns();
     for (int i = 0; i < n; i++)
         ep_event(e, c, (int)evs[i].data.u64, evs[i].events, now);

@@ -7,14 +7,17 @@
 # (SERVER_TIME) when it stops, and that a bad or retired flag is refused with exit code 1.
 # A second argument (epoll or uring, default epoll) runs both sides on that --io layer; a layer
 # that was refused (limit_echo's "refused" line, then epoll) fails the test.
+# ZLINK_TEST_EMULATOR (set by ctest in a cross build, e.g. "qemu-aarch64-static -L <prefix>")
+# goes before every run of the program.
 set -u
 bin=$1
+emu=${ZLINK_TEST_EMULATOR:-}
 io=${2:-epoll}
 dir=$(mktemp -d)
 fifo=$dir/stdin
 mkfifo "$fifo"
 # The server stops when its stdin pipe reaches end-of-file: hold the pipe open with fd 9.
-"$bin" server --io "$io" --port 0 --quiet --latency-sample-rate 1 <"$fifo" >"$dir/ready" 2>"$dir/server.err" &
+$emu "$bin" server --io "$io" --port 0 --quiet --latency-sample-rate 1 <"$fifo" >"$dir/ready" 2>"$dir/server.err" &
 server=$!
 exec 9>"$fifo"
 cleanup() { exec 9>&- 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$dir"; }
@@ -30,7 +33,7 @@ done
 port=$(sed -n 's/^READY port=//p' "$dir/ready")
 
 for s in s0 s1 s2; do
-  out=$("$bin" client --io "$io" --scenario $s --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --quiet \
+  out=$($emu "$bin" client --io "$io" --scenario $s --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --quiet \
         --timeseries-csv "$dir/$s.ts.csv" 2>"$dir/client.err")
   rc=$?
   ! grep -q refused "$dir/client.err" || fail "$s: $(cat "$dir/client.err")"
@@ -78,7 +81,7 @@ done
 
 # --rate: the open model. 2000 packets/s over 20 connections for 0.5 s measured is exactly 1000
 # measured packets, all echoed, nothing lost; a packet's latency counts from its due time.
-out=$("$bin" client --io "$io" --scenario s2 --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --rate 2000 --quiet \
+out=$($emu "$bin" client --io "$io" --scenario s2 --port "$port" --ccu 20 --warmup 0.3 --measure 0.5 --rate 2000 --quiet \
       --latency-sample-rate 1)
 rc=$?
 line=$(echo "$out" | grep '^COUNTS ')
@@ -92,13 +95,13 @@ for zero in lost in_flight unsent drain_timeout; do
 done
 for bad in "--scenario s1 --rate 100" "--rate -1" "--rate fast" "--rate 0.0001"; do
   # shellcheck disable=SC2086
-  "$bin" client $bad >/dev/null 2>"$dir/err"
+  $emu "$bin" client $bad >/dev/null 2>"$dir/err"
   [ $? -eq 1 ] || fail "client $bad should exit 1"
   grep -q -- '--rate' "$dir/err" || fail "client $bad message: $(cat "$dir/err")"
 done
 # a port is 16 bits: 70000 must not become 4464
 for role in server client; do
-  "$bin" $role --port 70000 >/dev/null 2>"$dir/err" </dev/null
+  $emu "$bin" $role --port 70000 >/dev/null 2>"$dir/err" </dev/null
   [ $? -eq 1 ] || fail "$role --port 70000 should exit 1"
   grep -q -- '--port must be a whole number from' "$dir/err" || fail "$role --port 70000 message: $(cat "$dir/err")"
 done
@@ -117,14 +120,14 @@ echo "$tn" | grep -Eq '^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$' || fail "SERVER_TIME ti
 [ "$(value samples "$times")" -gt 0 ] || fail "SERVER_TIME timed nothing"
 
 if [ "$io" = uring ]; then
-  [ "$("$bin" probe --io uring)" = "io=uring ok" ] || fail "probe --io uring: $("$bin" probe --io uring)"
+  [ "$($emu "$bin" probe --io uring)" = "io=uring ok" ] || fail "probe --io uring: $($emu "$bin" probe --io uring)"
 fi
-"$bin" client --io poll >/dev/null 2>"$dir/err"
+$emu "$bin" client --io poll >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--io poll should exit 1"
 grep -q -- '--io must be epoll or uring' "$dir/err" || fail "--io poll message: $(cat "$dir/err")"
-"$bin" client --ccu 0 >/dev/null 2>"$dir/err"
+$emu "$bin" client --ccu 0 >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--ccu 0 should exit 1"
 grep -q -- '--ccu must be' "$dir/err" || fail "--ccu 0 message: $(cat "$dir/err")"
-"$bin" client --summary-json "$dir/x.json" >/dev/null 2>"$dir/err"
+$emu "$bin" client --summary-json "$dir/x.json" >/dev/null 2>"$dir/err"
 [ $? -eq 1 ] || fail "--summary-json (NetZlink.Stress writes the files now) should exit 1"
 echo "limit_echo ($io): OK"
