@@ -175,6 +175,7 @@ public sealed unsafe partial class EngineShard
         int needed = s.PendingLength + frame.Length;
         if (!posted && needed - s.PendingPostedBytes > _options.MaxPendingBytesPerConnection)
         {
+            ObserveSendRefused(slot);
             return SendResult.Full;
         }
 
@@ -193,6 +194,7 @@ public sealed unsafe partial class EngineShard
         if (s.PendingLength == 0)
         {
             _pendingSends.Add(slot);
+            ObserveSlowPeer(slot);
         }
 
         frame.CopyTo(s.Pending.AsSpan(s.PendingLength));
