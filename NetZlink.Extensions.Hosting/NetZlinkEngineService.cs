@@ -17,12 +17,14 @@ namespace NetZlink.Extensions.Hosting;
 /// timeout; the container disposes it.
 /// </summary>
 /// <typeparam name="TEngine"><see cref="ClientEngine"/> or <see cref="ServerEngine"/>.</typeparam>
-public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAsyncDisposable, INetZlinkEngineService
+public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAsyncDisposable, IDisposable, INetZlinkEngineService
     where TEngine : StreamEngine
 {
     private readonly IServiceProvider _services;
     private readonly Func<IServiceProvider, EngineShard, IConnectionHandler>? _handlerFactory;
-    private readonly NetZlinkEngineOptions _options;
+    private readonly string _optionsName;
+    private NetZlinkEngineOptions? _options;
+    private NetZlinkHealthState? _health;
     private readonly ILogger _logger;
     private readonly TimeProvider _time;
     private readonly Lock _gate = new();
@@ -35,19 +37,16 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
         _services = services;
         Key = key;
         _handlerFactory = handlerFactory;
-        _options = typeof(TEngine) == typeof(ClientEngine)
-            ? services.GetRequiredService<IOptionsMonitor<NetZlinkClientEngineOptions>>().Get(optionsName)
-            : services.GetRequiredService<IOptionsMonitor<NetZlinkServerEngineOptions>>().Get(optionsName);
+        _optionsName = optionsName;
         _logger = services.GetService<ILoggerFactory>()?.CreateLogger("NetZlink.Extensions.Hosting") ?? NullLogger.Instance;
         _time = services.GetService<TimeProvider>() ?? TimeProvider.System;
-        Health = new NetZlinkHealthState(this, _options.Health);
     }
 
     /// <summary>The registration's key; null for the engine registered without one.</summary>
     public string? Key { get; }
 
     /// <summary>The engine's name: <see cref="EngineOptions.Name"/>, else the key, else the engine type's name.</summary>
-    public string Name => _options.Engine.Name ?? Key ?? typeof(TEngine).Name;
+    public string Name => Options.Engine.Name ?? Key ?? typeof(TEngine).Name;
 
     /// <summary>
     /// The engine, made on first use from the validated options (it connects or binds only when the
@@ -80,14 +79,22 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
 
     StreamEngine? INetZlinkEngineService.StartedEngine => _startedAt is null ? null : _engine;
 
-    int INetZlinkEngineService.ExpectedConnections => (_options as NetZlinkClientEngineOptions)?.ConnectionCount ?? 0;
+    int INetZlinkEngineService.ExpectedConnections => (Options as NetZlinkClientEngineOptions)?.ConnectionCount ?? 0;
 
     bool INetZlinkEngineService.IsClient => typeof(TEngine) == typeof(ClientEngine);
 
     TimeProvider INetZlinkEngineService.Time => _time;
 
     /// <summary>The health check's memory (counters at the previous check).</summary>
-    internal NetZlinkHealthState Health { get; }
+    internal NetZlinkHealthState Health => LazyInitializer.EnsureInitialized(ref _health, () => new NetZlinkHealthState(this, Options.Health));
+
+    /// <summary>
+    /// The validated options, read on first use: not in the constructor, which runs when the host
+    /// gathers its hosted services, before it validates every option at start.
+    /// </summary>
+    private NetZlinkEngineOptions Options => _options ??= typeof(TEngine) == typeof(ClientEngine)
+        ? _services.GetRequiredService<IOptionsMonitor<NetZlinkClientEngineOptions>>().Get(_optionsName)
+        : _services.GetRequiredService<IOptionsMonitor<NetZlinkServerEngineOptions>>().Get(_optionsName);
 
     NetZlinkHealthState INetZlinkEngineService.Health => Health;
 
@@ -109,7 +116,7 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
         }
         else
         {
-            Volatile.Write(ref _channel, engine.StartChannel(_options.Channel));
+            Volatile.Write(ref _channel, engine.StartChannel(Options.Channel));
         }
 
         _startedAt = _time.GetUtcNow();
@@ -160,13 +167,25 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
         }
     }
 
+    /// <summary>Disposes the engine (it stops first if it still runs), waiting for its shards up to <see cref="StreamEngine.DisposeTimeout"/>.</summary>
+    public void Dispose()
+    {
+        TEngine? engine;
+        lock (_gate)
+        {
+            engine = _engine;
+        }
+
+        engine?.Dispose();
+    }
+
     private TEngine Create()
     {
-        EngineOptions engine = _options.Engine;
+        EngineOptions engine = Options.Engine;
         engine.LoggerFactory ??= _services.GetService<ILoggerFactory>();
         engine.Name ??= Key;
         StreamEngine made = typeof(TEngine) == typeof(ClientEngine)
-            ? new ClientEngine(((NetZlinkClientEngineOptions)_options).ConnectionCount, engine)
+            ? new ClientEngine(((NetZlinkClientEngineOptions)Options).ConnectionCount, engine)
             : new ServerEngine(engine);
         return (TEngine)made;
     }
