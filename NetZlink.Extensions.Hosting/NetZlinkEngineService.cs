@@ -30,7 +30,7 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
     private readonly Lock _gate = new();
     private TEngine? _engine;
     private EngineChannel? _channel;
-    private DateTimeOffset? _startedAt;
+    private long _startedAtTicks; // UTC ticks; 0 until started (one read, never torn)
 
     internal NetZlinkEngineService(IServiceProvider services, string? key, string optionsName, Func<IServiceProvider, EngineShard, IConnectionHandler>? handlerFactory)
     {
@@ -75,9 +75,9 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
             : $"NetZlink engine '{Name}' has not been started yet: its channel exists once the host has started (read it in ExecuteAsync, not in a constructor).");
 
     /// <summary>When the host started the engine; null before.</summary>
-    public DateTimeOffset? StartedAt => _startedAt;
+    public DateTimeOffset? StartedAt => Volatile.Read(ref _startedAtTicks) is long ticks and not 0 ? new DateTimeOffset(ticks, TimeSpan.Zero) : null;
 
-    StreamEngine? INetZlinkEngineService.StartedEngine => _startedAt is null ? null : _engine;
+    StreamEngine? INetZlinkEngineService.StartedEngine => StartedAt is null ? null : Volatile.Read(ref _engine);
 
     int INetZlinkEngineService.ExpectedConnections => (Options as NetZlinkClientEngineOptions)?.ConnectionCount ?? 0;
 
@@ -119,7 +119,7 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
             Volatile.Write(ref _channel, engine.StartChannel(Options.Channel));
         }
 
-        _startedAt = _time.GetUtcNow();
+        Volatile.Write(ref _startedAtTicks, _time.GetUtcNow().UtcTicks);
         return Task.CompletedTask;
     }
 

@@ -45,6 +45,7 @@ public sealed class EngineLoggingTests
         await using var client = new ClientEngine(1, new EngineOptions { Endpoints = [endpoint], Name = "backend", LoggerFactory = logs.Factory() });
         client.Start(_ => new QuietHandler());
         await client.ConnectsResolved.WaitAsync(cancellationToken);
+        await Local.Until(() => logs.WithId(1012).Count() == 2, "both ends to log the connection");
         await server.DisposeAsync();
         await Local.Until(() => logs.WithId(1013).Any(), "the client to log the peer's end");
 
@@ -90,7 +91,9 @@ public sealed class EngineLoggingTests
         await using var client = new ClientEngine(1, new EngineOptions { Endpoints = [Local.RefusingEndpoint()], ConnectRetries = 100_000, ConnectRetryDelay = TimeSpan.FromMilliseconds(50), Name = "backend", LoggerFactory = logs.Factory() });
         client.Start(_ => new QuietHandler());
         Assert.That(client.TryPost(default, Local.Packet("lost")), Is.True);
-        await Local.Until(() => client.ReadPostCounters().DroppedClosed == 1, "the post to be dropped");
+        // The shard counts the drop, then logs it: wait for the log line.
+        await Local.Until(() => logs.WithId(1020).Any(), "the dropped post to be logged");
+        Assert.That(client.ReadPostCounters().DroppedClosed, Is.EqualTo(1));
         Assert.That(logs.WithId(1020).Single().Message, Is.EqualTo("backend: a posted frame for connection 0 was dropped: the connection was not established or ended first"));
     }
 
@@ -135,7 +138,8 @@ public sealed class EngineLoggingTests
         server.Start(_ => new GreetingHandler(50));
         await using var client = new ClientEngine(1, new EngineOptions { Endpoints = [server.BoundEndpoints[0]], Name = "backend", LoggerFactory = logs.Factory() });
         EngineChannel channel = client.StartChannel(new EngineChannelOptions { ReceiveCapacityPerShard = 4 });
-        await Local.Until(() => channel.ReceivePauses > 0, "the shard to pause (nobody reads)");
+        // The shard logs the pause, then the channel counts it.
+        await Local.Until(() => logs.WithId(1023).Any() && channel.ReceivePauses > 0, "the shard to pause (nobody reads)");
         Assert.That(logs.WithId(1023).First().Message, Is.EqualTo("backend: shard 0 stopped reading its connections: the application has not taken the packets it was given (a slow consumer); TCP holds the peers back meanwhile"));
     }
 

@@ -54,23 +54,29 @@ public sealed partial class EngineShard
     private void ObserveAttemptFailed(int slot, bool timedOut, int errno, bool final)
     {
         ref ConnectionSlot s = ref _slots[slot];
-        string errorType = timedOut ? "timeout" : ErrnoName(errno);
-        string reason = timedOut ? $"timed out after {_options.ConnectTimeout.TotalMilliseconds:0} ms" : ErrnoText(errno);
-        EngineTracing.EndConnect(s.ConnectSpan, reason, errorType);
-        s.ConnectSpan = null;
+        if (s.ConnectSpan is { } span)
+        {
+            EngineTracing.EndConnect(span, FailureText(timedOut, errno), timedOut ? "timeout" : ErrnoName(errno));
+            s.ConnectSpan = null;
+        }
+
         if (final)
         {
             if (Gate(GatedEvent.ConnectGaveUp, LogLevel.Warning))
             {
                 bool permanent = !timedOut && ConnectErrnoPolicy.IsPermanent(errno);
-                EngineLog.GaveUp(Log, EngineName, s.Serial, EndpointOf(slot), s.Attempts, reason, permanent ? " (an error a retry cannot change)" : string.Empty);
+                EngineLog.GaveUp(Log, EngineName, s.Serial, EndpointOf(slot), s.Attempts, FailureText(timedOut, errno), permanent ? " (an error a retry cannot change)" : string.Empty);
             }
         }
         else if (Gate(GatedEvent.ConnectAttemptFailed, LogLevel.Debug))
         {
-            EngineLog.AttemptFailed(Log, EngineName, s.Attempts, s.Serial, EndpointOf(slot), reason, _options.ConnectRetryDelay.TotalMilliseconds);
+            EngineLog.AttemptFailed(Log, EngineName, s.Attempts, s.Serial, EndpointOf(slot), FailureText(timedOut, errno), _options.ConnectRetryDelay.TotalMilliseconds);
         }
     }
+
+    /// <summary>Why an attempt failed, in words (made only when a span or a log message needs it).</summary>
+    private string FailureText(bool timedOut, int errno)
+        => timedOut ? $"timed out after {_options.ConnectTimeout.TotalMilliseconds:0} ms" : ErrnoText(errno);
 
     private void ObserveConnected(int slot)
     {
@@ -100,7 +106,11 @@ public sealed partial class EngineShard
     {
         int connection = _slots[slot].Serial;
         bool error = reason is ConnectionEndReason.ProtocolError or ConnectionEndReason.EngineFault;
-        EngineTracing.Instant("disconnect", ActivityKind.Internal, EngineName, EndpointOf(slot), connection, peer: !_accepting, reason.ToString(), error);
+        if (EngineTracing.Source.HasListeners())
+        {
+            EngineTracing.Instant("disconnect", ActivityKind.Internal, EngineName, EndpointOf(slot), connection, peer: !_accepting, reason.ToString(), error);
+        }
+
         if (reason == ConnectionEndReason.Remote && Gate(GatedEvent.Disconnected, LogLevel.Information))
         {
             EngineLog.Disconnected(Log, EngineName, connection, EndpointOf(slot));
