@@ -64,7 +64,7 @@ public sealed class EngineLoggingTests
         var logs = new CapturingLoggerProvider();
         await using var server = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], MaxConnections = 1, Name = "front", LoggerFactory = logs.Factory() });
         server.Start(_ => new QuietHandler());
-        IPEndPoint at = At(server.BoundEndpoints[0]);
+        IPEndPoint at = Local.At(server.BoundEndpoints[0]);
         using var first = new TcpClient();
         await first.ConnectAsync(at, cancellationToken);
         await Local.Until(() => logs.WithId(1012).Any(), "the first connection");
@@ -210,36 +210,6 @@ public sealed class EngineLoggingTests
             .Select(x => $"{x.f}:{x.i + 1}: {x.line.Trim()}")
             .ToArray();
         Assert.That(offenders, Is.Empty);
-    }
-
-    private static IPEndPoint At(string endpoint)
-    {
-        string address = endpoint["tcp://".Length..];
-        int colon = address.LastIndexOf(':');
-        return new IPEndPoint(IPAddress.Parse(address[..colon]), int.Parse(address[(colon + 1)..], System.Globalization.CultureInfo.InvariantCulture));
-    }
-
-    private class QuietHandler : IConnectionHandler
-    {
-        public virtual void OnConnected(EngineShard shard, Connection connection)
-        {
-        }
-
-        public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
-        {
-        }
-
-        public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
-        {
-        }
-
-        public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
-        {
-        }
-
-        public void OnPass(EngineShard shard)
-        {
-        }
     }
 
     /// <summary>Sends 64 KiB packets from OnConnected until the engine refuses one (Full).</summary>

@@ -128,8 +128,7 @@ public sealed class HealthTests
 
         // The handler throws when a client connects: the engine faults.
         using var peer = new TcpClient();
-        (string host, int port) bound = HostPort(server.BoundEndpoints[0]);
-        await peer.ConnectAsync(IPAddress.Parse(bound.host), bound.port, cancellationToken);
+        await peer.ConnectAsync(Local.At(server.BoundEndpoints[0]), cancellationToken);
         await server.Stopped.WaitAsync(TimeSpan.FromSeconds(10), cancellationToken);
         await Expect(host, HealthStatus.Unhealthy, "faulted: Engine shard 0 failed: the handler refuses", "netzlink:front");
         Assert.That(logs.WithId(1004).Single().Message, Does.Contain("front: a connection handler threw on shard 0 (InvalidOperationException)"), logs.Dump());
@@ -141,13 +140,6 @@ public sealed class HealthTests
     {
         EngineCounters c = engine.ReadCounters();
         return c.Connected - c.Disconnects;
-    }
-
-    private static (string Host, int Port) HostPort(string endpoint)
-    {
-        string address = endpoint["tcp://".Length..];
-        int colon = address.LastIndexOf(':');
-        return (address[..colon], int.Parse(address[(colon + 1)..], System.Globalization.CultureInfo.InvariantCulture));
     }
 
     private static IHost ClientHost(params (string Key, string Value)[] settings)
@@ -175,24 +167,8 @@ public sealed class HealthTests
         });
     }
 
-    private sealed class ThrowingHandler : IConnectionHandler
+    private sealed class ThrowingHandler : QuietHandler
     {
-        public void OnConnected(EngineShard shard, Connection connection) => throw new InvalidOperationException("the handler refuses");
-
-        public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
-        {
-        }
-
-        public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
-        {
-        }
-
-        public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
-        {
-        }
-
-        public void OnPass(EngineShard shard)
-        {
-        }
+        public override void OnConnected(EngineShard shard, Connection connection) => throw new InvalidOperationException("the handler refuses");
     }
 }

@@ -88,24 +88,47 @@ internal static class Local
         return packet;
     }
 
-    private sealed class EchoHandler : IConnectionHandler
+    /// <summary>Host and port of <c>tcp://host:port</c>.</summary>
+    public static (string Host, int Port) Split(string endpoint)
     {
-        public void OnConnected(EngineShard shard, Connection connection)
-        {
-        }
+        string address = endpoint["tcp://".Length..];
+        int colon = address.LastIndexOf(':');
+        return (address[..colon], int.Parse(address[(colon + 1)..], System.Globalization.CultureInfo.InvariantCulture));
+    }
 
-        public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
-        {
-        }
+    /// <summary>The socket address of <c>tcp://address:port</c>.</summary>
+    public static IPEndPoint At(string endpoint)
+    {
+        (string host, int port) = Split(endpoint);
+        return new IPEndPoint(IPAddress.Parse(host), port);
+    }
 
-        public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet) => shard.Send(connection, packet);
+    private sealed class EchoHandler : QuietHandler
+    {
+        public override void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet) => shard.Send(connection, packet);
+    }
+}
 
-        public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
-        {
-        }
+/// <summary>A handler that does nothing; tests override what they need.</summary>
+internal class QuietHandler : IConnectionHandler
+{
+    public virtual void OnConnected(EngineShard shard, Connection connection)
+    {
+    }
 
-        public void OnPass(EngineShard shard)
-        {
-        }
+    public void OnConnectFailed(EngineShard shard, Connection connection, ConnectFailure failure)
+    {
+    }
+
+    public virtual void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
+    {
+    }
+
+    public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
+    {
+    }
+
+    public void OnPass(EngineShard shard)
+    {
     }
 }

@@ -49,7 +49,7 @@ public sealed class TelemetryTests
 
             tracing.ForceFlush();
             Activity[] mine = spans.Where(s => (string?)s.GetTagItem("netzlink.engine.name") == name).ToArray();
-            (string host, int port) = Split(endpoint);
+            (string host, int port) = Local.Split(endpoint);
             Activity connect = mine.Single(s => s.DisplayName == "connect " + endpoint);
             Assert.Multiple(() =>
             {
@@ -146,12 +146,5 @@ public sealed class TelemetryTests
         }
 
         Assert.That(ours, Is.EqualTo(2), "the engine's two live connections, under its name");
-    }
-
-    private static (string Host, int Port) Split(string endpoint)
-    {
-        string address = endpoint["tcp://".Length..];
-        int colon = address.LastIndexOf(':');
-        return (address[..colon], int.Parse(address[(colon + 1)..], System.Globalization.CultureInfo.InvariantCulture));
     }
 }
