@@ -154,6 +154,7 @@ public sealed class HostingTests
             o.Engine.Endpoints = ["tcp://127.0.0.1:5002"];
         });
         services.AddSingleton<TwoEngines>();
+        services.AddNetZlinkContext().AddNetZlinkContext(); // the second call keeps the first context
         Assert.That(
             () => services.AddKeyedNetZlinkClientEngine("orders", o => o.Engine.Endpoints = ["tcp://127.0.0.1:5003"]),
             Throws.InvalidOperationException.With.Message.Contains("'orders' is registered already"));
@@ -169,7 +170,59 @@ public sealed class HostingTests
             Assert.That(provider.GetRequiredKeyedService<NetZlinkEngineService<ClientEngine>>("prices").Name, Is.EqualTo("prices"));
             Assert.That(provider.GetServices<IHostedService>().Count(), Is.EqualTo(2), "each engine is a hosted service");
             Assert.That(provider.GetService<ClientEngine>(), Is.Null, "no engine without a key was registered");
+            Assert.That(services.Count(d => d.ServiceType == typeof(ZlinkContext)), Is.EqualTo(1));
+            ZlinkContext context = provider.GetRequiredService<ZlinkContext>();
+            Assert.That(provider.GetRequiredService<ZlinkContext>(), Is.SameAs(context), "one context");
         });
+    }
+
+    [Test]
+    [CancelAfter(30_000)]
+    public async Task AnEngineThatOutlivesTheShutdownTimeoutIsLoggedAndLeftToFinish(CancellationToken cancellationToken)
+    {
+        var logs = new CapturingLoggerProvider();
+        var handler = new BlockingHandler();
+        HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
+        builder.Logging.AddProvider(logs).SetMinimumLevel(LogLevel.Trace);
+        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromMilliseconds(300));
+        builder.Services.AddNetZlinkServerEngine(o => o.Engine.Endpoints = ["tcp://127.0.0.1:*"]).UseHandler((_, _) => handler);
+        using IHost host = builder.Build();
+        await host.StartAsync(cancellationToken);
+        var server = host.Services.GetRequiredService<ServerEngine>();
+
+        handler.Block = true;
+        server.RequestPass(); // the shard now sits in OnPass until released
+        Assert.That(handler.Blocked.Wait(TimeSpan.FromSeconds(10), cancellationToken), Is.True, "the shard did not block");
+        var stopping = System.Diagnostics.Stopwatch.StartNew();
+        await host.StopAsync(CancellationToken.None);
+        TimeSpan took = stopping.Elapsed;
+        Assert.Multiple(() =>
+        {
+            Assert.That(took, Is.LessThan(TimeSpan.FromSeconds(5)), "the host waited past its shutdown timeout");
+            Assert.That(logs.WithId(1100).Single().Message, Is.EqualTo("NetZlink engine 'ServerEngine' did not stop within the host's shutdown timeout; its shards finish on their own and the container disposes it"));
+            Assert.That(server.Stopped.IsCompleted, Is.False, "the shard is still in its callback");
+        });
+
+        handler.Release.Set();
+        await server.Stopped.WaitAsync(TimeSpan.FromSeconds(10), cancellationToken);
+    }
+
+    private sealed class BlockingHandler : QuietHandler
+    {
+        public volatile bool Block;
+
+        public ManualResetEventSlim Blocked { get; } = new();
+
+        public ManualResetEventSlim Release { get; } = new();
+
+        public override void OnPass(EngineShard shard)
+        {
+            if (Block)
+            {
+                Blocked.Set();
+                Release.Wait();
+            }
+        }
     }
 
     private sealed class TwoEngines([FromKeyedServices("orders")] ClientEngine orders, [FromKeyedServices("prices")] ClientEngine prices)

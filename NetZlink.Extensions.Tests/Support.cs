@@ -128,7 +128,7 @@ internal class QuietHandler : IConnectionHandler
     {
     }
 
-    public void OnPass(EngineShard shard)
+    public virtual void OnPass(EngineShard shard)
     {
     }
 }
