@@ -139,6 +139,42 @@ public sealed class HostingTests
     }
 
     [Test]
+    public void TheSectionHoldsTheEngineSettingsBesideTheHostingOnes()
+    {
+        HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
+        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["Backend:Endpoints:0"] = "tls://backend.example:7000",
+            ["Backend:Endpoints:1"] = "ws://backend.example:7001/feed",
+            ["Backend:ConnectionCount"] = "12",
+            ["Backend:ConnectTimeout"] = "00:00:02.500",
+            ["Backend:HighWaterMark"] = "77",
+            ["Backend:MessageTraceSampleRatio"] = "0.25",
+            ["Backend:Tls:CaFile"] = "/etc/ssl/backend-ca.pem",
+            ["Backend:Tls:Hostname"] = "backend.example",
+            ["Backend:Channel:ReceiveCapacityPerShard"] = "128",
+            ["Backend:Health:MinimumConnections"] = "3",
+        });
+        builder.Services.AddNetZlinkClientEngine(builder.Configuration.GetSection("Backend"), o => o.Engine.ShardCount = 2);
+        using IHost host = builder.Build();
+        NetZlinkClientEngineOptions options = host.Services.GetRequiredService<IOptionsMonitor<NetZlinkClientEngineOptions>>().Get(Options.DefaultName);
+        Assert.Multiple(() =>
+        {
+            Assert.That(options.Engine.Endpoints, Is.EqualTo(new[] { "tls://backend.example:7000", "ws://backend.example:7001/feed" }));
+            Assert.That(options.ConnectionCount, Is.EqualTo(12));
+            Assert.That(options.Engine.ConnectTimeout, Is.EqualTo(TimeSpan.FromMilliseconds(2500)));
+            Assert.That(options.Engine.HighWaterMark, Is.EqualTo(77));
+            Assert.That(options.Engine.MessageTraceSampleRatio, Is.EqualTo(0.25));
+            Assert.That(options.Engine.Tls?.CaFile, Is.EqualTo("/etc/ssl/backend-ca.pem"));
+            Assert.That(options.Engine.Tls?.Hostname, Is.EqualTo("backend.example"));
+            Assert.That(options.Channel.ReceiveCapacityPerShard, Is.EqualTo(128));
+            Assert.That(options.Health.MinimumConnections, Is.EqualTo(3));
+            Assert.That(options.Engine.ShardCount, Is.EqualTo(2), "the configure action runs after the binding");
+            Assert.That(options.Engine.ConnectRetries, Is.EqualTo(new EngineOptions().ConnectRetries), "what the section leaves out keeps its default");
+        });
+    }
+
+    [Test]
     public void KeyedEnginesAreDistinctInstancesWithTheirOwnOptions()
     {
         var services = new ServiceCollection();
