@@ -141,7 +141,7 @@ public static class NetZlinkServiceCollectionExtensions
         }
 
         options.ValidateOnStart();
-        services.AddSingleton<IValidateOptions<TOptions>>(new NetZlinkOptionsValidator<TOptions>(optionsName, keyPrefix));
+        services.AddSingleton<IValidateOptions<TOptions>>(new NetZlinkOptionsValidator<TOptions>(optionsName, keyPrefix, configuration));
 
         NetZlinkEngineService<TEngine> Make(IServiceProvider sp) => new(sp, key, optionsName, registration.HandlerFactory);
         if (key is null)

@@ -102,6 +102,8 @@ public sealed class HostingTests
             ["NetZlink:Backend:ConnectTimeout"] = "00:00:00",
             ["NetZlink:Backend:MessageTraceSampleRatio"] = "1.5",
             ["NetZlink:Backend:Health:StartupGracePeriod"] = "-00:00:01",
+            ["NetZlink:Backend:ConectTimeout"] = "00:00:05",
+            ["NetZlink:Backend:Health:GracePeriod"] = "00:00:05",
             ["NetZlink:Front:MaxConnections"] = "0",
         });
         builder.Services.AddNetZlinkClientEngine(builder.Configuration.GetSection("NetZlink:Backend"));
@@ -131,6 +133,8 @@ public sealed class HostingTests
             "NetZlink:Backend:ConnectTimeout must be positive (is 00:00:00)",
             "NetZlink:Backend:ConnectRetries must be at least 0 (is -1)",
             "NetZlink:Backend:Health:StartupGracePeriod must not be negative (is -00:00:01)",
+            "NetZlink:Backend:ConectTimeout is not a setting of a NetZlink client engine (misspelt? docs/hosting.md lists them)",
+            "NetZlink:Backend:Health:GracePeriod is not a setting of a NetZlink client engine (misspelt? docs/hosting.md lists them)",
             "NetZlink:Front:Endpoints is empty: name at least one endpoint to bind (tcp://127.0.0.1:5555, tcp://*:*, tls://, ws://, wss://)",
             "NetZlink:Front:MaxConnections must be from 1 to 16777216 (is 0)",
         ];
