@@ -84,7 +84,7 @@ cat > Program.cs <<'CS'
 using System.Text;
 using NetZlink;
 
-using var context = new Context();
+using var context = new ZlinkContext();
 string text = RoundTrip("inproc://pack-smoke", "hello from the package");
 string overTcp = RoundTrip("tcp://127.0.0.1:*", "hello over tcp");
 string awaited = await RoundTripAsync("tcp://127.0.0.1:*", "hello, awaited");

@@ -19,6 +19,9 @@ internal struct ConnectionSlot
     public int Attempts;
     public int LastErrno;
 
+    /// <summary>The span of the connect attempt in flight, when someone listens to the engine's ActivitySource.</summary>
+    public System.Diagnostics.Activity? ConnectSpan;
+
     /// <summary>Connect deadline while Connecting, next attempt time while RetryWait (Stopwatch ticks).</summary>
     public long DeadlineTicks;
 

@@ -1,6 +1,7 @@
 // Publishes the counters of every running engine through System.Diagnostics.Metrics (meter
 // "NetZlink"), so `dotnet-counters monitor --counters NetZlink -p <pid>` can watch a run. The
-// instruments are observable: nothing is recorded on the hot path, values are read on demand.
+// instruments are observable: nothing is recorded on the hot path, values are read on demand,
+// one measurement per running engine, tagged with its name (netzlink.engine.name).
 using System.Diagnostics.Metrics;
 
 namespace NetZlink.Engine;
@@ -41,17 +42,27 @@ internal static class EngineMetrics
         }
     }
 
-    private static long Sum(Func<EngineCounters, long> field)
+    /// <summary>The tag every measurement carries.</summary>
+    internal const string EngineNameTag = "netzlink.engine.name";
+
+    /// <summary>One measurement per engine name (engines that share a name are summed, so no two measurements carry the same tags).</summary>
+    private static List<Measurement<long>> Sum(Func<EngineCounters, long> field)
     {
-        long total = 0;
+        var byName = new Dictionary<string, long>(StringComparer.Ordinal);
         lock (Engines)
         {
             foreach (StreamEngine engine in Engines)
             {
-                total += field(engine.ReadCounters());
+                byName[engine.Name] = byName.GetValueOrDefault(engine.Name) + field(engine.ReadCounters());
             }
         }
 
-        return total;
+        var measurements = new List<Measurement<long>>(byName.Count);
+        foreach ((string name, long value) in byName)
+        {
+            measurements.Add(new Measurement<long>(value, new KeyValuePair<string, object?>(EngineNameTag, name)));
+        }
+
+        return measurements;
     }
 }

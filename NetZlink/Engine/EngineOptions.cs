@@ -1,4 +1,6 @@
 // Tuning of a ClientEngine: shard count, connect policy, socket options and buffers.
+using Microsoft.Extensions.Logging;
+
 namespace NetZlink.Engine;
 
 /// <summary>
@@ -124,6 +126,28 @@ public sealed class EngineOptions
     /// <summary>TLS settings for <c>tls://</c> and <c>wss://</c> endpoints, set on every shard's STREAM socket; null: none.</summary>
     public EngineTlsOptions? Tls { get; set; }
 
+    /// <summary>
+    /// Where the engine logs what an operator needs (connect failures with their reasons, faults,
+    /// handler exceptions, slow peers and consumers, dropped posts; the event table is in
+    /// docs/hosting.md). Events that can repeat per connection or packet are rate limited per
+    /// shard. Null (the default): the engine logs nothing. NetZlink.Extensions.Hosting sets the
+    /// host's factory.
+    /// </summary>
+    public ILoggerFactory? LoggerFactory { get; set; }
+
+    /// <summary>
+    /// The engine's name in log events and in the <c>netzlink.engine.name</c> attribute of its spans
+    /// and metrics; null: the type name (<c>ClientEngine</c>, <c>ServerEngine</c>).
+    /// </summary>
+    public string? Name { get; set; }
+
+    /// <summary>
+    /// The share of messages (posted frames, received packets or runs) that get a span on the
+    /// "NetZlink" ActivitySource when someone listens: 0 (the default) none, 1 every one. Connection
+    /// spans (connect attempts, accepts, disconnects) do not depend on it.
+    /// </summary>
+    public double MessageTraceSampleRatio { get; set; }
+
     /// <summary>Name prefix of the shard threads.</summary>
     public string ThreadNamePrefix { get; set; } = "netzlink-shard";
 
@@ -166,6 +190,11 @@ public sealed class EngineOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxConnections, 1);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxConnections, 1 << 24);
         ArgumentOutOfRangeException.ThrowIfLessThan(Backlog, 1);
+        if (!(MessageTraceSampleRatio is >= 0 and <= 1))
+        {
+            throw new ArgumentOutOfRangeException(nameof(MessageTraceSampleRatio), MessageTraceSampleRatio, "MessageTraceSampleRatio must be from 0 to 1.");
+        }
+
         if (ConnectTimeout <= TimeSpan.Zero)
         {
             throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive.");

@@ -15,6 +15,7 @@ public sealed partial class EngineShard
             // Every slot is taken (EngineOptions.MaxConnections): refuse, counted.
             StreamFrames.RequestClose(_socket, routingId, _framing);
             Counters.ConnectFailed++;
+            ObserveAcceptRefused();
             return;
         }
 
@@ -25,6 +26,7 @@ public sealed partial class EngineShard
         s.State = ConnectionState.Connected;
         _slotById![routingId] = slot;
         Counters.Connected++;
+        ObserveConnected(slot);
         _handler.OnConnected(this, ConnectionAt(slot));
     }
 }

@@ -81,6 +81,7 @@ public sealed unsafe partial class EngineShard
         s.Generation = s.Generation == byte.MaxValue ? (byte)1 : (byte)(s.Generation + 1);
         s.RoutingId = ((uint)s.Generation << 24) | (uint)slot;
         s.Attempts++;
+        ObserveAttemptStarted(slot);
 
         byte* id = stackalloc byte[4];
         BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), s.RoutingId);
@@ -129,6 +130,7 @@ public sealed unsafe partial class EngineShard
         if (s.Attempts <= _options.ConnectRetries && (timedOut || !ConnectErrnoPolicy.IsPermanent(errno)))
         {
             s.State = ConnectionState.RetryWait;
+            ObserveAttemptFailed(slot, timedOut, errno, final: false);
             s.DeadlineTicks = Stopwatch.GetTimestamp() + (long)(_options.ConnectRetryDelay.TotalSeconds * Stopwatch.Frequency);
             return;
         }
@@ -143,6 +145,7 @@ public sealed unsafe partial class EngineShard
             Counters.ConnectFailed++;
         }
 
+        ObserveAttemptFailed(slot, timedOut, errno, final: true);
         // The handler hears of it before ConnectsResolved can complete.
         var failure = new ConnectFailure(timedOut, errno, s.Attempts);
         if (!timedOut && errno is ZlinkConstants.EACCES or ZlinkConstants.EPROTO && IsTlsEndpoint(slot))

@@ -41,6 +41,7 @@ public sealed partial class EngineShard
         }
 
         _receivePaused = true;
+        ObserveReceivePaused();
         _pausedAt = Stopwatch.GetTimestamp();
         return true;
     }

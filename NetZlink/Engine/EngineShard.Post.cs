@@ -167,6 +167,7 @@ public sealed unsafe partial class EngineShard
                     break;
                 default:
                     Counters.PostsDroppedClosed++;
+                    ObservePostDropped(frame.Slot);
                     ReleasePosted(frame.Slot, frame.Length);
                     break;
             }
@@ -196,6 +197,7 @@ public sealed unsafe partial class EngineShard
         else
         {
             Counters.PostsDroppedClosed += s.PendingPostedFrames;
+            ObservePostDropped(slot);
         }
 
         int bytes = s.PendingPostedBytes;

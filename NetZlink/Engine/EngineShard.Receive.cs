@@ -359,6 +359,7 @@ public sealed unsafe partial class EngineShard
             _attemptsInFlight--;
             s.State = ConnectionState.Connected;
             Counters.Connected++;
+            ObserveConnected(slot);
             _handler.OnConnected(this, ConnectionAt(slot));
             ConnectResolved();
         }
@@ -428,6 +429,7 @@ public sealed unsafe partial class EngineShard
         int lost = s.Partial.Length;
         Counters.LostPartialBytes += lost;
         Counters.Disconnects++;
+        ObserveDisconnected(slot, reason);
         ReturnBuffers(ref s, slot, stopping: false);
         s.State = ConnectionState.Closed;
         try
@@ -514,6 +516,7 @@ public sealed unsafe partial class EngineShard
         if (count > 0)
         {
             Counters.PacketsReceived += count;
+            ObserveReceived(slot, valid);
             _handler.OnPackets(this, ConnectionAt(slot), packets[..valid]);
         }
 
@@ -559,6 +562,7 @@ public sealed unsafe partial class EngineShard
     private bool DeliverPacket(int slot, ReadOnlySpan<byte> packet)
     {
         Counters.PacketsReceived++;
+        ObserveReceived(slot, packet.Length);
         _handler.OnPacket(this, ConnectionAt(slot), packet);
         return _slots[slot].State == ConnectionState.Connected;
     }

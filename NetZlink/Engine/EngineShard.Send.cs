@@ -177,6 +177,7 @@ public sealed unsafe partial class EngineShard
         if (!posted && ownHeld > 0 && ownHeld + frame.Length > _options.MaxPendingBytesPerConnection)
         {
             // A frame larger than the bound is held when none of the handler's own is (docs/engine.md, "Frame sizes").
+            ObserveSendRefused(slot);
             return SendResult.Full;
         }
 
@@ -195,6 +196,7 @@ public sealed unsafe partial class EngineShard
         if (s.PendingLength == 0)
         {
             _pendingSends.Add(slot);
+            ObserveSlowPeer(slot);
         }
 
         frame.CopyTo(s.Pending.AsSpan(s.PendingLength));

@@ -432,12 +432,14 @@ public sealed unsafe partial class EngineShard
             ref ConnectionSlot s = ref _slots[slot];
             int lost = s.Partial.Length;
             ReturnBuffers(ref s, slot, stopping: true);
+            ObserveAttemptAbandoned(ref s);
             if (s.State != ConnectionState.Connected)
             {
                 continue;
             }
 
             s.State = ConnectionState.Closed;
+            ObserveDisconnected(slot, reason);
             Counters.LostPartialBytes += lost;
             try
             {

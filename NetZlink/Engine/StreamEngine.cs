@@ -8,6 +8,8 @@
 // running engine), and the last one gives the reference back; so disposing the context from any
 // thread neither waits on the engine nor frees the context under it, and the final termination
 // runs once nothing of the engine is left open.
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using NetZlink.Interop;
 
 namespace NetZlink.Engine;
@@ -45,6 +47,8 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     private protected StreamEngine(EngineOptions options, ZlinkContext? context, int shardCount, Func<StreamEngine, int, EngineShard> makeShard)
     {
         _options = options;
+        Name = options.Name ?? GetType().Name;
+        Logger = options.LoggerFactory?.CreateLogger(EngineLog.Category) ?? NullLogger.Instance;
         _ownsContext = context is null;
         _context = context ?? new ZlinkContext();
         _shards = new EngineShard[shardCount];
@@ -106,6 +110,12 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     public bool IsRunning => Volatile.Read(ref _started) != 0 && Volatile.Read(ref _disposed) == 0 && !_stopped.Task.IsCompleted && !_anyShardStopping;
 
     private protected EngineOptions Options => _options;
+
+    /// <summary><see cref="EngineOptions.Name"/>, or the engine's type name: in log events, span and metric attributes.</summary>
+    internal string Name { get; }
+
+    /// <summary>Where the engine's events go (<see cref="EngineOptions.LoggerFactory"/>); a null logger without one.</summary>
+    internal ILogger Logger { get; }
 
     /// <summary>The most a pipe posts in one frame when it may cut (custom framers): the posting capacity, so that frames never wait for an empty connection.</summary>
     internal int MaxPostLength => _options.PostCapacityPerConnection;
@@ -199,7 +209,13 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             return EngineShard.PostStatus.Closed;
         }
 
-        return shard.TryPost(connection.Slot, connection.Index, frame);
+        EngineShard.PostStatus status = shard.TryPost(connection.Slot, connection.Index, frame);
+        if (status == EngineShard.PostStatus.Accepted)
+        {
+            shard.ObservePosted(connection, frame.Length);
+        }
+
+        return status;
     }
 
     private async ValueTask<bool> WaitAndPost(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken)
@@ -471,6 +487,12 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         {
             _shards[i].Start(handlers[i], sockets[i]!, monitors[i]);
         }
+
+        if (Logger.IsEnabled(LogLevel.Information))
+        {
+            string endpoints = string.Join(", ", _options.Endpoints);
+            EngineLog.Started(Logger, Name, GetType().Name, _shards.Length, endpoints);
+        }
     }
 
     /// <summary>Called when the engine stops with a fault (a ClientEngine faults its ConnectsResolved with it).</summary>
@@ -489,13 +511,30 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// </summary>
     internal void ReportFault(EngineShard shard, Exception fault)
     {
-        Interlocked.CompareExchange(ref _fault, new InvalidOperationException($"Engine shard {shard.Index} failed: {fault.Message}", fault), null);
+        if (Interlocked.CompareExchange(ref _fault, new InvalidOperationException($"Engine shard {shard.Index} failed: {fault.Message}", fault), null) is null)
+        {
+            LogFault(shard.Index, fault);
+        }
+
         _faultStopped = true;
         _anyShardStopping = true;
         OnFault(_fault!);
         foreach (EngineShard other in _shards)
         {
             other.RequestStop();
+        }
+    }
+
+    /// <summary>The first fault: a native failure (a ZlinkException) or, anything else, what a handler threw.</summary>
+    private void LogFault(int shard, Exception fault)
+    {
+        if (fault is ZlinkException)
+        {
+            EngineLog.Faulted(Logger, fault, Name, shard, fault.Message);
+        }
+        else
+        {
+            EngineLog.HandlerThrew(Logger, fault, Name, shard, fault.GetType().Name);
         }
     }
 
@@ -518,9 +557,9 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     internal void OnShardExited(EngineShard shard, Exception? fault, bool contextTerminated)
     {
         _anyShardStopping = true;
-        if (contextTerminated)
+        if (contextTerminated && Interlocked.CompareExchange(ref _fault, ContextTerminatedFault(shard.Index), null) is null)
         {
-            Interlocked.CompareExchange(ref _fault, ContextTerminatedFault(shard.Index), null);
+            EngineLog.ContextTerminated(Logger, Name);
         }
         else if (fault is not null)
         {
@@ -537,6 +576,8 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             // Every shard has closed what it opened on the context: a context disposed meanwhile
             // is terminated here, on this thread, before Stopped completes.
             ReleaseContextReference();
+            EngineCounters counters = ReadCounters();
+            EngineLog.Stopped(Logger, Name, counters.Connected, counters.ConnectFailed + counters.ConnectTimedOut, counters.Disconnects, DroppedPosts);
             OnAllShardsExited();
             _stopped.TrySetResult();
         }

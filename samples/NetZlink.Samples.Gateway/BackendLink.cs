@@ -2,15 +2,18 @@
 // length][body], the engine's default framing) and answered in order, so the replies are matched
 // to the waiting requests first in, first out. The engine calls the handler on its shard thread;
 // everything the service awaits is completed from there with continuations run elsewhere.
+// The engine itself is the host's (NetZlink.Extensions.Hosting, registered in Program.cs): the
+// host starts it before the service and stops it after; this link is its handler.
 using System.Buffers.Binary;
 using NetZlink.Engine;
+using NetZlink.Extensions.Hosting;
 
 namespace NetZlink.Samples.Gateway;
 
 /// <summary>A request/reply link to the STREAM backend over one engine connection.</summary>
-internal sealed partial class BackendLink : IAsyncDisposable
+internal sealed partial class BackendLink
 {
-    private readonly ClientEngine _engine;
+    private readonly NetZlinkEngineService<ClientEngine> _backend;
     private readonly ILogger _logger;
     private readonly TaskCompletionSource<Connection> _connected = new(TaskCreationOptions.RunContinuationsAsynchronously);
     // Requests waiting for their reply, oldest first. A request joins before its frame is posted:
@@ -19,12 +22,14 @@ internal sealed partial class BackendLink : IAsyncDisposable
     private readonly Lock _lock = new();
     private bool _down;
 
-    public BackendLink(string endpoint, ILogger logger)
+    public BackendLink(NetZlinkEngineService<ClientEngine> backend, ILogger<BackendLink> logger)
     {
+        _backend = backend;
         _logger = logger;
-        _engine = new ClientEngine(1, new EngineOptions { Endpoints = [endpoint], ConnectRetries = 10 });
-        _engine.Start(_ => new Handler(this));
     }
+
+    /// <summary>The engine's handler (one shard: one handler), made when the host starts the engine.</summary>
+    public IConnectionHandler CreateHandler() => new Handler(this);
 
     /// <summary>Completes when the connection is up; faults when it could not be made.</summary>
     public Task<Connection> Connected => _connected.Task;
@@ -50,7 +55,7 @@ internal sealed partial class BackendLink : IAsyncDisposable
             bool posted;
             try
             {
-                posted = _engine.TryPost(connection, frame);
+                posted = _backend.Engine.TryPost(connection, frame);
             }
             catch
             {
@@ -69,13 +74,8 @@ internal sealed partial class BackendLink : IAsyncDisposable
         return await reply.Task.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
     }
 
-    public async ValueTask DisposeAsync()
-    {
-        // Stop waits for the shard thread; keep that wait off the caller's thread.
-        await Task.Run(() => _engine.Stop(TimeSpan.FromSeconds(5))).ConfigureAwait(false);
-        _engine.Dispose();
-        FailAll(new ObjectDisposedException(nameof(BackendLink)));
-    }
+    /// <summary>Fails every request still waiting (the service has stopped; the host stops the engine next).</summary>
+    public void Close() => FailAll(new ObjectDisposedException(nameof(BackendLink)));
 
     private void FailAll(Exception reason)
     {

@@ -11,7 +11,7 @@ using Microsoft.Extensions.Options;
 namespace NetZlink.Samples.Gateway;
 
 /// <summary>Answers requests on a ROUTER socket by forwarding them to a STREAM backend.</summary>
-internal sealed partial class GatewayService(IOptions<GatewayOptions> options, ILogger<GatewayService> logger, IHostApplicationLifetime lifetime) : BackgroundService
+internal sealed partial class GatewayService(IOptions<GatewayOptions> options, BackendLink backend, ILogger<GatewayService> logger, IHostApplicationLifetime lifetime) : BackgroundService
 {
     // Failed requests are logged one by one up to this many, then once per this many.
     private const int FailureLogEvery = 1000;
@@ -30,15 +30,14 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
         // and a client sending more than MaxRequestBytes in one message is disconnected by the socket.
         router.SendHighWaterMark = 0;
         router.MaxMessageSize = _options.MaxRequestBytes;
-        BackendLink backend;
         try
         {
             router.Bind(_options.FrontendEndpoint);
-            backend = new BackendLink(_options.BackendEndpoint, logger);
         }
         catch (Exception e) when (e is ZlinkException or ArgumentException)
         {
-            // An endpoint that cannot be bound or resolved: one line, exit code 2.
+            // An endpoint that cannot be bound: one line, exit code 2 (a backend that does not
+            // resolve stops the host's start before this service runs: Program.cs).
             LogCannotStart(e.Message);
             Environment.ExitCode = 2;
             lifetime.StopApplication();
@@ -47,7 +46,7 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
 
         string listening = router.LastEndpoint;
         LogListening(listening, _options.BackendEndpoint);
-        await using var link = backend;
+        using var closing = new LinkCloser(backend);
         _ = backend.Connected.ContinueWith(
             t =>
             {
@@ -158,6 +157,12 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
             // A client that went away is no error for the service: ROUTER drops what it cannot route.
             await router.SendMultipartAsync(frames, CancellationToken.None).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>Fails the requests still waiting for the backend when the service ends, however it ends.</summary>
+    private sealed class LinkCloser(BackendLink link) : IDisposable
+    {
+        public void Dispose() => link.Close();
     }
 
     [LoggerMessage(Level = LogLevel.Information, Message = "gateway listening on {Endpoint}, forwarding to {Backend}")]

@@ -1,0 +1,162 @@
+// Registration of hosted engines. Each engine is a NetZlinkEngineService<TEngine> (also its
+// IHostedService) and its TEngine, without a key or under a string key, with options named by the
+// key, bound from a configuration section and/or configured in code, and checked at start.
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using NetZlink;
+using NetZlink.Engine;
+using NetZlink.Extensions.Hosting;
+
+namespace Microsoft.Extensions.DependencyInjection;
+
+/// <summary>Registers NetZlink engines and their health checks with a host (see docs/hosting.md).</summary>
+public static class NetZlinkServiceCollectionExtensions
+{
+    /// <summary>
+    /// Registers a <see cref="ClientEngine"/> (and its <see cref="NetZlinkEngineService{TEngine}"/>)
+    /// that starts and stops with the host, with settings bound from <paramref name="configuration"/>
+    /// (a section: <c>Endpoints</c>, <c>ConnectionCount</c>, any <see cref="EngineOptions"/> setting,
+    /// <c>Channel</c>, <c>Health</c>) and then <paramref name="configure"/>, checked when the host starts.
+    /// </summary>
+    public static NetZlinkEngineBuilder AddNetZlinkClientEngine(this IServiceCollection services, IConfiguration configuration, Action<NetZlinkClientEngineOptions>? configure = null)
+        => Add<ClientEngine, NetZlinkClientEngineOptions>(services, null, configuration, configure);
+
+    /// <summary>Registers a <see cref="ClientEngine"/> configured in code (see the overload with a configuration section).</summary>
+    public static NetZlinkEngineBuilder AddNetZlinkClientEngine(this IServiceCollection services, Action<NetZlinkClientEngineOptions> configure)
+        => Add<ClientEngine, NetZlinkClientEngineOptions>(services, null, null, configure ?? throw new ArgumentNullException(nameof(configure)));
+
+    /// <summary>
+    /// Registers a <see cref="ClientEngine"/> under <paramref name="key"/> (<c>[FromKeyedServices(key)]</c>,
+    /// <c>GetRequiredKeyedService</c>); several keys make several engines, each with its own options
+    /// (named <paramref name="key"/>).
+    /// </summary>
+    public static NetZlinkEngineBuilder AddKeyedNetZlinkClientEngine(this IServiceCollection services, string key, IConfiguration configuration, Action<NetZlinkClientEngineOptions>? configure = null)
+        => Add<ClientEngine, NetZlinkClientEngineOptions>(services, RequireKey(key), configuration, configure);
+
+    /// <summary>Registers a <see cref="ClientEngine"/> under <paramref name="key"/>, configured in code.</summary>
+    public static NetZlinkEngineBuilder AddKeyedNetZlinkClientEngine(this IServiceCollection services, string key, Action<NetZlinkClientEngineOptions> configure)
+        => Add<ClientEngine, NetZlinkClientEngineOptions>(services, RequireKey(key), null, configure ?? throw new ArgumentNullException(nameof(configure)));
+
+    /// <summary>
+    /// Registers a <see cref="ServerEngine"/> (and its <see cref="NetZlinkEngineService{TEngine}"/>) that
+    /// binds when the host starts and stops with it, with settings bound from
+    /// <paramref name="configuration"/> and then <paramref name="configure"/>, checked when the host starts.
+    /// </summary>
+    public static NetZlinkEngineBuilder AddNetZlinkServerEngine(this IServiceCollection services, IConfiguration configuration, Action<NetZlinkServerEngineOptions>? configure = null)
+        => Add<ServerEngine, NetZlinkServerEngineOptions>(services, null, configuration, configure);
+
+    /// <summary>Registers a <see cref="ServerEngine"/> configured in code.</summary>
+    public static NetZlinkEngineBuilder AddNetZlinkServerEngine(this IServiceCollection services, Action<NetZlinkServerEngineOptions> configure)
+        => Add<ServerEngine, NetZlinkServerEngineOptions>(services, null, null, configure ?? throw new ArgumentNullException(nameof(configure)));
+
+    /// <summary>Registers a <see cref="ServerEngine"/> under <paramref name="key"/>.</summary>
+    public static NetZlinkEngineBuilder AddKeyedNetZlinkServerEngine(this IServiceCollection services, string key, IConfiguration configuration, Action<NetZlinkServerEngineOptions>? configure = null)
+        => Add<ServerEngine, NetZlinkServerEngineOptions>(services, RequireKey(key), configuration, configure);
+
+    /// <summary>Registers a <see cref="ServerEngine"/> under <paramref name="key"/>, configured in code.</summary>
+    public static NetZlinkEngineBuilder AddKeyedNetZlinkServerEngine(this IServiceCollection services, string key, Action<NetZlinkServerEngineOptions> configure)
+        => Add<ServerEngine, NetZlinkServerEngineOptions>(services, RequireKey(key), null, configure ?? throw new ArgumentNullException(nameof(configure)));
+
+    /// <summary>
+    /// Registers one <see cref="ZlinkContext"/> for the application's own sockets (a singleton the
+    /// container disposes), unless one is registered already. Hosted engines make their own.
+    /// </summary>
+    public static IServiceCollection AddNetZlinkContext(this IServiceCollection services)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        services.TryAddSingleton(_ => new ZlinkContext());
+        return services;
+    }
+
+    /// <summary>
+    /// Adds a health check for every engine registered so far (register the engines first), named
+    /// <c>netzlink</c> for the engine without a key and <c>netzlink:{key}</c> for a keyed one. The
+    /// rules (Healthy, Degraded, Unhealthy) are in docs/hosting.md.
+    /// </summary>
+    /// <param name="builder">The health checks builder (<c>services.AddHealthChecks()</c>).</param>
+    /// <param name="tags">Tags for every check added.</param>
+    public static IHealthChecksBuilder AddNetZlinkHealthChecks(this IHealthChecksBuilder builder, params string[] tags)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        EngineRegistration[] registrations = builder.Services
+            .Where(d => d.ServiceType == typeof(EngineRegistration) && d.ImplementationInstance is EngineRegistration)
+            .Select(d => (EngineRegistration)d.ImplementationInstance!)
+            .ToArray();
+        if (registrations.Length == 0)
+        {
+            throw new InvalidOperationException("AddNetZlinkHealthChecks found no NetZlink engine: call AddNetZlinkClientEngine/AddNetZlinkServerEngine (or their keyed forms) first.");
+        }
+
+        foreach (EngineRegistration registration in registrations)
+        {
+            string name = registration.Key is null ? "netzlink" : "netzlink:" + registration.Key;
+            builder.Add(new HealthCheckRegistration(name, sp => new NetZlinkHealthCheck(registration.Resolve(sp)), failureStatus: null, tags));
+        }
+
+        return builder;
+    }
+
+    private static string RequireKey(string key)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(key);
+        return key;
+    }
+
+    private static NetZlinkEngineBuilder Add<TEngine, TOptions>(IServiceCollection services, string? key, IConfiguration? configuration, Action<TOptions>? configure)
+        where TEngine : StreamEngine
+        where TOptions : NetZlinkEngineOptions
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        string optionsName = key ?? Options.Options.DefaultName;
+        bool server = typeof(TEngine) == typeof(ServerEngine);
+        if (services.Any(d => d.ImplementationInstance is EngineRegistration r && r.Key == key && r.Server == server))
+        {
+            throw new InvalidOperationException(key is null
+                ? $"A {typeof(TEngine).Name} without a key is registered already: give further engines a key (AddKeyedNetZlink{(server ? "Server" : "Client")}Engine)."
+                : $"A {typeof(TEngine).Name} with the key '{key}' is registered already.");
+        }
+
+        var registration = new EngineRegistration(key, optionsName, server);
+        services.AddSingleton(registration);
+
+        OptionsBuilder<TOptions> options = services.AddOptions<TOptions>(optionsName);
+        string keyPrefix = "";
+        if (configuration is not null)
+        {
+            // The engine's settings sit in the section itself, beside ConnectionCount, Channel and Health.
+            options.Configure(o =>
+            {
+                configuration.Bind(o);
+                configuration.Bind(o.Engine);
+            });
+            keyPrefix = configuration is IConfigurationSection section && section.Path.Length > 0 ? section.Path + ":" : "";
+        }
+
+        if (configure is not null)
+        {
+            options.Configure(configure);
+        }
+
+        options.ValidateOnStart();
+        services.AddSingleton<IValidateOptions<TOptions>>(new NetZlinkOptionsValidator<TOptions>(optionsName, keyPrefix, configuration));
+
+        NetZlinkEngineService<TEngine> Make(IServiceProvider sp) => new(sp, key, optionsName, registration.HandlerFactory);
+        if (key is null)
+        {
+            services.AddSingleton(Make);
+            services.AddSingleton(sp => sp.GetRequiredService<NetZlinkEngineService<TEngine>>().Engine);
+            services.AddSingleton<IHostedService>(sp => sp.GetRequiredService<NetZlinkEngineService<TEngine>>());
+        }
+        else
+        {
+            services.AddKeyedSingleton(key, (sp, _) => Make(sp));
+            services.AddKeyedSingleton(key, (sp, k) => sp.GetRequiredKeyedService<NetZlinkEngineService<TEngine>>(k).Engine);
+            services.AddSingleton<IHostedService>(sp => sp.GetRequiredKeyedService<NetZlinkEngineService<TEngine>>(key));
+        }
+
+        return new NetZlinkEngineBuilder(services, registration);
+    }
+}
