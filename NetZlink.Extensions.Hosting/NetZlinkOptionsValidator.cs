@@ -83,8 +83,8 @@ internal sealed class NetZlinkOptionsValidator<TOptions>(string optionsName, str
         yield return ("SendScratchSize", AtLeast(e.SendScratchSize, 1024));
         yield return ("MaxPacketSize", AtLeast(e.MaxPacketSize, e.Framer?.HeaderSize ?? 4, "the framer's header size"));
         yield return ("MaxPendingBytesPerConnection", AtLeast(e.MaxPendingBytesPerConnection, 0));
-        yield return ("PostCapacityPerConnection", AtLeast(e.PostCapacityPerConnection, 1));
-        yield return ("PostCapacityPerShard", AtLeast(e.PostCapacityPerShard, 1));
+        yield return ("SendQueueCapacityPerConnection", AtLeast(e.SendQueueCapacityPerConnection, 1));
+        yield return ("SendQueueCapacityPerShard", AtLeast(e.SendQueueCapacityPerShard, 1));
         yield return ("MessageTraceSampleRatio", e.MessageTraceSampleRatio is >= 0 and <= 1 ? null : $"must be from 0 to 1 (is {Show(e.MessageTraceSampleRatio)})");
         if (server)
         {

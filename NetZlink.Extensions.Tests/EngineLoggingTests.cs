@@ -30,7 +30,7 @@ public sealed class EngineLoggingTests
             Assert.That(logs.WithId(1010).Single().Message, Does.StartWith($"backend: connect attempt 1 of connection 0 to {refusing} failed: ECONNREFUSED (errno 111); retrying in 10 ms"), logs.Dump());
             Assert.That(logs.WithId(1011).Single().Message, Is.EqualTo($"backend: connection 0 to {refusing} failed after 2 attempts: ECONNREFUSED (errno 111); it is not retried again"), logs.Dump());
             Assert.That(logs.WithId(1011).Single().Level, Is.EqualTo(Microsoft.Extensions.Logging.LogLevel.Warning));
-            Assert.That(logs.WithId(1001).Single().Message, Is.EqualTo("backend stopped: 0 connections established, 1 failed to connect, 0 ended, 0 posted frames dropped"));
+            Assert.That(logs.WithId(1001).Single().Message, Is.EqualTo("backend stopped: 0 connections established, 1 failed to connect, 0 ended, 0 queued sends dropped"));
         });
     }
 
@@ -90,10 +90,10 @@ public sealed class EngineLoggingTests
         var logs = new CapturingLoggerProvider();
         await using var client = new ClientEngine(1, new EngineOptions { Endpoints = [Local.RefusingEndpoint()], ConnectRetries = 100_000, ConnectRetryDelay = TimeSpan.FromMilliseconds(50), Name = "backend", LoggerFactory = logs.Factory() });
         client.Start(_ => new QuietHandler());
-        Assert.That(client.TryPost(default, Local.Packet("lost")), Is.True);
+        Assert.That(client.TrySend(default, Local.Packet("lost")), Is.True);
         // The shard counts the drop, then logs it: wait for the log line.
         await Local.Until(() => logs.WithId(1020).Any(), "the dropped post to be logged");
-        Assert.That(client.ReadPostCounters().DroppedClosed, Is.EqualTo(1));
+        Assert.That(client.ReadSendQueueCounters().DroppedClosed, Is.EqualTo(1));
         Assert.That(logs.WithId(1020).Single().Message, Is.EqualTo("backend: a posted frame for connection 0 was dropped: the connection was not established or ended first"));
     }
 

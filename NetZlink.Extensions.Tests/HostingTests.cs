@@ -58,7 +58,7 @@ public sealed class HostingTests
                 if (e.Kind == EngineEventKind.Connected)
                 {
                     connected++;
-                    Assert.That(await client.Channel.WriteAsync(e.Connection, Local.Packet("ping"), cancellationToken), Is.True);
+                    Assert.That(await client.Channel.SendAsync(e.Connection, Local.Packet("ping"), cancellationToken), Is.True);
                 }
                 else if (e.Kind == EngineEventKind.Packet)
                 {

@@ -37,7 +37,7 @@ public sealed class TelemetryTests
                     {
                         for (int i = 0; i < Packets; i++)
                         {
-                            Assert.That(await channel.WriteAsync(e.Connection, Local.Packet($"m{i}"), cancellationToken), Is.True);
+                            Assert.That(await channel.SendAsync(e.Connection, Local.Packet($"m{i}"), cancellationToken), Is.True);
                         }
                     }
                     else if (e.Kind == EngineEventKind.Packet && ++echoes == Packets)

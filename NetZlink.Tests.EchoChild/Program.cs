@@ -43,7 +43,7 @@ Task echo = Task.Run(async () =>
         {
             if (e.Kind == EngineEventKind.Packet)
             {
-                await serverChannel.WriteAsync(e.Connection, e.PacketMemory);
+                await serverChannel.SendAsync(e.Connection, e.PacketMemory);
             }
         }
     }

@@ -66,7 +66,7 @@ internal sealed class ChannelEchoServer : IAsyncDisposable
                     case EngineEventKind.Packet:
                         Received[e.Connection.Index].Write(e.Packet);
                         Interlocked.Increment(ref Packets);
-                        if (!await Channel.WriteAsync(e.Connection, e.PacketMemory))
+                        if (!await Channel.SendAsync(e.Connection, e.PacketMemory))
                         {
                             Interlocked.Increment(ref EchoesRefused);
                         }

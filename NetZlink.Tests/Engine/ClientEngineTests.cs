@@ -268,7 +268,7 @@ public sealed class ClientEngineTests
 
         byte[] frame = [0, 0, 0, 3, 7, 8, 9];
         var stopwatch = Stopwatch.StartNew();
-        Assert.That(engine.TryPost(handler.Connected[0], frame), Is.True);
+        Assert.That(engine.TrySend(handler.Connected[0], frame), Is.True);
         byte[] received = RawTcpServer.ReadExactly(peer, frame.Length, Patience);
         Assert.That(received, Is.EqualTo(frame));
         TestContext.Out.WriteLine($"post to wire while the shard slept: {stopwatch.Elapsed.TotalMilliseconds:0.0} ms");

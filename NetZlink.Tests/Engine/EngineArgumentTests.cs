@@ -21,11 +21,11 @@ public sealed class EngineArgumentTests
     public void AFrameThatIsNotWholePackets_IsDescribedInGoodEnglish()
     {
         using var engine = new ClientEngine(1, new EngineOptions { Endpoints = ["tcp://127.0.0.1:1"] });
-        var one = Assert.Throws<ArgumentException>(() => engine.TryPost(default, [7]))!;
+        var one = Assert.Throws<ArgumentException>(() => engine.TrySend(default, [7]))!;
         Assert.That(one.Message, Does.StartWith("A frame of 1 byte is not whole packets").And.Contain("it ends with 1 byte after packet 0"));
-        var two = Assert.Throws<ArgumentException>(() => engine.TryPost(default, [0, 0, 0, 1, 9, 0, 0]))!;
+        var two = Assert.Throws<ArgumentException>(() => engine.TrySend(default, [0, 0, 0, 1, 9, 0, 0]))!;
         Assert.That(two.Message, Does.StartWith("A frame of 7 bytes is not whole packets").And.Contain("it ends with 2 bytes after packet 1"));
-        var body = Assert.Throws<ArgumentException>(() => engine.TryPost(default, [0, 0, 0, 1]))!;
+        var body = Assert.Throws<ArgumentException>(() => engine.TrySend(default, [0, 0, 0, 1]))!;
         Assert.That(body.Message, Does.Contain("announces a body of 1 byte, and 0 follow"));
         Assert.That(EngineEvent.Disconnected(default, ConnectionEndReason.Remote, 1).ToString(), Does.EndWith("(Remote, 1 byte lost)"));
     }
@@ -45,10 +45,10 @@ public sealed class EngineArgumentTests
                 if (e.Kind == EngineEventKind.Connected)
                 {
                     Connection connection = e.Connection;
-                    var refused = Assert.Throws<ArgumentException>(() => channel.TryWrite(connection, ReadOnlySpan<byte>.Empty));
+                    var refused = Assert.Throws<ArgumentException>(() => channel.TrySend(connection, ReadOnlySpan<byte>.Empty));
                     Assert.That(refused!.Message, Does.Contain("An empty frame posts nothing"));
-                    Assert.ThrowsAsync<ArgumentException>(async () => await engine.PostAsync(connection, ReadOnlyMemory<byte>.Empty));
-                    Assert.That(channel.TryWrite(connection, [0, 0, 0, 1, 42]), Is.True);
+                    Assert.ThrowsAsync<ArgumentException>(async () => await engine.SendAsync(connection, ReadOnlyMemory<byte>.Empty));
+                    Assert.That(channel.TrySend(connection, [0, 0, 0, 1, 42]), Is.True);
                 }
                 else if (e.Kind == EngineEventKind.Packet)
                 {

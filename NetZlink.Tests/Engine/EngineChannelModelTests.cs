@@ -77,7 +77,7 @@ public sealed class EngineChannelModelTests
         await server.Engine.StopAsync().WaitAsync(Patience);
         await server.Finished.WaitAsync(Patience);
 
-        PostCounters posts = client.ReadPostCounters();
+        SendQueueCounters posts = client.ReadSendQueueCounters();
         EngineCounters counters = client.ReadCounters();
         TestContext.Out.WriteLine($"client: {model.Accepted} writes accepted, {model.Refused} refused, {posts}; {model.PacketEvents} packets read of {counters.PacketsReceived}; pauses {channel.ReceivePauses}; server pauses {server.Channel.ReceivePauses}");
         Assert.Multiple(() =>
@@ -129,7 +129,7 @@ public sealed class EngineChannelModelTests
             BinaryPrimitives.WriteInt32BigEndian(packet.AsSpan(8), model.SentPackets(i));
             random.NextBytes(packet.AsSpan(12));
             bool accepted = random.Next(2) == 0
-                ? await channel.WriteAsync(model.ConnectionOf(i), packet, CancellationToken.None)
+                ? await channel.SendAsync(model.ConnectionOf(i), packet, CancellationToken.None)
                 : TryWriteSoon(channel, model.ConnectionOf(i), packet, stop);
             if (!accepted)
             {
@@ -152,7 +152,7 @@ public sealed class EngineChannelModelTests
 
     private static bool TryWriteSoon(EngineChannel channel, Connection connection, byte[] packet, CancellationToken stop)
     {
-        while (!channel.TryWrite(connection, packet))
+        while (!channel.TrySend(connection, packet))
         {
             if (!channel.Engine.IsRunning || stop.IsCancellationRequested)
             {

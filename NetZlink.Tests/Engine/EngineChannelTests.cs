@@ -65,7 +65,7 @@ public sealed class EngineChannelTests
                     if (e.Kind == EngineEventKind.Connected)
                     {
                         // The connection may be written to at once: the echo proves it was sent.
-                        Assert.That(await channel.WriteAsync(e.Connection, Hello), Is.True);
+                        Assert.That(await channel.SendAsync(e.Connection, Hello), Is.True);
                     }
                 }
             }
@@ -207,12 +207,12 @@ public sealed class EngineChannelTests
                     switch (e.Kind)
                     {
                         case EngineEventKind.Connected:
-                            _ = channel.TryWrite(e.Connection, Hello);
+                            _ = channel.TrySend(e.Connection, Hello);
                             break;
                         case EngineEventKind.Packet:
                             // Every echo goes out again twice, so traffic grows until the channel is disposed.
-                            _ = channel.TryWrite(e.Connection, Hello);
-                            _ = channel.TryWrite(e.Connection, Hello);
+                            _ = channel.TrySend(e.Connection, Hello);
+                            _ = channel.TrySend(e.Connection, Hello);
                             Interlocked.Increment(ref packets);
                             break;
                         case EngineEventKind.Disconnected:
@@ -247,7 +247,7 @@ public sealed class EngineChannelTests
             Assert.That(engine.Stopped.IsCompleted, Is.True, "disposing the channel stops its engine");
             Assert.That(disconnects, Is.All.EqualTo(1), "each connection's end, once");
             Assert.That(channel.BuffersOut, Is.Zero, "every packet buffer went back to the pool");
-            Assert.That(channel.TryWrite(new Connection(0, 0, 0), Hello), Is.False);
+            Assert.That(channel.TrySend(new Connection(0, 0, 0), Hello), Is.False);
         });
     }
 

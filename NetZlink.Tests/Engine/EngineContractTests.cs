@@ -1,5 +1,5 @@
 // The engine's posting and fault contracts, one at a time (the model-based test mixes them):
-// posting is bounded and fair to receives, PostAsync waits for room and a cancelled wait accepts
+// posting is bounded and fair to receives, SendAsync waits for room and a cancelled wait accepts
 // nothing, and a handler exception from any callback stops the whole engine with every
 // connection ending exactly once.
 using System.Buffers.Binary;
@@ -28,8 +28,8 @@ public sealed class EngineContractTests
             ShardCount = 2,
             HighWaterMark = 4,
             SendBufferSize = 8192,
-            PostCapacityPerConnection = 64 * 1024,
-            PostCapacityPerShard = 512 * 1024,
+            SendQueueCapacityPerConnection = 64 * 1024,
+            SendQueueCapacityPerShard = 512 * 1024,
             ConnectRetries = 0,
         };
         const int connections = 40;
@@ -52,7 +52,7 @@ public sealed class EngineContractTests
                 var random = new Random(p);
                 while (!stop.IsCancellationRequested)
                 {
-                    if (engine.TryPost(flooded[random.Next(flooded.Length)], frame))
+                    if (engine.TrySend(flooded[random.Next(flooded.Length)], frame))
                     {
                         Interlocked.Increment(ref accepted);
                     }
@@ -68,7 +68,7 @@ public sealed class EngineContractTests
         long echoesAtStart = Interlocked.Read(ref echoes[0]);
         while (clock.Elapsed < TimeSpan.FromSeconds(3))
         {
-            maxHeld = Math.Max(maxHeld, engine.ReadPostCounters().BytesHeld);
+            maxHeld = Math.Max(maxHeld, engine.ReadSendQueueCounters().BytesHeld);
             Thread.Sleep(10);
         }
 
@@ -76,23 +76,23 @@ public sealed class EngineContractTests
         stop.Cancel();
         Task.WaitAll(posters);
         long heapAfter = GC.GetTotalMemory(forceFullCollection: true);
-        PostCounters posts = engine.ReadPostCounters();
+        SendQueueCounters posts = engine.ReadSendQueueCounters();
         TestContext.Out.WriteLine(
             $"4 posters for 3 s: accepted {accepted}, refused {refused}, most bytes held {maxHeld}, posts {posts}; "
             + $"echoes on the other connections meanwhile {echoesDuringFlood}; heap {heapBefore / 1024} KB -> {heapAfter / 1024} KB");
 
         Assert.Multiple(() =>
         {
-            Assert.That(refused, Is.Positive, "TryPost said no once the capacity was used");
-            Assert.That(maxHeld, Is.LessThanOrEqualTo(2 * options.PostCapacityPerShard), "at most the shards' capacity held");
-            Assert.That(maxHeld, Is.LessThanOrEqualTo(flooded.Length * (long)options.PostCapacityPerConnection), "at most the connections' capacity held");
-            Assert.That(posts.Accepted, Is.EqualTo(accepted), "the engine counted what TryPost accepted");
+            Assert.That(refused, Is.Positive, "TrySend said no once the capacity was used");
+            Assert.That(maxHeld, Is.LessThanOrEqualTo(2 * options.SendQueueCapacityPerShard), "at most the shards' capacity held");
+            Assert.That(maxHeld, Is.LessThanOrEqualTo(flooded.Length * (long)options.SendQueueCapacityPerConnection), "at most the connections' capacity held");
+            Assert.That(posts.Accepted, Is.EqualTo(accepted), "the engine counted what TrySend accepted");
             Assert.That(heapAfter - heapBefore, Is.LessThan(64L * 1024 * 1024), "the managed heap did not grow with the posts");
             Assert.That(echoesDuringFlood, Is.GreaterThan(1000), "receives kept flowing on the other connections while posts were pending");
         });
 
         engine.Dispose();
-        posts = engine.ReadPostCounters();
+        posts = engine.ReadSendQueueCounters();
         Assert.That(posts.Sent + posts.DroppedClosed + posts.DroppedStopped, Is.EqualTo(posts.Accepted), $"every accepted post sent or dropped: {posts}");
         Assert.That(posts.DroppedStopped, Is.Positive, "what the stalled peers never took was dropped as EngineStopped and counted");
         Assert.That(posts.BytesHeld, Is.Zero);
@@ -100,7 +100,7 @@ public sealed class EngineContractTests
 
     [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
-    public async Task PostAsync_WaitsForRoom_CompletesWhenThePeerReads_AndACancelledWaitAcceptsNothing()
+    public async Task SendAsync_WaitsForRoom_CompletesWhenThePeerReads_AndACancelledWaitAcceptsNothing()
     {
         using var server = new RawTcpServer();
         var options = new EngineOptions
@@ -109,7 +109,7 @@ public sealed class EngineContractTests
             ShardCount = 1,
             HighWaterMark = 2,
             SendBufferSize = 4096,
-            PostCapacityPerConnection = 16 * 1024,
+            SendQueueCapacityPerConnection = 16 * 1024,
             ConnectRetries = 0,
         };
         var connected = new ConcurrentBag<Connection>();
@@ -138,7 +138,7 @@ public sealed class EngineContractTests
         while (refusals < 200 && clock.Elapsed < Patience)
         {
             byte[] frame = Frame();
-            if (engine.TryPost(connection, frame))
+            if (engine.TrySend(connection, frame))
             {
                 expected.AddRange(frame);
                 refusals = 0;
@@ -151,22 +151,22 @@ public sealed class EngineContractTests
             }
         }
 
-        Assert.That(refusals, Is.EqualTo(200), "TryPost kept saying no once the peer stopped reading");
-        long acceptedBefore = engine.ReadPostCounters().Accepted;
+        Assert.That(refusals, Is.EqualTo(200), "TrySend kept saying no once the peer stopped reading");
+        long acceptedBefore = engine.ReadSendQueueCounters().Accepted;
 
         using (var cancel = new CancellationTokenSource(TimeSpan.FromMilliseconds(200)))
         {
             byte[] cancelled = Frame();
             sequence--;
-            Assert.That(async () => await engine.PostAsync(connection, cancelled, cancel.Token), Throws.InstanceOf<OperationCanceledException>());
+            Assert.That(async () => await engine.SendAsync(connection, cancelled, cancel.Token), Throws.InstanceOf<OperationCanceledException>());
         }
 
-        Assert.That(engine.ReadPostCounters().Accepted, Is.EqualTo(acceptedBefore), "a cancelled wait accepted nothing");
+        Assert.That(engine.ReadSendQueueCounters().Accepted, Is.EqualTo(acceptedBefore), "a cancelled wait accepted nothing");
 
         byte[] waiting = Frame();
-        ValueTask<bool> post = engine.PostAsync(connection, waiting);
+        ValueTask<bool> post = engine.SendAsync(connection, waiting);
         await Task.Delay(200);
-        Assert.That(post.IsCompleted, Is.False, "PostAsync waits while there is no room");
+        Assert.That(post.IsCompleted, Is.False, "SendAsync waits while there is no room");
 
         // The peer reads: room comes back, the waiting post is accepted, and the stream is exact.
         expected.AddRange(waiting);
@@ -174,7 +174,7 @@ public sealed class EngineContractTests
         Assert.That(await post.AsTask().WaitAsync(Patience), Is.True, "the waiting post was accepted once the peer read");
         byte[] received = await reader;
         Assert.That(received, Is.EqualTo(expected.ToArray()), "the peer read exactly the accepted frames, in order");
-        Assert.That(engine.ReadPostCounters(), Is.EqualTo(new PostCounters(acceptedBefore + 1, acceptedBefore + 1, 0, 0, 0)));
+        Assert.That(engine.ReadSendQueueCounters(), Is.EqualTo(new SendQueueCounters(acceptedBefore + 1, acceptedBefore + 1, 0, 0, 0)));
     }
 
     [RequiresStreamClient]

@@ -26,7 +26,7 @@ public sealed class EngineEventDisposalTests
         {
             if (e.Kind == EngineEventKind.Connected)
             {
-                Assert.That(channel.TryWrite(e.Connection, Hello), Is.True);
+                Assert.That(channel.TrySend(e.Connection, Hello), Is.True);
             }
             else if (e.Kind == EngineEventKind.Packet)
             {

@@ -69,7 +69,7 @@ public sealed class EngineLifetimeTests
             Assert.That(engine.Fault?.Message, Does.Contain("context was disposed or shut down while the engine ran"));
             Assert.That(engine.ConnectsResolved.IsCompletedSuccessfully, Is.True, "connects had resolved before the teardown");
             AssertEveryLiveConnectionEndedOnce(handlers, ConnectionEndReason.ContextTerminated);
-            Assert.That(engine.TryPost(new Connection(0, 0, 0), [0, 0, 0, 1, 7]), Is.False, "a stopped engine refuses posts");
+            Assert.That(engine.TrySend(new Connection(0, 0, 0), [0, 0, 0, 1, 7]), Is.False, "a stopped engine refuses posts");
         });
 
         AssertSecondDisposeIsANoOp(engine);

@@ -1,6 +1,6 @@
 // The engine's model-based randomized test: many connections over several shards, against a
 // server whose every connection reads at a random pace (pauses, slow reads, resets), random
-// packet sizes, sends from the handler and posts from several threads (TryPost and PostAsync with
+// packet sizes, sends from the handler and posts from several threads (TrySend and SendAsync with
 // random cancellation), random local closes and, in some rounds, a handler that throws.
 //
 // What must hold, checked against a model of what each connection sent:
@@ -9,7 +9,7 @@
 // - every echo comes back to its own connection, in order, byte for byte;
 // - every packet is accounted for: a connection still open after the drain got every packet it
 //   sent echoed; every posted frame the engine accepted was sent or counted as dropped
-//   (PostCounters), and the posters' own count of accepted frames is the engine's;
+//   (SendQueueCounters), and the posters' own count of accepted frames is the engine's;
 // - every connection that connected hears OnDisconnected exactly once (a throwing handler stops
 //   the engine, and the reason is then EngineFault).
 // The same model runs over tcp, tls, ws and wss (ModelServer speaks each), each with the default
@@ -83,8 +83,8 @@ public sealed class EngineModelTests
             HighWaterMark = random.Next(1, 9),
             SendBufferSize = random.Next(4096, 32769),
             ReceiveBufferSize = random.Next(4096, 65537),
-            PostCapacityPerConnection = random.Next(20_000, 200_000),
-            PostCapacityPerShard = random.Next(100_000, 1_000_000),
+            SendQueueCapacityPerConnection = random.Next(20_000, 200_000),
+            SendQueueCapacityPerShard = random.Next(100_000, 1_000_000),
             MaxPendingBytesPerConnection = random.Next(20_000, 200_000),
             ConnectTimeout = TimeSpan.FromSeconds(10),
             Tls = certificates is null ? null : new EngineTlsOptions { CaFile = certificates.Ca, Hostname = "localhost" },
@@ -94,7 +94,7 @@ public sealed class EngineModelTests
         double closeChance = random.NextDouble() * 0.0002;
         int posterCount = random.Next(1, 4);
         string config = $"{transport} ({framing}) round seed {seed}: {connections} connections, receive buffer {options.ReceiveChunkSize}, {options.ShardCount} shards, hwm {options.HighWaterMark}, sndbuf {options.SendBufferSize}, "
-            + $"post capacity {options.PostCapacityPerConnection}/{options.PostCapacityPerShard}, filler ≤ {maxFiller}, {posterCount} posters, throwing {throwing}";
+            + $"post capacity {options.SendQueueCapacityPerConnection}/{options.SendQueueCapacityPerShard}, filler ≤ {maxFiller}, {posterCount} posters, throwing {throwing}";
         TestContext.Out.WriteLine(config);
 
         using var server = new ModelServer(seed, resetShare: random.NextDouble() * 0.3, transport, certificates);
@@ -164,7 +164,7 @@ public sealed class EngineModelTests
         var clock = Stopwatch.StartNew();
         while (true)
         {
-            PostCounters posts = engine.ReadPostCounters();
+            SendQueueCounters posts = engine.ReadSendQueueCounters();
             List<string> waiting = model.Conns
                 .Where(c => !c.Ended && Volatile.Read(ref c.Echoed) != Volatile.Read(ref c.Accepted))
                 .Select(c => $"#{c.Index} {Volatile.Read(ref c.Echoed)}/{Volatile.Read(ref c.Accepted)}")
@@ -187,7 +187,7 @@ public sealed class EngineModelTests
 
     private static void Verify(ClientEngine engine, ModelServer server, Model model, bool throwing, string config)
     {
-        PostCounters posts = engine.ReadPostCounters();
+        SendQueueCounters posts = engine.ReadSendQueueCounters();
         long postedByPosters = model.Conns.Where(c => c.Posted).Sum(c => c.Accepted);
         long packets = model.Conns.Sum(c => c.Accepted);
         long echoed = model.Conns.Sum(c => c.Echoed);
@@ -241,7 +241,7 @@ public sealed class EngineModelTests
         });
     }
 
-    /// <summary>One poster thread: its own connections, TryPost or PostAsync (sometimes cancelled), sequence numbers in post order.</summary>
+    /// <summary>One poster thread: its own connections, TrySend or SendAsync (sometimes cancelled), sequence numbers in post order.</summary>
     private static void Post(ClientEngine engine, Model model, int poster, int posterCount, int seed)
     {
         var random = new Random(seed);
@@ -273,7 +273,7 @@ public sealed class EngineModelTests
             bool accepted;
             if (random.Next(2) == 0)
             {
-                accepted = engine.TryPost(conn.Connection, frame.AsSpan(0, length));
+                accepted = engine.TrySend(conn.Connection, frame.AsSpan(0, length));
                 if (!accepted)
                 {
                     Thread.Sleep(random.Next(2));
@@ -284,7 +284,7 @@ public sealed class EngineModelTests
                 using var cancel = new CancellationTokenSource(random.Next(1, 50));
                 try
                 {
-                    accepted = engine.PostAsync(conn.Connection, frame.AsMemory(0, length), cancel.Token).AsTask().GetAwaiter().GetResult();
+                    accepted = engine.SendAsync(conn.Connection, frame.AsMemory(0, length), cancel.Token).AsTask().GetAwaiter().GetResult();
                 }
                 catch (OperationCanceledException)
                 {

@@ -4,7 +4,7 @@
 // and engine.md, which write with WriteAsync, and an echo through connection pipes) are run here
 // against packets from one byte of body to MaxPacketSize, over tcp and ws, and every echo must
 // come back byte for byte. WriteAsync used to throw ArgumentOutOfRangeException for a frame over
-// PostCapacityPerConnection (4 MiB), which ended the docs' echo loop at the first such packet.
+// SendQueueCapacityPerConnection (4 MiB), which ended the docs' echo loop at the first such packet.
 using System.Buffers.Binary;
 using System.IO.Pipelines;
 using NetZlink.Engine;
@@ -33,7 +33,7 @@ public sealed class FrameSizeRuleTests
         [
             LengthPrefixFramer.Size + 1,
             defaults.ReceiveChunkSize + 1,
-            defaults.PostCapacityPerConnection + 1,
+            defaults.SendQueueCapacityPerConnection + 1,
             MaxPacket,
             random.Next(LengthPrefixFramer.Size + 1, MaxPacket + 1),
             random.Next(LengthPrefixFramer.Size + 1, MaxPacket + 1),
@@ -59,7 +59,7 @@ public sealed class FrameSizeRuleTests
                     case EngineEventKind.Connected:
                         foreach (byte[] packet in packets)
                         {
-                            Assert.That(await channel.WriteAsync(e.Connection, packet), Is.True, $"WriteAsync of a {packet.Length}-byte packet");
+                            Assert.That(await channel.SendAsync(e.Connection, packet), Is.True, $"SendAsync of a {packet.Length}-byte packet");
                         }
 
                         break;
@@ -99,7 +99,7 @@ public sealed class FrameSizeRuleTests
     public async Task AFrameLargerThanThePostingCapacity_IsTakenWhenTheConnectionHoldsNoOtherPost()
     {
         await using var server = new ChannelEchoServer(endpoints: 1);
-        var options = new EngineOptions { Endpoints = [server.Engine.BoundEndpoints[0]], PostCapacityPerConnection = 1024, PostCapacityPerShard = 2048 };
+        var options = new EngineOptions { Endpoints = [server.Engine.BoundEndpoints[0]], SendQueueCapacityPerConnection = 1024, SendQueueCapacityPerShard = 2048 };
         await using var client = new ClientEngine(1, options);
         EngineChannel channel = client.StartChannel();
         byte[] big = Packet(new Random(1), 64 * 1024);
@@ -112,8 +112,8 @@ public sealed class FrameSizeRuleTests
                 if (e.Kind == EngineEventKind.Connected)
                 {
                     // 64 times each capacity: taken whole (it used to be ArgumentOutOfRangeException).
-                    Assert.That(channel.TryWrite(e.Connection, big), Is.True, "TryWrite of a frame larger than both capacities, nothing else held");
-                    Assert.That(await channel.WriteAsync(e.Connection, big), Is.True, "WriteAsync waits until the first has gone, then takes it");
+                    Assert.That(channel.TrySend(e.Connection, big), Is.True, "TrySend of a frame larger than both capacities, nothing else held");
+                    Assert.That(await channel.SendAsync(e.Connection, big), Is.True, "SendAsync waits until the first has gone, then takes it");
                 }
                 else if (e.Kind == EngineEventKind.Packet)
                 {
@@ -127,7 +127,7 @@ public sealed class FrameSizeRuleTests
         }
 
         Assert.That(echoes, Is.EqualTo(2));
-        PostCounters posts = client.ReadPostCounters();
+        SendQueueCounters posts = client.ReadSendQueueCounters();
         Assert.That((posts.Accepted, posts.Sent, posts.BytesHeld), Is.EqualTo((2L, 2L, 0L)));
     }
 
@@ -140,7 +140,7 @@ public sealed class FrameSizeRuleTests
             {
                 if (e.Kind == EngineEventKind.Packet)
                 {
-                    await serverChannel.WriteAsync(e.Connection, e.PacketMemory);
+                    await serverChannel.SendAsync(e.Connection, e.PacketMemory);
                 }
             }
         }

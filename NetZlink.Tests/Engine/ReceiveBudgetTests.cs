@@ -69,7 +69,7 @@ public sealed class ReceiveBudgetTests
                     }
                     else if (e.Kind == EngineEventKind.Packet)
                     {
-                        await channel.WriteAsync(e.Connection, e.PacketMemory);
+                        await channel.SendAsync(e.Connection, e.PacketMemory);
                     }
                     else if (e.Kind == EngineEventKind.Disconnected)
                     {
@@ -140,7 +140,7 @@ public sealed class ReceiveBudgetTests
                 {
                     if (e.Kind == EngineEventKind.Packet)
                     {
-                        await channel.WriteAsync(e.Connection, e.PacketMemory);
+                        await channel.SendAsync(e.Connection, e.PacketMemory);
                     }
                     else if (e.Kind == EngineEventKind.Disconnected)
                     {

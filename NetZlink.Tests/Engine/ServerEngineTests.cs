@@ -71,7 +71,7 @@ public sealed class ServerEngineTests
         var close = Assert.Throws<InvalidOperationException>(() => shard.Close(connection))!;
         Assert.Multiple(() =>
         {
-            Assert.That(send.Message, Does.Contain("EngineShard.Send").And.Contain("TryPost"));
+            Assert.That(send.Message, Does.Contain("EngineShard.Send").And.Contain("TrySend"));
             Assert.That(close.Message, Does.Contain("EngineShard.Close"));
         });
 
@@ -171,7 +171,7 @@ public sealed class ServerEngineTests
         foreach (Connection connection in connected)
         {
             byte[] packet = [0, 0, 0, 4, (byte)connection.Index, 1, 2, 3];
-            Assert.That(client.TryPost(connection, packet), Is.True);
+            Assert.That(client.TrySend(connection, packet), Is.True);
         }
 
         Wait.Until(() => received.Count == 20, "20 echoed packets", Patience);
@@ -266,10 +266,10 @@ public sealed class ServerEngineTests
         using var second = new TcpClient(host, port);
         Wait.Until(() => handler.Connected.Count == 2, "second accepted", Patience);
         Assert.That(handler.Connected[1].Slot, Is.EqualTo(old.Slot), "the slot was reused");
-        Assert.That(server.TryPost(old, [0, 0, 0, 3, 1, 2, 3]), Is.True);
-        Assert.That(server.TryPost(handler.Connected[1], [0, 0, 0, 2, 9, 9]), Is.True);
+        Assert.That(server.TrySend(old, [0, 0, 0, 3, 1, 2, 3]), Is.True);
+        Assert.That(server.TrySend(handler.Connected[1], [0, 0, 0, 2, 9, 9]), Is.True);
         Assert.That(RawTcpServer.ReadExactly(second.Client, 6, Patience), Is.EqualTo(new byte[] { 0, 0, 0, 2, 9, 9 }), "only the second's own post arrived");
-        Wait.Until(() => server.ReadPostCounters().DroppedClosed == 1, "the old post dropped as closed", Patience);
+        Wait.Until(() => server.ReadSendQueueCounters().DroppedClosed == 1, "the old post dropped as closed", Patience);
     }
 
     [Test, CancelAfter(60_000)]

@@ -10,8 +10,8 @@ namespace NetZlink.Engine;
 /// Opens many connections to one or more endpoints and drives them from a fixed number of shard
 /// threads. Applications plug in an <see cref="IConnectionHandler"/> per shard (callbacks on the
 /// shard thread, no locks) or start it with <see cref="StreamEngine.StartChannel"/> to read
-/// connection events and packets through a <c>ChannelReader</c>; any thread may send with <see cref="StreamEngine.TryPost"/> or
-/// <see cref="StreamEngine.PostAsync"/>.
+/// connection events and packets through a <c>ChannelReader</c>; any thread may send with <see cref="StreamEngine.TrySend"/> or
+/// <see cref="StreamEngine.SendAsync"/>.
 /// </summary>
 public sealed class ClientEngine : StreamEngine
 {

@@ -8,9 +8,9 @@
 // flushed from OnPass once the pending flush has completed.
 //
 // Output: a pump task moves what the application flushes into the output pipe to the engine with
-// PostAsync (bounded, counted), and ends when the connection ends. With the default framer a post
+// SendAsync (bounded, counted), and ends when the connection ends. With the default framer a post
 // must be whole packets: the pump posts the whole packets at the front of what was flushed (in
-// runs of at most PostCapacityPerConnection bytes, or one packet alone when it is larger) and
+// runs of at most SendQueueCapacityPerConnection bytes, or one packet alone when it is larger) and
 // leaves a packet still being written in the pipe until its last byte is flushed: the pump has
 // examined those bytes, and a Pipe holds a writer back only for bytes its reader has not
 // examined, so a packet larger than PipeCapacity written in pieces never stalls its writer. A
@@ -159,7 +159,7 @@ internal sealed class ConnectionPipe : IDuplexPipe
 
                         for (int at = 0; at < segment.Length && open; at += _engine.MaxPostLength)
                         {
-                            open = await _engine.PostAsync(_connection, segment.Slice(at, Math.Min(_engine.MaxPostLength, segment.Length - at))).ConfigureAwait(false);
+                            open = await _engine.SendAsync(_connection, segment.Slice(at, Math.Min(_engine.MaxPostLength, segment.Length - at))).ConfigureAwait(false);
                         }
                     }
                 }
@@ -214,7 +214,7 @@ internal sealed class ConnectionPipe : IDuplexPipe
 
             if (at > run)
             {
-                if (!await PostAsync(buffer.Slice(run, at - run)).ConfigureAwait(false))
+                if (!await SendAsync(buffer.Slice(run, at - run)).ConfigureAwait(false))
                 {
                     return (false, buffer.GetPosition(run));
                 }
@@ -230,18 +230,18 @@ internal sealed class ConnectionPipe : IDuplexPipe
     }
 
     /// <summary>Posts a run of whole packets, copied into one pooled array when it spans segments.</summary>
-    private async ValueTask<bool> PostAsync(ReadOnlySequence<byte> frame)
+    private async ValueTask<bool> SendAsync(ReadOnlySequence<byte> frame)
     {
         if (frame.IsSingleSegment)
         {
-            return await _engine.PostAsync(_connection, frame.First).ConfigureAwait(false);
+            return await _engine.SendAsync(_connection, frame.First).ConfigureAwait(false);
         }
 
         byte[] joined = ArrayPool<byte>.Shared.Rent((int)frame.Length);
         try
         {
             frame.CopyTo(joined);
-            return await _engine.PostAsync(_connection, joined.AsMemory(0, (int)frame.Length)).ConfigureAwait(false);
+            return await _engine.SendAsync(_connection, joined.AsMemory(0, (int)frame.Length)).ConfigureAwait(false);
         }
         finally
         {

@@ -100,17 +100,17 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
     public long DiscardedAfterDispose => Interlocked.Read(ref _discarded);
 
     /// <summary>
-    /// Posts a frame to the connection from any thread without waiting: <see cref="StreamEngine.TryPost"/>
+    /// Posts a frame to the connection from any thread without waiting: <see cref="StreamEngine.TrySend"/>
     /// (false when there is no room now or the engine is not running).
     /// </summary>
-    public bool TryWrite(Connection connection, ReadOnlySpan<byte> frame) => _engine.TryPost(connection, frame);
+    public bool TrySend(Connection connection, ReadOnlySpan<byte> frame) => _engine.TrySend(connection, frame);
 
     /// <summary>
     /// Posts a frame to the connection from any thread, waiting without blocking for posting
-    /// capacity: <see cref="StreamEngine.PostAsync"/> (false when the engine is not running or stops while waiting).
+    /// capacity: <see cref="StreamEngine.SendAsync"/> (false when the engine is not running or stops while waiting).
     /// </summary>
-    public ValueTask<bool> WriteAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
-        => _engine.PostAsync(connection, frame, cancellationToken);
+    public ValueTask<bool> SendAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
+        => _engine.SendAsync(connection, frame, cancellationToken);
 
     /// <summary>
     /// Says the application wants no more packets and stops the engine (waiting up to

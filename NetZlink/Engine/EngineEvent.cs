@@ -38,7 +38,7 @@ public readonly struct EngineEvent : IDisposable
     /// <summary>What happened.</summary>
     public EngineEventKind Kind { get; }
 
-    /// <summary>The connection it happened to: write to it with <see cref="EngineChannel.TryWrite"/> or <see cref="EngineChannel.WriteAsync"/>.</summary>
+    /// <summary>The connection it happened to: write to it with <see cref="EngineChannel.TrySend"/> or <see cref="EngineChannel.SendAsync"/>.</summary>
     public Connection Connection { get; }
 
     /// <summary>The packet's bytes (header included) for <see cref="EngineEventKind.Packet"/>, empty otherwise; valid until <see cref="Dispose"/>.</summary>

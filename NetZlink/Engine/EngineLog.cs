@@ -15,8 +15,8 @@ internal static partial class EngineLog
     internal static partial void Started(ILogger logger, string engine, string kind, int shards, string endpoints);
 
     [LoggerMessage(EventId = 1001, EventName = "EngineStopped", Level = LogLevel.Information,
-        Message = "{Engine} stopped: {Connected} connections established, {ConnectFailures} failed to connect, {Disconnects} ended, {DroppedPosts} posted frames dropped")]
-    internal static partial void Stopped(ILogger logger, string engine, long connected, long connectFailures, long disconnects, long droppedPosts);
+        Message = "{Engine} stopped: {Connected} connections established, {ConnectFailures} failed to connect, {Disconnects} ended, {DroppedSends} queued sends dropped")]
+    internal static partial void Stopped(ILogger logger, string engine, long connected, long connectFailures, long disconnects, long droppedSends);
 
     [LoggerMessage(EventId = 1002, EventName = "EngineFaulted", Level = LogLevel.Error,
         Message = "{Engine} faulted on shard {Shard}: {Reason}; every shard stops and every connection ends with EngineFault")]

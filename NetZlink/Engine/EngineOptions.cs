@@ -85,15 +85,15 @@ public sealed class EngineOptions
     public int MaxPendingBytesPerConnection { get; set; } = 4 * 1024 * 1024;
 
     /// <summary>
-    /// Bytes of posted frames (<see cref="StreamEngine.TryPost"/>) one connection may hold before
-    /// they reach its socket (queued, or waiting at the high-water mark); beyond it TryPost says no
-    /// and PostAsync waits. A larger frame is taken when the connection holds no other posted frame:
+    /// Bytes of posted frames (<see cref="StreamEngine.TrySend"/>) one connection may hold before
+    /// they reach its socket (queued, or waiting at the high-water mark); beyond it TrySend says no
+    /// and SendAsync waits. A larger frame is taken when the connection holds no other posted frame:
     /// no frame is refused for its size (docs/engine.md, "Frame sizes").
     /// </summary>
-    public int PostCapacityPerConnection { get; set; } = 4 * 1024 * 1024;
+    public int SendQueueCapacityPerConnection { get; set; } = 4 * 1024 * 1024;
 
-    /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TryPost says no (a larger frame is taken when the shard holds no other).</summary>
-    public long PostCapacityPerShard { get; set; } = 64L * 1024 * 1024;
+    /// <summary>Bytes of posted frames one shard may hold in all (every connection's together); beyond it TrySend says no (a larger frame is taken when the shard holds no other).</summary>
+    public long SendQueueCapacityPerShard { get; set; } = 64L * 1024 * 1024;
 
     /// <summary>
     /// How packets are cut out of the byte stream. Default: a u32 big-endian body length prefix (the
@@ -178,8 +178,8 @@ public sealed class EngineOptions
         ArgumentOutOfRangeException.ThrowIfLessThan(SendScratchSize, 1024);
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxPacketSize, Framer.HeaderSize);
         ArgumentOutOfRangeException.ThrowIfNegative(HighWaterMark);
-        ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerConnection, 1);
-        ArgumentOutOfRangeException.ThrowIfLessThan(PostCapacityPerShard, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(SendQueueCapacityPerConnection, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(SendQueueCapacityPerShard, 1);
         ArgumentOutOfRangeException.ThrowIfLessThan(ReceiveBudgetPerConnection, Framer.HeaderSize + 1);
         if (ReceiveBudgetPerShard < ReceiveBudgetPerConnection)
         {

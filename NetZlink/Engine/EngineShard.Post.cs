@@ -1,11 +1,11 @@
-// Frames other threads hand to a shard (ClientEngine.TryPost / PostAsync), with bounded memory
+// Frames other threads hand to a shard (ClientEngine.TrySend / SendAsync), with bounded memory
 // and exact accounting.
 //
-// Capacity: a posted frame holds capacity from the moment TryPost accepts it until the native
-// socket has taken it (or it is dropped): at most PostCapacityPerConnection bytes per connection
-// and PostCapacityPerShard bytes per shard, or one frame where that frame alone is larger. That covers the post queue and, for a connection whose
+// Capacity: a posted frame holds capacity from the moment TrySend accepts it until the native
+// socket has taken it (or it is dropped): at most SendQueueCapacityPerConnection bytes per connection
+// and SendQueueCapacityPerShard bytes per shard, or one frame where that frame alone is larger. That covers the post queue and, for a connection whose
 // socket queue is at its high-water mark, the frames waiting in its retry buffer; a slow peer
-// therefore makes TryPost say no (and PostAsync wait) instead of growing memory or dropping.
+// therefore makes TrySend say no (and SendAsync wait) instead of growing memory or dropping.
 //
 // Accounting: every accepted frame ends exactly once, as sent (the socket took it) or as dropped
 // with a reason (its connection was not established when the frame's turn came or ended before
@@ -13,7 +13,7 @@
 // DroppedClosed + DroppedStopped once the engine has stopped.
 //
 // Closing: the shard shuts the gate (under _postGate) before it ends its connections and empties
-// its queue, and TryPost enqueues only under the same gate while it is open, so no frame can be
+// its queue, and TrySend enqueues only under the same gate while it is open, so no frame can be
 // enqueued after the last drain.
 using System.Collections.Concurrent;
 
@@ -41,7 +41,7 @@ public sealed unsafe partial class EngineShard
     internal long PostedBytesHeld => Interlocked.Read(ref _postedBytes);
 
     /// <summary>Any thread: copies the frame into a pooled buffer and queues it, if there is room.</summary>
-    internal PostStatus TryPost(int slot, int connectionIndex, ReadOnlySpan<byte> frame)
+    internal PostStatus TrySend(int slot, int connectionIndex, ReadOnlySpan<byte> frame)
     {
         // A capacity bounds what is held, never the size of one frame (docs/engine.md, "Frame
         // sizes"): a frame goes in while the total stays within the capacity, or when nothing
@@ -49,14 +49,14 @@ public sealed unsafe partial class EngineShard
         // for the connection (and the shard) to be empty instead of being refused for ever.
         int length = frame.Length;
         int held = Interlocked.Add(ref _postedBytesBySlot[slot], length);
-        if (held > _options.PostCapacityPerConnection && held != length)
+        if (held > _options.SendQueueCapacityPerConnection && held != length)
         {
             Interlocked.Add(ref _postedBytesBySlot[slot], -length);
             return PostStatus.Full;
         }
 
         long shardHeld = Interlocked.Add(ref _postedBytes, length);
-        if (shardHeld > _options.PostCapacityPerShard && shardHeld != length)
+        if (shardHeld > _options.SendQueueCapacityPerShard && shardHeld != length)
         {
             Unreserve(slot, length);
             return PostStatus.Full;

@@ -20,7 +20,7 @@ public sealed unsafe partial class EngineShard
 
     /// <summary>
     /// Sends one frame (one or more whole packets) to a connection of this shard. Call on the
-    /// shard's thread only (from a handler callback); other threads use <see cref="StreamEngine.TryPost"/> or <see cref="StreamEngine.PostAsync"/>.
+    /// shard's thread only (from a handler callback); other threads use <see cref="StreamEngine.TrySend"/> or <see cref="StreamEngine.SendAsync"/>.
     /// Never blocks and never throws for a closed connection or a full queue.
     /// </summary>
     /// <exception cref="ArgumentException">With the default framer (<see cref="LengthPrefixFramer"/>): the frame is

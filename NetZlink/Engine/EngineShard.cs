@@ -68,7 +68,7 @@ public sealed unsafe partial class EngineShard
     [System.Diagnostics.CodeAnalysis.DoesNotReturn]
     private void ThrowNotShardThread(string operation) => throw new InvalidOperationException(
         $"EngineShard.{operation} was called from thread {Environment.CurrentManagedThreadId}, not from shard {Index}'s own thread: " +
-        "call it from a handler callback, or from other threads use StreamEngine.TryPost/PostAsync (or a ConnectionPipe).");
+        "call it from a handler callback, or from other threads use StreamEngine.TrySend/SendAsync (or a ConnectionPipe).");
     private ConnectErrnoMonitor? _connectMonitor;
     private nint _socket;
     private SocketHandle? _socketOwner;

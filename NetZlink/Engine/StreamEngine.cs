@@ -16,7 +16,7 @@ namespace NetZlink.Engine;
 
 /// <summary>
 /// The shared part of <see cref="ClientEngine"/> and <see cref="ServerEngine"/>: shard threads,
-/// posting from any thread (<see cref="TryPost"/>, <see cref="PostAsync"/>), counters, stop and
+/// posting from any thread (<see cref="TrySend"/>, <see cref="SendAsync"/>), counters, stop and
 /// dispose. The contracts (threading, backpressure, posting, faults) are in docs/engine.md.
 /// </summary>
 public abstract class StreamEngine : IDisposable, IAsyncDisposable
@@ -94,14 +94,14 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     public Exception? Fault => Volatile.Read(ref _fault);
 
     /// <summary>
-    /// Frames <see cref="TryPost"/> or <see cref="PostAsync"/> accepted that were dropped instead of
-    /// sent (see <see cref="ReadPostCounters"/> for the reasons).
+    /// Frames <see cref="TrySend"/> or <see cref="SendAsync"/> accepted that were dropped instead of
+    /// sent (see <see cref="ReadSendQueueCounters"/> for the reasons).
     /// </summary>
-    public long DroppedPosts
+    public long DroppedSends
     {
         get
         {
-            PostCounters c = ReadPostCounters();
+            SendQueueCounters c = ReadSendQueueCounters();
             return c.DroppedClosed + c.DroppedStopped;
         }
     }
@@ -118,7 +118,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     internal ILogger Logger { get; }
 
     /// <summary>The most a pipe posts in one frame when it may cut (custom framers): the posting capacity, so that frames never wait for an empty connection.</summary>
-    internal int MaxPostLength => _options.PostCapacityPerConnection;
+    internal int MaxPostLength => _options.SendQueueCapacityPerConnection;
 
     /// <summary>True with the default framer: every frame is whole packets, which the native framing cuts.</summary>
     internal bool PacketFramed => _options.Framer is LengthPrefixFramer;
@@ -132,31 +132,31 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// Sends a frame to a connection from any thread, without blocking: the bytes are copied into a
     /// pooled buffer and queued to the connection's shard, which sends them on its next pass. The
     /// frame holds posting capacity until the native socket takes it: at most
-    /// <see cref="EngineOptions.PostCapacityPerConnection"/> bytes per connection and
-    /// <see cref="EngineOptions.PostCapacityPerShard"/> per shard. A capacity never refuses a frame
+    /// <see cref="EngineOptions.SendQueueCapacityPerConnection"/> bytes per connection and
+    /// <see cref="EngineOptions.SendQueueCapacityPerShard"/> per shard. A capacity never refuses a frame
     /// for its size: a frame larger than it is accepted once the connection (and the shard) hold
     /// no other posted frame (docs/engine.md, "Frame sizes"). Every accepted frame is later
-    /// either sent or counted as dropped (<see cref="ReadPostCounters"/>): dropped when its
+    /// either sent or counted as dropped (<see cref="ReadSendQueueCounters"/>): dropped when its
     /// connection is not established when its turn comes or ends first, or when the engine stops.
     /// </summary>
     /// <returns>
     /// True when accepted; false when there is no room now (a slow peer: retry later, or use
-    /// <see cref="PostAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
+    /// <see cref="SendAsync"/> to wait) or the engine is not running (<see cref="IsRunning"/>).
     /// </returns>
     /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
     /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
-    public bool TryPost(Connection connection, ReadOnlySpan<byte> frame)
+    public bool TrySend(Connection connection, ReadOnlySpan<byte> frame)
         => TryPostCore(connection, frame) == EngineShard.PostStatus.Accepted;
 
     /// <summary>
-    /// Like <see cref="TryPost"/>, but waits (asynchronously, no thread blocked) for posting
+    /// Like <see cref="TrySend"/>, but waits (asynchronously, no thread blocked) for posting
     /// capacity when the connection or its shard is full.
     /// </summary>
     /// <returns>True once accepted; false when the engine is not running or stops while waiting (nothing was accepted).</returns>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled first; nothing was accepted.</exception>
     /// <exception cref="ArgumentException">The connection is not one of this engine's, or the frame is empty, or (with the
     /// default framer, <see cref="LengthPrefixFramer"/>) the frame is not whole packets with bodies of at least one byte.</exception>
-    public ValueTask<bool> PostAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
+    public ValueTask<bool> SendAsync(Connection connection, ReadOnlyMemory<byte> frame, CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
         EngineShard.PostStatus status = TryPostCore(connection, frame.Span);
@@ -168,8 +168,8 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         };
     }
 
-    /// <summary>Posting counters summed over shards now (see <see cref="PostCounters"/>).</summary>
-    public PostCounters ReadPostCounters()
+    /// <summary>Posting counters summed over shards now (see <see cref="SendQueueCounters"/>).</summary>
+    public SendQueueCounters ReadSendQueueCounters()
     {
         long accepted = 0, sent = 0, closed = 0, stopped = 0, held = 0;
         foreach (EngineShard shard in _shards)
@@ -187,7 +187,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             held += shard.PostedBytesHeld;
         }
 
-        return new PostCounters(accepted, sent, closed, stopped, held);
+        return new SendQueueCounters(accepted, sent, closed, stopped, held);
     }
 
     private EngineShard.PostStatus TryPostCore(Connection connection, ReadOnlySpan<byte> frame)
@@ -209,7 +209,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             return EngineShard.PostStatus.Closed;
         }
 
-        EngineShard.PostStatus status = shard.TryPost(connection.Slot, connection.Index, frame);
+        EngineShard.PostStatus status = shard.TrySend(connection.Slot, connection.Index, frame);
         if (status == EngineShard.PostStatus.Accepted)
         {
             shard.ObservePosted(connection, frame.Length);
@@ -385,7 +385,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <summary>
     /// Starts the engine with an <see cref="EngineChannel"/> as the handler of every shard: the
     /// application reads connection events and packets from <see cref="EngineChannel.Reader"/>
-    /// and writes with <see cref="EngineChannel.TryWrite"/> or <see cref="EngineChannel.WriteAsync"/>.
+    /// and writes with <see cref="EngineChannel.TrySend"/> or <see cref="EngineChannel.SendAsync"/>.
     /// The reader completes once the engine has stopped (see docs/engine.md, "The channel API").
     /// </summary>
     /// <param name="options">Receive capacity and pipes; null for the defaults.</param>
@@ -577,7 +577,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             // is terminated here, on this thread, before Stopped completes.
             ReleaseContextReference();
             EngineCounters counters = ReadCounters();
-            EngineLog.Stopped(Logger, Name, counters.Connected, counters.ConnectFailed + counters.ConnectTimedOut, counters.Disconnects, DroppedPosts);
+            EngineLog.Stopped(Logger, Name, counters.Connected, counters.ConnectFailed + counters.ConnectTimedOut, counters.Disconnects, DroppedSends);
             OnAllShardsExited();
             _stopped.TrySetResult();
         }

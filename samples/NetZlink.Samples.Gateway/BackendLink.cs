@@ -17,7 +17,7 @@ internal sealed partial class BackendLink
     private readonly ILogger _logger;
     private readonly TaskCompletionSource<Connection> _connected = new(TaskCreationOptions.RunContinuationsAsynchronously);
     // Requests waiting for their reply, oldest first. A request joins before its frame is posted:
-    // the reply can come back (on the shard thread) before TryPost has even returned.
+    // the reply can come back (on the shard thread) before TrySend has even returned.
     private readonly LinkedList<TaskCompletionSource<byte[]>> _waiting = new();
     private readonly Lock _lock = new();
     private bool _down;
@@ -55,7 +55,7 @@ internal sealed partial class BackendLink
             bool posted;
             try
             {
-                posted = _backend.Engine.TryPost(connection, frame);
+                posted = _backend.Engine.TrySend(connection, frame);
             }
             catch
             {

@@ -3,13 +3,13 @@ namespace NetZlink.Engine;
 
 /// <summary>
 /// A snapshot of an engine's posting counters, summed over shards (see
-/// <see cref="StreamEngine.TryPost"/>). Once the engine has stopped,
+/// <see cref="StreamEngine.TrySend"/>). Once the engine has stopped,
 /// <c>Accepted == Sent + DroppedClosed + DroppedStopped</c> and <c>BytesHeld == 0</c>; while it runs
 /// the difference is what is still queued or waiting at a high-water mark.
 /// </summary>
-/// <param name="Accepted">Frames TryPost/PostAsync accepted.</param>
+/// <param name="Accepted">Frames TrySend/SendAsync accepted.</param>
 /// <param name="Sent">Accepted frames the native socket took.</param>
 /// <param name="DroppedClosed">Accepted frames dropped because their connection was not established when their turn came, or ended before they went out.</param>
 /// <param name="DroppedStopped">Accepted frames dropped because the engine stopped (stop, fault or context termination) while it still held them.</param>
 /// <param name="BytesHeld">Bytes of accepted frames not yet sent or dropped (the posting capacity in use).</param>
-public readonly record struct PostCounters(long Accepted, long Sent, long DroppedClosed, long DroppedStopped, long BytesHeld);
+public readonly record struct SendQueueCounters(long Accepted, long Sent, long DroppedClosed, long DroppedStopped, long BytesHeld);
