@@ -254,8 +254,8 @@ bool zmq::zmp_engine_t::handshake_complete ()
     peer_up (peer_id, peer_id_size);
     {
         //  CONNECTION_READY carries the peer's routing id
-        zmp_event_peer_t with_id (ZMQ_EVENT_HANDSHAKE_SUCCEEDED, peer_id,
-                                  peer_id_size);
+        zmp_event_peer_t with_id (ZMQ_EVENT_HANDSHAKE_SUCCEEDED,
+                                  _peer->info.id, _peer->info.id_size);
         socket ()->event_handshake_succeeded (_endpoint_uri_pair, 0);
     }
 

@@ -172,6 +172,14 @@ size_t netzlink_zmp_peers (const void *socket_,
 void zmq::zmp_engine_t::peer_up (const unsigned char *id_, size_t size_)
 {
     zmq_assert (!_peer);
+    //  A ROUTER that connected with CONNECT_ROUTING_ID routes to the peer by
+    //  that alias (router_t::identify_peer), not by the id in its HELLO.
+    const std::string &alias = _options.zmp_connect_alias;
+    if (_options.recv_routing_id && !alias.empty ()
+        && _endpoint_uri_pair.local_type == endpoint_type_connect) {
+        id_ = reinterpret_cast<const unsigned char *> (alias.data ());
+        size_ = alias.size ();
+    }
     _peer = zmp_peer_add (socket (), id_, size_, _endpoint_uri_pair.remote);
 }
 

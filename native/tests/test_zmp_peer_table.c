@@ -6,7 +6,8 @@
  *     id) checked against a model after each step (seed printed,
  *     ZLINK_TEST_SEED replays it);
  *   - message counters, addresses and connect times in zlink_peer_info_t;
- *   - PAIR and PUB/SUB tables on both sides;
+ *   - PAIR and PUB/SUB tables on both sides; a ROUTER's peer under the
+ *     CONNECT_ROUTING_ID it connected with;
  *   - CONNECTION_READY and DISCONNECTED with the peer's routing id and both
  *     addresses on a monitor handle, the table already updated when they
  *     arrive, and a zlink_socket_monitor endpoint still publishing libzmq's
@@ -247,6 +248,62 @@ static void counters(void)
     CHECK(zlink_close(dealer) == 0 && zlink_close(router) == 0);
 }
 
+static void expect_peer(void *s, int index, const char *id)
+{
+    zlink_routing_id_t rid;
+    CHECK(zlink_socket_peer_routing_id(s, index, &rid) == 0);
+    CHECK(rid.size == strlen(id) && memcmp(rid.data, id, rid.size) == 0);
+}
+
+/* A ROUTER that connects with CONNECT_ROUTING_ID has that peer under the
+ * alias it routes by; its next connect, without one, under the HELLO id. */
+static void router_alias(void)
+{
+    void *a = zlink_socket(ctx, ZLINK_ROUTER), *b = zlink_socket(ctx, ZLINK_ROUTER),
+         *c = zlink_socket(ctx, ZLINK_ROUTER);
+    CHECK(a && b && c);
+    CHECK(zlink_setsockopt(a, ZLINK_ROUTING_ID, "a-own", 5) == 0);
+    CHECK(zlink_setsockopt(b, ZLINK_ROUTING_ID, "b-own", 5) == 0);
+    CHECK(zlink_setsockopt(c, ZLINK_ROUTING_ID, "c-own", 5) == 0);
+    tu_set_int(a, ZLINK_RCVTIMEO, 5000);
+    char epa[256], epc[256];
+    CHECK(zlink_bind(a, "tcp://127.0.0.1:*") == 0);
+    tu_last_endpoint(a, epa, sizeof epa);
+    CHECK(zlink_bind(c, "tcp://127.0.0.1:*") == 0);
+    tu_last_endpoint(c, epc, sizeof epc);
+    /* a CONNECT_ROUTING_ID set before a bind does not name accepted peers */
+    CHECK(zlink_setsockopt(b, ZLINK_CONNECT_ROUTING_ID, "to-a", 4) == 0);
+    CHECK(zlink_bind(b, "tcp://127.0.0.1:*") == 0);
+    char epb[256];
+    tu_last_endpoint(b, epb, sizeof epb);
+    CHECK(zlink_connect(b, epa) == 0);
+    wait_count(b, 1);
+    expect_peer(b, 0, "to-a");
+    CHECK(zlink_send(b, "to-a", 4, ZLINK_SNDMORE) == 4);
+    CHECK(zlink_send(b, "x", 1, 0) == 1);
+    char buf[16];
+    CHECK(zlink_recv(a, buf, sizeof buf, 0) == 5 && memcmp(buf, "b-own", 5) == 0);
+    CHECK(zlink_recv(a, buf, sizeof buf, 0) == 1);
+    expect_peer(a, 0, "b-own");
+    CHECK(zlink_connect(b, epc) == 0);
+    wait_count(b, 2);
+    expect_peer(b, 0, "to-a");
+    expect_peer(b, 1, "c-own");
+    void *d = zlink_socket(ctx, ZLINK_DEALER);
+    CHECK(d && zlink_setsockopt(d, ZLINK_ROUTING_ID, "d-own", 5) == 0);
+    CHECK(zlink_connect(d, epb) == 0);
+    wait_count(b, 3);
+    zlink_routing_id_t rid = {5, "d-own"};
+    zlink_peer_info_t info;
+    CHECK(zlink_socket_peer_info(b, &rid, &info) == 0);
+    tu_set_int(d, ZLINK_LINGER, 0);
+    CHECK(zlink_close(d) == 0);
+    tu_set_int(a, ZLINK_LINGER, 0);
+    tu_set_int(b, ZLINK_LINGER, 0);
+    tu_set_int(c, ZLINK_LINGER, 0);
+    CHECK(zlink_close(a) == 0 && zlink_close(b) == 0 && zlink_close(c) == 0);
+}
+
 /* PAIR and PUB/SUB: each side has the other as its peer, by its id */
 static void other_types(void)
 {
@@ -412,6 +469,7 @@ int main(void)
     errors();
     counters();
     other_types();
+    router_alias();
     monitor_ids("tcp");
     monitor_ids("ipc");
     random_table();

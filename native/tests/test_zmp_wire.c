@@ -387,6 +387,14 @@ static void router_ids(void *ctx)
     CHECK(zlink_send(s, auto_id, 5, ZLINK_SNDMORE) == 5);
     CHECK(zlink_send(s, "to-anon", 7, 0) == 7);
     expect_frame(fd2, 0x00, "to-anon", 7);
+    /* both peers in the ROUTER's table, by the ids it routes by */
+    zlink_routing_id_t rid = {6, "peer-1"};
+    zlink_peer_info_t info;
+    CHECK(zlink_socket_peer_count(s) == 2);
+    CHECK(zlink_socket_peer_info(s, &rid, &info) == 0);
+    rid.size = 5;
+    memcpy(rid.data, auto_id, 5);
+    CHECK(zlink_socket_peer_info(s, &rid, &info) == 0);
     raw_expect_quiet(fd, 100);
     close(fd);
     close(fd2);
