@@ -1,16 +1,17 @@
-// Peer introspection of ROUTER and STREAM sockets (zlink_socket_peer_*), and connecting with a
-// chosen routing id. Other socket types, and native libraries without the feature, answer
-// ENOTSUP, surfaced as ZlinkNotSupportedException with a hint.
+// Peer introspection (zlink_socket_peer_*), on every socket type, and connecting with a chosen
+// routing id. A native library without it for a socket type (one built on the system's libzmq,
+// or older than 0.2.0 for the types other than STREAM) answers ENOTSUP, surfaced as
+// ZlinkNotSupportedException with a hint.
 using NetZlink.Interop;
 
 namespace NetZlink;
 
 public sealed unsafe partial class ZlinkSocket
 {
-    private const string PeersHint = "peer introspection works on ROUTER and STREAM sockets only";
+    private const string PeersHint = "this native library has no peer introspection for the socket's type";
 
     /// <summary>Number of connected peers.</summary>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket, or the native library lacks it.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     public int PeerCount
     {
         get
@@ -29,7 +30,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>The routing id of the peer at <paramref name="index"/> (0 ≤ index &lt; <see cref="PeerCount"/>).</summary>
     /// <param name="index">The peer's position.</param>
     /// <returns>Its routing id.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     /// <exception cref="ZlinkException">No peer at that index.</exception>
     public RoutingId GetPeerRoutingId(int index)
     {
@@ -46,7 +47,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>What the socket knows about the peer with <paramref name="routingId"/>.</summary>
     /// <param name="routingId">The peer's routing id.</param>
     /// <returns>The peer's address and counters.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     /// <exception cref="ZlinkException">No such peer (EINVAL or EHOSTUNREACH, depending on the library).</exception>
     public PeerInfo GetPeerInfo(RoutingId routingId)
     {
@@ -67,7 +68,7 @@ public sealed unsafe partial class ZlinkSocket
 
     /// <summary>Every connected peer.</summary>
     /// <returns>A snapshot, one entry per peer.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a ROUTER or STREAM socket.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     public IReadOnlyList<PeerInfo> GetPeers()
     {
         // Peers may connect between the count and the listing: leave room, and take what fits.
