@@ -13,6 +13,8 @@ public sealed class MessageTests
         using var context = new ZlinkContext();
         using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
         using var sender = context.CreateSocket(ZlinkSocketType.Pair);
+        // Socket-Type travels in READY only when the sender sets ZMP_METADATA, as in zlink 1.3
+        sender.SetOption(SocketOption.ZmpMetadata, true);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
 
         using var outgoing = new ZlinkMessage(Wait.Bytes("hello message"));

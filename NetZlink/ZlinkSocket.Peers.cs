@@ -1,20 +1,17 @@
-// Peer introspection (zlink_socket_peer_*), and connecting with a chosen routing id. NetZlink's
-// library answers it on STREAM sockets only: libzmq 4.3 keeps no peer table a ROUTER could list,
-// so ROUTER and every other type answer ENOTSUP, surfaced as ZlinkNotSupportedException whose
-// hint names the socket's type and says so.
+// Peer introspection (zlink_socket_peer_*), on every socket type, and connecting with a chosen
+// routing id. A native library without it for a socket type (one built on the system's libzmq,
+// or older than 0.2.0 for the types other than STREAM) answers ENOTSUP, surfaced as
+// ZlinkNotSupportedException with a hint.
 using NetZlink.Interop;
 
 namespace NetZlink;
 
 public sealed unsafe partial class ZlinkSocket
 {
-    /// <summary>Why a peer call failed with ENOTSUP on this socket: only STREAM sockets have a peer table (not ROUTER).</summary>
-    private string PeersHint => Type == ZlinkSocketType.Stream
-        ? "this native library has no peer introspection (NetZlink's libzlink.so answers it on STREAM sockets)"
-        : $"peer introspection works on STREAM sockets only; a {Type.ToString().ToUpperInvariant()} socket has no peer table in this library (libzmq 4.3's ROUTER keeps none it could list)";
+    private const string PeersHint = "this native library has no peer introspection for the socket's type";
 
     /// <summary>Number of connected peers.</summary>
-    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table), or the native library lacks it.</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     public int PeerCount
     {
         get
@@ -33,7 +30,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>The routing id of the peer at <paramref name="index"/> (0 ≤ index &lt; <see cref="PeerCount"/>).</summary>
     /// <param name="index">The peer's position.</param>
     /// <returns>Its routing id.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table).</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     /// <exception cref="ZlinkException">No peer at that index.</exception>
     public RoutingId GetPeerRoutingId(int index)
     {
@@ -50,7 +47,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>What the socket knows about the peer with <paramref name="routingId"/>.</summary>
     /// <param name="routingId">The peer's routing id.</param>
     /// <returns>The peer's address and counters.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table).</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     /// <exception cref="ZlinkException">No such peer (EINVAL or EHOSTUNREACH, depending on the library).</exception>
     public PeerInfo GetPeerInfo(RoutingId routingId)
     {
@@ -71,7 +68,7 @@ public sealed unsafe partial class ZlinkSocket
 
     /// <summary>Every connected peer.</summary>
     /// <returns>A snapshot, one entry per peer.</returns>
-    /// <exception cref="ZlinkNotSupportedException">Not a STREAM socket (ROUTER included: it has no peer table).</exception>
+    /// <exception cref="ZlinkNotSupportedException">The native library lacks it for this socket type.</exception>
     public IReadOnlyList<PeerInfo> GetPeers()
     {
         // Peers may connect between the count and the listing: leave room, and take what fits.

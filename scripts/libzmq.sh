@@ -11,7 +11,9 @@
 # in place of zmtp_engine_t, the ZMP_METADATA option, the two files in libzmq's CMake source list)
 # is applied there before the build. See docs/native.md#zmp-on-the-libzmq-socket-types.
 # native/libzmq/speed.patch follows it: fewer system calls per message in libzmq's I/O and
-# application threads (docs/native.md#fewer-system-calls-per-message).
+# application threads (docs/native.md#fewer-system-calls-per-message). native/libzmq/peers.patch
+# builds the peer table (zmp_peers.*) and lets a monitor event carry the peer's routing id
+# (docs/native.md#peers-of-the-zmp-socket-types).
 #
 # Everything lives in native/build-libzmq/ (ignored by git; shared by native/build, build-asan
 # and build-fuzz): src/ (the unpacked source, kept as Debian ships it), zmp-src/ (the copy that
@@ -169,6 +171,8 @@ zmq_version() {
 # target's), as one hash of file names and contents
 zmp_dir=native/libzmq
 zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp zmp_transport.h)
+# the peer table and the routing id of monitor events (docs/native.md#peers-of-the-zmp-socket-types)
+zmp_files+=(peers.patch zmp_peers.h zmp_peers.hpp zmp_peers.cpp)
 zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }
@@ -209,7 +213,7 @@ cp -a "$src" "$patched"
 for f in "${zmp_files[@]}"; do
   case $f in *.hpp | *.cpp | *.h) cp "$zmp_dir/$f" "$patched/src/" ;; esac
 done
-for p in zmp.patch speed.patch $([ -z "$toolchain" ] || echo cross-run-checks.patch); do
+for p in zmp.patch speed.patch peers.patch $([ -z "$toolchain" ] || echo cross-run-checks.patch); do
   if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/$p"; then
     echo "libzmq: $zmp_dir/$p does not apply to $src" >&2
     exit 1

@@ -234,6 +234,8 @@ public sealed class ServerEngineTests
                 using var extra = new TcpClient(host, port);
                 extra.Client.ReceiveTimeout = (int)Patience.TotalMilliseconds;
                 Assert.That(extra.Client.Receive(new byte[1]), Is.Zero, "the connection beyond MaxConnections was closed");
+                // Counted by the shard when it refuses; the peer can see the close first.
+                Wait.Until(() => server.ReadCounters().ConnectFailed == 1, "the refused connection counted", Patience);
                 Assert.That(server.ReadCounters().ConnectFailed, Is.EqualTo(1));
             }
 

@@ -13,9 +13,9 @@ public sealed partial class EngineShard
         if (_freeSlots!.Count == 0)
         {
             // Every slot is taken (EngineOptions.MaxConnections): refuse, counted.
-            StreamFrames.RequestClose(_socket, routingId, _framing);
             Counters.ConnectFailed++;
             ObserveAcceptRefused();
+            StreamFrames.RequestClose(_socket, routingId, _framing);
             return;
         }
 

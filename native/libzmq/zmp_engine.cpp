@@ -61,6 +61,7 @@ zmq::zmp_engine_t::zmp_engine_t (fd_t fd_,
                                  const endpoint_uri_pair_t &endpoint_uri_pair_,
                                  const zmp_link_t *link_) :
     stream_engine_base_t (fd_, options_, endpoint_uri_pair_, true),
+    _peer (NULL),
     _proto (options_.type),
     _ready (false),
     _pong_pending (false),
@@ -102,6 +103,7 @@ zmq::zmp_engine_t::~zmp_engine_t ()
     //  close_notify when the connection was up and is being closed here
     if (_zt)
         zl_zt_free (_zt, _zt_ready && _fail_code == 0);
+    peer_down ();
 }
 
 static void append_frame (std::vector<unsigned char> &out_,
@@ -243,13 +245,22 @@ bool zmq::zmp_engine_t::handshake_complete ()
         _has_heartbeat_timer = true;
     }
 
+    //  the id the socket knows the peer by: its HELLO's, or for a ROUTER
+    //  one made up when that is empty (zmp_peers.cpp)
+    const unsigned char *peer_id = _proto.peer_id ();
+    size_t peer_id_size = _proto.peer_id_size ();
+    unsigned char made_id[8];
+    if (_options.recv_routing_id && peer_id_size == 0) {
+        peer_id_size = make_routing_id (made_id);
+        peer_id = made_id;
+    }
+
     bool flush = false;
     if (_options.recv_routing_id) {
         msg_t id;
-        int rc = id.init_size (_proto.peer_id_size ());
+        int rc = id.init_size (peer_id_size);
         errno_assert (rc == 0);
-        if (_proto.peer_id_size ())
-            memcpy (id.data (), _proto.peer_id (), _proto.peer_id_size ());
+        memcpy (id.data (), peer_id, peer_id_size);
         id.set_flags (msg_t::routing_id);
         rc = session ()->push_msg (&id);
         if (rc == -1 && errno == EAGAIN) {
@@ -272,18 +283,13 @@ bool zmq::zmp_engine_t::handshake_complete ()
     if (flush)
         session ()->flush ();
 
-    //  Message properties: the peer's address (libzmq's), its READY
-    //  properties, and Socket-Type from its HELLO when READY had none.
+    //  Message properties: the peer's address (libzmq's) and its READY
+    //  properties (Socket-Type only when the peer set ZMP_METADATA, as in
+    //  zlink)
     properties_t properties;
     init_properties (properties);
     const metadata_t::dict_t &peer = _proto.peer_properties ();
     properties.insert (peer.begin (), peer.end ());
-    if (properties.find ("Socket-Type") == properties.end ()) {
-        const char *name = zmp::socket_type_name (_proto.peer_type ());
-        if (name)
-            properties.ZMQ_MAP_INSERT_OR_EMPLACE (std::string ("Socket-Type"),
-                                                  std::string (name));
-    }
     zmq_assert (_metadata == NULL);
     if (!properties.empty ()) {
         _metadata = new (std::nothrow) metadata_t (properties);
@@ -294,7 +300,13 @@ bool zmq::zmp_engine_t::handshake_complete ()
         cancel_timer (handshake_timer_id);
         _has_handshake_timer = false;
     }
-    socket ()->event_handshake_succeeded (_endpoint_uri_pair, 0);
+    peer_up (peer_id, peer_id_size);
+    {
+        //  CONNECTION_READY carries the peer's routing id
+        zmp_event_peer_t with_id (ZMQ_EVENT_HANDSHAKE_SUCCEEDED,
+                                  _peer->info.id, _peer->info.id_size);
+        socket ()->event_handshake_succeeded (_endpoint_uri_pair, 0);
+    }
 
     //  Output resumes from the poller once libzmq's base has left its
     //  handshake state (a write from here would stop polling for output
@@ -304,7 +316,7 @@ bool zmq::zmp_engine_t::handshake_complete ()
         _pong_pending = false;
         _next_msg = step (&zmp_engine_t::produce_pong_message);
     } else
-        _next_msg = step (&zmp_engine_t::pull_msg_from_session);
+        _next_msg = step (&zmp_engine_t::pull_and_count);
     _output_stopped = false;
     set_pollout ();
     return true;
@@ -345,6 +357,8 @@ int zmq::zmp_engine_t::decode_and_push (msg_t *msg_)
     if ((msg_->flags () & msg_t::routing_id) && !_options.recv_routing_id)
         return 0;
 
+    if (!(msg_->flags () & (msg_t::more | msg_t::routing_id)))
+        zmp_peer_received (_peer);
     if (_metadata)
         msg_->set_metadata (_metadata);
     if (session ()->push_msg (msg_) == -1) {
@@ -382,7 +396,7 @@ int zmq::zmp_engine_t::produce_pong_message (msg_t *msg_)
     errno_assert (rc == 0);
     memcpy (msg_->data (), body, size);
     msg_->set_flags (msg_t::command);
-    _next_msg = step (&zmp_engine_t::pull_msg_from_session);
+    _next_msg = step (&zmp_engine_t::pull_and_count);
     return 0;
 }
 
@@ -396,7 +410,7 @@ int zmq::zmp_engine_t::produce_ping_message (msg_t *msg_)
     put_uint16 (p + 1, _options.heartbeat_ttl);
     p[3] = 0;
     msg_->set_flags (msg_t::command);
-    _next_msg = _ready ? step (&zmp_engine_t::pull_msg_from_session)
+    _next_msg = _ready ? step (&zmp_engine_t::pull_and_count)
                        : step (&zmp_engine_t::nothing_to_send);
     if (!_has_timeout_timer && _heartbeat_timeout > 0) {
         add_timer (_heartbeat_timeout, heartbeat_timeout_timer_id);
@@ -438,6 +452,16 @@ void zmq::zmp_engine_t::error (error_reason_t reason_)
     if (reason_ == protocol_error && _peer_error)
         reason_ = connection_error;
     cancel_more_input ();
+    //  The peer leaves the table before DISCONNECTED is reported, which
+    //  carries its routing id (the base deletes this engine).
+    unsigned char id[sizeof _peer->info.id];
+    size_t id_size = 0;
+    if (_peer) {
+        id_size = _peer->info.id_size;
+        memcpy (id, _peer->info.id, id_size);
+    }
+    peer_down ();
+    zmp_event_peer_t with_id (ZMQ_EVENT_DISCONNECTED, id, id_size);
     stream_engine_base_t::error (reason_);
 }
 

@@ -23,6 +23,7 @@
 #include "stream_engine_base.hpp"
 #include "zmp_codec.hpp"
 #include "zmp_transport.h"
+#include "zmp_peers.hpp"
 
 namespace zmq
 {
@@ -110,6 +111,16 @@ class zmp_engine_t ZMQ_FINAL : public stream_engine_base_t
         return static_cast<zmp_decoder_t *> (_decoder);
     }
 
+    //  The peer table (zmp_peers.hpp): the connection is a peer of its
+    //  socket from READY until it ends; these keep it there and count its
+    //  messages.
+    void peer_up (const unsigned char *id_, size_t size_);
+    void peer_down ();
+    int pull_and_count (msg_t *msg_);
+    //  the id a ROUTER knows the peer by when its HELLO had none
+    static size_t make_routing_id (unsigned char *id_);
+
+    zmp_peer_t *_peer;
     zmp_proto_t _proto;
     //  HELLO and READY, sent first
     std::vector<unsigned char> _greeting;

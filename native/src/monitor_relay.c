@@ -79,7 +79,21 @@ static void *relay_main(void *arg)
         }
         if (r->events & event)
             forward(r, event, value, zmq_msg_data(&f2), zmq_msg_size(&f2));
+        more = more && zmq_msg_more(&f2);
         zmq_msg_close(&f2);
+        /* the routing id and addresses the ZMP engine adds to some events
+         * (zsock_monitor.c) stay out: the endpoint publishes libzmq's v1
+         * events, two frames each */
+        while (more) {
+            zmq_msg_t f;
+            zmq_msg_init(&f);
+            if (zmq_msg_recv(&f, r->in, 0) < 0) {
+                zmq_msg_close(&f);
+                break;
+            }
+            more = zmq_msg_more(&f);
+            zmq_msg_close(&f);
+        }
         if (event == ZLINK_EVENT_MONITOR_STOPPED)
             break;
     }

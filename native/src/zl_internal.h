@@ -158,6 +158,10 @@ typedef struct zl_sock_ops {
 
 /* PAIR, PUB, SUB, DEALER, ROUTER, XPUB, XSUB: libzmq's (zsock.c) */
 extern const zl_sock_ops_t zl_zsock_ops;
+#ifdef ZLINK_BUNDLED_LIBZMQ
+/* the peer calls of the libzmq types (zsock_peers.c) */
+extern const zl_peer_ops_t zl_zsock_peer_ops;
+#endif
 /* STREAM: the library's own engine (stream.c) */
 extern const zl_sock_ops_t zl_stream_ops;
 

@@ -3,8 +3,8 @@
  * ROUTER, XPUB and XSUB are libzmq 4.3 sockets, and each call goes to
  * libzmq's own function with libzmq's error copied. Monitoring goes through
  * monitor_relay.c (zlink_socket_monitor) and zsock_monitor.c (monitor
- * handles); libzmq keeps its peer table private, so there is no peer
- * introspection.
+ * handles); peer introspection reads the ZMP engine's peer table
+ * (zsock_peers.c).
  */
 #include "zl_internal.h"
 
@@ -146,5 +146,9 @@ const zl_sock_ops_t zl_zsock_ops = {
     .monitor_open = zl_zsock_monitor_open,
     .poll_item = zsock_poll_item,
     .poll_check = NULL, /* zmq_poll's revents */
-    .peer = NULL,       /* libzmq 4.3 exposes no peer table */
+#ifdef ZLINK_BUNDLED_LIBZMQ
+    .peer = &zl_zsock_peer_ops, /* the ZMP engine's table (zsock_peers.c) */
+#else
+    .peer = NULL, /* the system's libzmq keeps no table a caller can read */
+#endif
 };

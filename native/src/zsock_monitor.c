@@ -65,6 +65,46 @@ void *zl_zsock_monitor_open(zl_handle_t *h, int events)
     return mh;
 }
 
+/* an address frame into one of the event's strings */
+static void copy_addr(char *dst, zmq_msg_t *f)
+{
+    size_t n = zmq_msg_size(f);
+    if (n > ZL_ADDR_MAX - 1)
+        n = ZL_ADDR_MAX - 1;
+    memcpy(dst, zmq_msg_data(f), n);
+    dst[n] = '\0';
+}
+
+/* The ZMP engine's CONNECTION_READY and DISCONNECTED go on with three more
+ * frames (native/libzmq/peers.patch): the peer's routing id, the local and
+ * the remote address. Reads them, and whatever a later version might add. */
+static void recv_peer_frames(void *zs, zlink_monitor_event_t *out)
+{
+    for (int i = 0;; i++) {
+        zmq_msg_t f;
+        zmq_msg_init(&f);
+        if (zmq_msg_recv(&f, zs, 0) < 0) {
+            zmq_msg_close(&f);
+            return;
+        }
+        if (i == 0) {
+            size_t n = zmq_msg_size(&f);
+            if (n > sizeof out->routing_id.data)
+                n = sizeof out->routing_id.data;
+            out->routing_id.size = (uint8_t)n;
+            memcpy(out->routing_id.data, zmq_msg_data(&f), n);
+        } else if (i == 1) {
+            copy_addr(out->local_addr, &f);
+        } else if (i == 2) {
+            copy_addr(out->remote_addr, &f);
+        }
+        int more = zmq_msg_more(&f);
+        zmq_msg_close(&f);
+        if (!more)
+            return;
+    }
+}
+
 int zl_monitor_recv_frames(void *zs, zlink_monitor_event_t *out, int flags,
                            int libzmq_values)
 {
@@ -93,20 +133,21 @@ int zl_monitor_recv_frames(void *zs, zlink_monitor_event_t *out, int flags,
     }
     zmq_msg_close(&f1);
     if (more) {
-        /* the second frame follows the first at once */
+        /* the other frames follow the first at once */
         zmq_msg_init(&f2);
         if (zmq_msg_recv(&f2, zs, 0) >= 0) {
             char *dst = zl_monitor_event_is_local(out->event)
                             ? out->local_addr
                             : out->remote_addr;
-            size_t n = zmq_msg_size(&f2);
-            if (n > ZL_ADDR_MAX - 1)
-                n = ZL_ADDR_MAX - 1;
-            memcpy(dst, zmq_msg_data(&f2), n);
-            dst[n] = '\0';
+            copy_addr(dst, &f2);
+            more = zmq_msg_more(&f2);
+        } else {
+            more = 0;
         }
         zmq_msg_close(&f2);
     }
+    if (more)
+        recv_peer_frames(zs, out);
     return 0;
 }
 
