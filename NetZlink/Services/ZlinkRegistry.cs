@@ -119,6 +119,12 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
         private readonly SortedDictionary<(ushort Type, string Name), SortedDictionary<string, Provider>> _services = [];
         private readonly Dictionary<uint, ulong> _peerSeq = [];
         private readonly Dictionary<uint, long> _peerLastSeen = [];
+
+        // Receivers this registry dropped (unregistered, expired, no longer listed by their source,
+        // or of a dead peer), with when to forget that: a peer's list that still holds one is not
+        // taken back in until then. Without this two registries can hand a gone receiver back and
+        // forth for ever (each re-learning it from the other's list), as zlink 1.3's can.
+        private readonly Dictionary<(ushort Type, string Name, string Endpoint), long> _tombstones = [];
         private readonly long _heartbeatTimeoutMs;
         private readonly long _broadcastMs;
         private readonly int _tickMs;
@@ -285,6 +291,7 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
                         _services[key] = providers = new SortedDictionary<string, Provider>(StringComparer.Ordinal);
                     }
 
+                    _tombstones.Remove((key.Item1, key.Item2, request.Endpoint));
                     providers[request.Endpoint] = new Provider
                     {
                         Endpoint = request.Endpoint,
@@ -303,6 +310,7 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
                         && ps.TryGetValue(request.Endpoint, out Provider? p) && p.SourceRegistry == RegistryId)
                     {
                         ps.Remove(request.Endpoint);
+                        Bury(key, request.Endpoint, now);
                         if (ps.Count == 0)
                         {
                             _services.Remove(key);
@@ -413,8 +421,12 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
                         continue;
                     }
 
-                    if (!incoming.TryGetValue(key, out Dictionary<string, Provider>? d) || !d.TryGetValue(p.Endpoint, out Provider? q)
-                        || q.Weight != p.Weight || !q.RoutingId.AsSpan().SequenceEqual(p.RoutingId))
+                    if (!incoming.TryGetValue(key, out Dictionary<string, Provider>? d) || !d.TryGetValue(p.Endpoint, out Provider? q))
+                    {
+                        changed = true;
+                        Bury(key, p.Endpoint, now);
+                    }
+                    else if (q.Weight != p.Weight || !q.RoutingId.AsSpan().SequenceEqual(p.RoutingId))
                     {
                         changed = true;
                     }
@@ -438,6 +450,11 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
                 foreach (Provider p in d.Values)
                 {
                     if (providers.TryGetValue(p.Endpoint, out Provider? existing) && existing.SourceRegistry != list.RegistryId)
+                    {
+                        continue;
+                    }
+
+                    if (_tombstones.TryGetValue((key.Item1, key.Item2, p.Endpoint), out long until) && now < until)
                     {
                         continue;
                     }
@@ -482,6 +499,14 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
                 _peerSeq.Remove(dead);
             }
 
+            foreach (var (grave, until) in _tombstones.ToList())
+            {
+                if (now >= until)
+                {
+                    _tombstones.Remove(grave);
+                }
+            }
+
             foreach (var (key, providers) in _services.ToList())
             {
                 foreach (Provider p in providers.Values.ToList())
@@ -492,6 +517,7 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
                     if (expired)
                     {
                         providers.Remove(p.Endpoint);
+                        Bury(key, p.Endpoint, now);
                         changed = true;
                     }
                 }
@@ -507,6 +533,9 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
                 _listSeq++;
             }
         }
+
+        private void Bury((ushort Type, string Name) key, string endpoint, long now) =>
+            _tombstones[(key.Type, key.Name, endpoint)] = now + (_broadcastMs * 3);
 
         private void SendServiceList()
         {
