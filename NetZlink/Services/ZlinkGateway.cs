@@ -75,6 +75,9 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         return _worker.ConnectionCount(service);
     }
 
+    /// <summary>The endpoints of the receivers the gateway now sends a service's messages to (tests).</summary>
+    internal string[] TargetEndpoints(string service) => _worker.TargetEndpoints(service);
+
     /// <summary>Sends a one-part message to the next receiver of <paramref name="service"/>.</summary>
     /// <param name="service">The service name.</param>
     /// <param name="payload">The part.</param>
@@ -223,6 +226,14 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             lock (Router.Gate)
             {
                 PoolLocked(service).Strategy = strategy;
+            }
+        }
+
+        public string[] TargetEndpoints(string service)
+        {
+            lock (Router.Gate)
+            {
+                return [.. PoolLocked(service).Targets.Select(t => t.Endpoint)];
             }
         }
 
