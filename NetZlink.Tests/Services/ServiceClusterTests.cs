@@ -178,7 +178,8 @@ public sealed class ServiceClusterTests
         Random random = Fuzz.Random(out _);
         int steps = Fuzz.Iterations(10);
         using var context = new ZlinkContext();
-        await using var discovery = new ZlinkDiscovery(context);
+        // Registries publish every 300 ms: one silent for three of those no longer counts.
+        await using var discovery = new ZlinkDiscovery(context, registryTimeout: TimeSpan.FromMilliseconds(900));
         var registries = new List<Reg>();
         var nodes = new List<Node>();
         int nextNumber = 0;

@@ -5,9 +5,11 @@ namespace NetZlink.Services;
 /// <summary>
 /// zlink's service discovery, managed: subscribes to one or more registries' publish endpoints and
 /// keeps the latest list of the services of one <see cref="ServiceType"/> and their receivers.
-/// Lists from one registry are applied in order (an older or repeated list sequence is ignored);
-/// the last list applied from any registry is the whole picture, as in zlink. Every member is safe
-/// from any thread; changes are also a stream (<see cref="Updates"/>).
+/// Lists from one registry are applied in order (an older or repeated list sequence is ignored).
+/// The picture is the union of the latest list of every registry heard from within the registry
+/// timeout (zlink takes the last list of any registry as the whole picture, so its view flips
+/// while the registries of a cluster disagree). Every member is safe from any thread; changes are
+/// also a stream (<see cref="Updates"/>).
 /// </summary>
 public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 {
@@ -16,15 +18,19 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
     /// <summary>Creates a discovery of gateway receivers or of SPOT nodes.</summary>
     /// <param name="context">The context its socket belongs to.</param>
     /// <param name="type">Which services it sees (zlink_discovery_new_typed).</param>
-    public ZlinkDiscovery(ZlinkContext context, ServiceType type = ServiceType.Gateway)
+    /// <param name="registryTimeout">A registry not heard from for this long no longer counts
+    /// (null: 90 s, three of zlink's default broadcast intervals; registries publish at least once
+    /// per broadcast interval, so set it to three of theirs).</param>
+    public ZlinkDiscovery(ZlinkContext context, ServiceType type = ServiceType.Gateway, TimeSpan? registryTimeout = null)
     {
         ArgumentNullException.ThrowIfNull(context);
+        ZlinkRegistry.Positive(registryTimeout ?? TimeSpan.FromSeconds(90), nameof(registryTimeout));
         if (type is not (ServiceType.Gateway or ServiceType.Spot))
         {
             throw new ArgumentOutOfRangeException(nameof(type), type, "a discovery is for ServiceType.Gateway or ServiceType.Spot");
         }
 
-        _worker = new Worker(context, type);
+        _worker = new Worker(context, type, (long)(registryTimeout ?? TimeSpan.FromSeconds(90)).TotalMilliseconds);
     }
 
     /// <summary>The type of services seen.</summary>
@@ -118,16 +124,18 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
         private readonly HashSet<string> _connected = [];
         private readonly Lock _gate = new();
         private readonly HashSet<string> _subscriptions = [];
-        private readonly Dictionary<uint, ulong> _registrySeq = [];
+        private readonly Dictionary<uint, Snapshot> _registries = [];
+        private readonly long _registryTimeoutMs;
         private readonly List<byte[]> _frames = [];
         private readonly Channel<DiscoveryUpdate> _updates = Channel.CreateUnbounded<DiscoveryUpdate>(new UnboundedChannelOptions { SingleWriter = true });
         private Dictionary<string, IReadOnlyList<ReceiverInfo>> _services = new(StringComparer.Ordinal);
         private Action<string>[] _observers = [];
         private TaskCompletionSource _nextChange = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-        public Worker(ZlinkContext context, ServiceType type)
+        public Worker(ZlinkContext context, ServiceType type, long registryTimeoutMs)
             : base(context, "zlink discovery")
         {
+            _registryTimeoutMs = registryTimeoutMs;
             Type = type;
             _sub = context.CreateSocket(ZlinkSocketType.Sub);
             _sub.Subscribe(ReadOnlySpan<byte>.Empty);
@@ -228,7 +236,17 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
                 return;
             }
 
-            var updated = new Dictionary<string, List<ReceiverInfo>>(StringComparer.Ordinal);
+            long now = NowMs;
+            if (_registries.TryGetValue(list.RegistryId, out Snapshot? known))
+            {
+                known.LastHeard = now;
+                if (list.ListSeq <= known.Seq)
+                {
+                    return; // old or repeated
+                }
+            }
+
+            var services = new Dictionary<string, List<ReceiverInfo>>(StringComparer.Ordinal);
             foreach (ServiceListEntry s in list.Services)
             {
                 if (s.Type != Type)
@@ -236,12 +254,48 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
                     continue;
                 }
 
-                if (!updated.TryGetValue(s.Name, out List<ReceiverInfo>? l))
+                if (!services.TryGetValue(s.Name, out List<ReceiverInfo>? l))
                 {
-                    updated[s.Name] = l = [];
+                    services[s.Name] = l = [];
                 }
 
                 l.AddRange(s.Receivers);
+            }
+
+            _registries[list.RegistryId] = new Snapshot { Seq = list.ListSeq, LastHeard = now, Services = services, Order = ++_order };
+            Publish();
+        }
+
+        private long _order;
+
+        /// <summary>Recomputes the union of every registry's latest list and reports what changed.</summary>
+        private void Publish()
+        {
+            var next = new Dictionary<string, IReadOnlyList<ReceiverInfo>>(StringComparer.Ordinal);
+            // The most recently updated registry's entry wins where two list one endpoint differently.
+            foreach (Snapshot snapshot in _registries.Values.OrderByDescending(r => r.Order))
+            {
+                foreach (var (name, receivers) in snapshot.Services)
+                {
+                    List<ReceiverInfo> merged = next.TryGetValue(name, out IReadOnlyList<ReceiverInfo>? have) ? (List<ReceiverInfo>)have : [];
+                    foreach (ReceiverInfo r in receivers)
+                    {
+                        if (!merged.Exists(m => m.Endpoint == r.Endpoint))
+                        {
+                            merged.Add(r);
+                        }
+                    }
+
+                    if (merged.Count > 0)
+                    {
+                        next[name] = merged;
+                    }
+                }
+            }
+
+            foreach (List<ReceiverInfo> l in next.Values.Cast<List<ReceiverInfo>>())
+            {
+                l.Sort((x, y) => string.CompareOrdinal(x.Endpoint, y.Endpoint));
             }
 
             var changed = new List<DiscoveryUpdate>();
@@ -249,16 +303,8 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
             TaskCompletionSource? fire = null;
             lock (_gate)
             {
-                if (_registrySeq.TryGetValue(list.RegistryId, out ulong seen) && list.ListSeq <= seen)
+                foreach (var (name, receivers) in next)
                 {
-                    return;
-                }
-
-                _registrySeq[list.RegistryId] = list.ListSeq;
-                var next = new Dictionary<string, IReadOnlyList<ReceiverInfo>>(StringComparer.Ordinal);
-                foreach (var (name, receivers) in updated)
-                {
-                    next[name] = receivers;
                     if (!_services.TryGetValue(name, out IReadOnlyList<ReceiverInfo>? old) || !old.SequenceEqual(receivers))
                     {
                         changed.Add(new DiscoveryUpdate(name, receivers));
@@ -296,6 +342,28 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
         protected override void OnTick(long nowMs)
         {
+            bool expired = false;
+            foreach (var (id, snapshot) in _registries.ToList())
+            {
+                if (nowMs - snapshot.LastHeard > _registryTimeoutMs)
+                {
+                    _registries.Remove(id);
+                    expired = true;
+                }
+            }
+
+            if (expired)
+            {
+                Publish();
+            }
+        }
+
+        private sealed class Snapshot
+        {
+            public ulong Seq;
+            public long LastHeard;
+            public long Order;
+            public required Dictionary<string, List<ReceiverInfo>> Services;
         }
 
         protected override void OnStopped()

@@ -366,9 +366,13 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
                 }
 
                 var target = new Target { Endpoint = r.Endpoint, RoutingId = r.RoutingId.ToArray(), Weight = Math.Max(1, r.Weight) };
+                // zlink's gateway names the connection with CONNECT_ROUTING_ID; this one does not:
+                // the receiver's ROUTER announces the same id in the handshake, and with
+                // ROUTER_HANDOVER a reconnection under that id takes over. (libzmq's ROUTER aborts
+                // the process when a CONNECT_ROUTING_ID names a peer it still has, which a
+                // receiver that leaves and comes back at once would cause.)
                 try
                 {
-                    Router.Socket.SetOption(SocketOption.ConnectRoutingId, target.RoutingId);
                     Router.Socket.Connect(target.Endpoint);
                 }
                 catch (ZlinkException e)

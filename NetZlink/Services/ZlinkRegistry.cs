@@ -503,7 +503,10 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
             {
                 if (now >= until)
                 {
+                    // A peer may have listed the receiver again while it lay here (it moved to that
+                    // peer): take every peer's next list whole, even at the same sequence.
                     _tombstones.Remove(grave);
+                    _peerSeq.Clear();
                 }
             }
 
