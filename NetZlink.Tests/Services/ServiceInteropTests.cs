@@ -1,9 +1,10 @@
-// NetZlink's managed services against zlink 1.3's own C services (registry, receiver, discovery +
-// gateway), opt in: runs only when ZLINK_REFERENCE_LIBRARY names a real zlink libzlink.so. The
-// zlink side is native/tests/interop/zlink_services_peer.c, compiled here with cc and loading the
-// reference library with dlopen; the NetZlink side runs in this process on whatever library the
-// tests use (NetZlink's own unless NETZLINK_NATIVE_LIBRARY says otherwise). docs/interop.md has the
-// matrix and the last results.
+// NetZlink's managed services against a real zlink 1.3, opt in: runs only when
+// ZLINK_REFERENCE_LIBRARY names a real zlink libzlink.so. The other side is a child process, of one
+// of two kinds: "zlink" runs zlink's own C services (native/tests/interop/zlink_services_peer.c,
+// compiled here with cc, loading the reference library with dlopen); "managed" runs NetZlink's
+// services on the reference library (NetZlink.ServicesPeer with NETZLINK_NATIVE_LIBRARY set to
+// it). This process runs NetZlink's services on whatever library the tests use (NetZlink's own
+// unless NETZLINK_NATIVE_LIBRARY says otherwise). docs/interop.md has the matrix and last results.
 using System.Diagnostics;
 using NetZlink.Services;
 
@@ -17,7 +18,7 @@ public sealed class ServiceInteropTests
     private const string Service = "interop-echo";
     private static string? s_peerPath;
 
-    private static string PeerProgram()
+    private static string ReferenceLibrary()
     {
         string? reference = Environment.GetEnvironmentVariable("ZLINK_REFERENCE_LIBRARY");
         if (string.IsNullOrEmpty(reference))
@@ -30,6 +31,12 @@ public sealed class ServiceInteropTests
             Assert.Fail($"ZLINK_REFERENCE_LIBRARY={reference}: no such file");
         }
 
+        return reference!;
+    }
+
+    private static string PeerProgram()
+    {
+        ReferenceLibrary();
         if (s_peerPath is not null)
         {
             return s_peerPath;
@@ -56,21 +63,51 @@ public sealed class ServiceInteropTests
         return s_peerPath = output;
     }
 
+    private static string ManagedPeer()
+    {
+        // NetZlink.ServicesPeer is built with the tests (a project reference without its assembly).
+        string dir = TestContext.CurrentContext.TestDirectory;
+        string configuration = new DirectoryInfo(dir).Parent!.Name;
+        for (var d = new DirectoryInfo(dir); d is not null; d = d.Parent)
+        {
+            string candidate = Path.Combine(d.FullName, "NetZlink.ServicesPeer", "bin", configuration, "net10.0", "NetZlink.ServicesPeer.dll");
+            if (File.Exists(candidate))
+            {
+                return candidate;
+            }
+        }
+
+        Assert.Fail("NetZlink.ServicesPeer.dll not found: build the solution");
+        return "";
+    }
+
+    private static string Prefix(string kind) => kind == "zlink" ? "ref:" : "mgd:";
+
     private sealed class Peer : IAsyncDisposable
     {
         private readonly Process _process;
         private readonly List<string> _lines = [];
+        private readonly string _kind = "";
 
-        public Peer(params string[] args)
+        public Peer(string kind, params string[] args)
         {
-            var start = new ProcessStartInfo(PeerProgram(), args)
+            ProcessStartInfo start;
+            if (kind == "zlink")
             {
-                RedirectStandardInput = true,
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-            };
+                start = new ProcessStartInfo(PeerProgram(), args);
+            }
+            else
+            {
+                start = new ProcessStartInfo("dotnet", [ManagedPeer(), .. args]);
+                start.Environment["NETZLINK_NATIVE_LIBRARY"] = ReferenceLibrary();
+            }
+
+            start.RedirectStandardInput = true;
+            start.RedirectStandardOutput = true;
+            start.RedirectStandardError = true;
             _process = Process.Start(start)!;
-            TestContext.Out.WriteLine($"zlink peer: {string.Join(' ', args)}");
+            TestContext.Out.WriteLine($"{kind} peer: {string.Join(' ', args)}");
+            _kind = kind;
         }
 
         public async Task<string> LineAsync(string prefix)
@@ -81,14 +118,14 @@ public sealed class ServiceInteropTests
                 if (line is null)
                 {
                     string err = await _process.StandardError.ReadToEndAsync();
-                    Assert.Fail($"the zlink peer ended before '{prefix}': {string.Join(" | ", _lines)} {err}");
+                    Assert.Fail($"the {_kind} peer ended before '{prefix}': {string.Join(" | ", _lines)} {err}");
                 }
 
                 _lines.Add(line!);
-                TestContext.Out.WriteLine("  zlink peer: " + line);
+                TestContext.Out.WriteLine($"  {_kind} peer: " + line);
                 if (line!.StartsWith("FAIL", StringComparison.Ordinal))
                 {
-                    Assert.Fail("zlink peer: " + line);
+                    Assert.Fail($"{_kind} peer: " + line);
                 }
 
                 if (line.StartsWith(prefix, StringComparison.Ordinal))
@@ -172,11 +209,12 @@ public sealed class ServiceInteropTests
         }
     }
 
-    [Test]
-    public async Task A_NetZlink_receiver_in_a_zlink_registry_is_reached_by_a_NetZlink_and_a_zlink_gateway()
+    [TestCase("zlink")]
+    [TestCase("managed")]
+    public async Task A_NetZlink_receiver_in_a_zlink_registry_is_reached_by_a_NetZlink_and_a_zlink_gateway(string kind)
     {
         string pub = FreeTcp(), router = FreeTcp();
-        await using var registry = new Peer("registry", pub, router, "2000", "300", "60");
+        await using var registry = new Peer(kind, "registry", pub, router, "2000", "300", "60");
         await registry.LineAsync("READY");
         using var context = new ZlinkContext();
         await using var receiver = new ZlinkReceiver(context, new ReceiverOptions { HeartbeatInterval = TimeSpan.FromMilliseconds(200) });
@@ -187,7 +225,7 @@ public sealed class ServiceInteropTests
         Task echo = EchoAsync(receiver, stop.Token);
 
         await RoundTripsAsync(context, pub, 200, "net:");
-        await using (var zlinkGateway = new Peer("gateway", pub, Service, "200", "20"))
+        await using (var zlinkGateway = new Peer(kind, "gateway", pub, Service, "200", "20"))
         {
             await zlinkGateway.LineAsync("PASS gateway 200");
         }
@@ -198,20 +236,21 @@ public sealed class ServiceInteropTests
         await registry.FinishAsync();
     }
 
-    [Test]
-    public async Task A_zlink_receiver_in_a_NetZlink_registry_is_reached_by_a_NetZlink_and_a_zlink_gateway()
+    [TestCase("zlink")]
+    [TestCase("managed")]
+    public async Task A_zlink_receiver_in_a_NetZlink_registry_is_reached_by_a_NetZlink_and_a_zlink_gateway(string kind)
     {
         using var context = new ZlinkContext();
         await using var registry = new ZlinkRegistry(context, ServiceRoundTripTests.FastRegistry());
-        await using var receiver = new Peer("receiver", registry.RouterEndpoint, FreeTcp(), Service, "2", "60");
+        await using var receiver = new Peer(kind, "receiver", registry.RouterEndpoint, FreeTcp(), Service, "2", "60");
         await receiver.LineAsync("READY");
         IReadOnlyList<ReceiverInfo> listed = await registry.GetReceiversAsync();
         Assert.That(listed, Has.Count.EqualTo(1));
         Assert.That(listed[0].Weight, Is.EqualTo(2u));
-        Assert.That(listed[0].RoutingId.Length, Is.EqualTo(5), "zlink's receiver ids are 5 bytes");
+        Assert.That(listed[0].RoutingId.Length, Is.EqualTo(5), "receiver ids are 5 bytes");
 
-        await RoundTripsAsync(context, registry.PubEndpoint, 200, "ref:");
-        await using (var zlinkGateway = new Peer("gateway", registry.PubEndpoint, Service, "200", "20"))
+        await RoundTripsAsync(context, registry.PubEndpoint, 200, Prefix(kind));
+        await using (var zlinkGateway = new Peer(kind, "gateway", registry.PubEndpoint, Service, "200", "20"))
         {
             await zlinkGateway.LineAsync("PASS gateway 200");
         }
@@ -220,20 +259,21 @@ public sealed class ServiceInteropTests
         Assert.That(registry.RefusedMessages, Is.Zero, registry.LastRefusal);
     }
 
-    [Test]
-    public async Task A_zlink_registry_and_a_NetZlink_registry_form_one_cluster()
+    [TestCase("zlink")]
+    [TestCase("managed")]
+    public async Task A_zlink_registry_and_a_NetZlink_registry_form_one_cluster(string kind)
     {
         using var context = new ZlinkContext();
         string zpub = FreeTcp(), zrouter = FreeTcp();
         await using var ours = new ZlinkRegistry(context, ServiceRoundTripTests.FastRegistry());
-        await using var theirs = new Peer("registry", zpub, zrouter, "2000", "300", "60", ours.PubEndpoint);
+        await using var theirs = new Peer(kind, "registry", zpub, zrouter, "2000", "300", "60", ours.PubEndpoint);
         await theirs.LineAsync("READY");
         await ours.AddPeerAsync(zpub);
 
         // A zlink receiver in the zlink registry, reached through the NetZlink registry.
-        await using var zreceiver = new Peer("receiver", zrouter, FreeTcp(), Service, "1", "60");
+        await using var zreceiver = new Peer(kind, "receiver", zrouter, FreeTcp(), Service, "1", "60");
         await zreceiver.LineAsync("READY");
-        await RoundTripsAsync(context, ours.PubEndpoint, 100, "ref:");
+        await RoundTripsAsync(context, ours.PubEndpoint, 100, Prefix(kind));
 
         // A NetZlink receiver in the NetZlink registry, reached by a zlink gateway through the zlink registry.
         await using var receiver = new ZlinkReceiver(context, ServiceRoundTripTests.FastReceiver());
@@ -242,7 +282,7 @@ public sealed class ServiceInteropTests
         await receiver.RegisterAsync(Service, cancellationToken: Wait.Token);
         using var stop = new CancellationTokenSource();
         Task echo = EchoAsync(receiver, stop.Token);
-        await using (var zlinkGateway = new Peer("gateway", zpub, Service, "200", "20"))
+        await using (var zlinkGateway = new Peer(kind, "gateway", zpub, Service, "200", "20"))
         {
             string ready = await zlinkGateway.LineAsync("READY");
             await zlinkGateway.LineAsync("PASS gateway 200");
