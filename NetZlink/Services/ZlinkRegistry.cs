@@ -271,10 +271,12 @@ public sealed class ZlinkRegistry : IAsyncDisposable, IDisposable
             catch (ServiceProtocolException e)
             {
                 Refuse(e.Message);
-                // zlink answers a bad REGISTER or UPDATE_WEIGHT with status 0xFF; so do we.
+                // zlink answers a bad REGISTER or UPDATE_WEIGHT: status 2 when the service name or
+                // endpoint is empty, 0xFF for anything else; so do we, with the reason.
                 if (body[0].Length == 2 && (body[0][0] == ServiceProtocol.Register || body[0][0] == ServiceProtocol.UpdateWeight) && body[0][1] == 0)
                 {
-                    SendAck(sender, 0xFF, "", e.Message);
+                    bool emptyText = body.Count >= 4 && body[1].Length == 2 && (body[2].Length == 0 || body[3].Length == 0);
+                    SendAck(sender, emptyText ? (byte)2 : (byte)0xFF, "", e.Message);
                 }
 
                 return;
