@@ -91,6 +91,7 @@ public sealed class ServiceRegistrationTests
         using var context = new ZlinkContext();
         await using var registry = new ZlinkRegistry(context, ServiceRoundTripTests.FastRegistry());
         await using var discovery = new ZlinkDiscovery(context);
+        System.Threading.Channels.ChannelReader<DiscoveryUpdate> stream = discovery.Updates; // kept from now on
         await discovery.ConnectRegistryAsync(registry.PubEndpoint);
         var receiver = new ZlinkReceiver(context, ServiceRoundTripTests.FastReceiver());
         receiver.Bind("tcp://127.0.0.1:*");
@@ -108,7 +109,7 @@ public sealed class ServiceRegistrationTests
         await discovery.WaitForAsync("beat", r => r.Count == 0, Wait.Token);
         TestContext.Out.WriteLine($"expired {clock.ElapsedMilliseconds} ms after the last heartbeat stopped (timeout 600 ms)");
         Assert.That(clock.Elapsed, Is.InRange(TimeSpan.FromMilliseconds(400), TimeSpan.FromMilliseconds(2000)));
-        while (discovery.Updates.TryRead(out DiscoveryUpdate? u))
+        while (stream.TryRead(out DiscoveryUpdate? u))
         {
             updates.Add(u);
         }

@@ -20,11 +20,14 @@ internal sealed class SharedRouter : IDisposable
         Socket = context.CreateSocket(ZlinkSocketType.Router);
         _serviceOf = serviceOf;
         Socket.SendHighWaterMark = 1_000_000;
-        Socket.ReceiveHighWaterMark = 1_000_000;
+        Socket.ReceiveHighWaterMark = Capacity;
         Socket.SetOption(SocketOption.RouterMandatory, 1);
         Socket.SetOption(SocketOption.RouterHandover, 1);
         FileDescriptor = Socket.FileDescriptor;
     }
+
+    /// <summary>Unread messages held at most (the ROUTER's receive high-water mark).</summary>
+    public const int Capacity = 1_000_000;
 
     public Lock Gate { get; } = new();
 
@@ -37,7 +40,9 @@ internal sealed class SharedRouter : IDisposable
     /// <summary>Receives every whole message waiting (call under <see cref="Gate"/>).</summary>
     public void DrainLocked()
     {
-        while (!Socket.IsDisposed && Socket.TryReceive(_frame))
+        // At Capacity unread messages it stops taking more: they wait in the socket, whose
+        // high-water mark then pushes back on the senders, instead of growing this queue.
+        while (_incoming.Reader.Count < Capacity && !Socket.IsDisposed && Socket.TryReceive(_frame))
         {
             ServiceMessage m = ServiceMessage.Rent(_serviceOf(_frame.Data), _frame.Data);
             while (_frame.More)

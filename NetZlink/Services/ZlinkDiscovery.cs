@@ -36,8 +36,9 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
     /// <summary>The type of services seen.</summary>
     public ServiceType Type => _worker.Type;
 
-    /// <summary>Every change of a service's receivers, in order (unbounded: one small entry per
-    /// change, kept until read).</summary>
+    /// <summary>Every change of a service's receivers, in order, from the first time this
+    /// property is read (before that nothing is kept); unbounded: one small entry per change, kept
+    /// until read.</summary>
     public ChannelReader<DiscoveryUpdate> Updates => _worker.Updates;
 
     /// <summary>SERVICE_LIST messages refused as not following the protocol.</summary>
@@ -127,7 +128,7 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
         private readonly Dictionary<uint, Snapshot> _registries = [];
         private readonly long _registryTimeoutMs;
         private readonly List<byte[]> _frames = [];
-        private readonly Channel<DiscoveryUpdate> _updates = Channel.CreateUnbounded<DiscoveryUpdate>(new UnboundedChannelOptions { SingleWriter = true });
+        private Channel<DiscoveryUpdate>? _updates;
         private Dictionary<string, IReadOnlyList<ReceiverInfo>> _services = new(StringComparer.Ordinal);
         private Action<string>[] _observers = [];
         private TaskCompletionSource _nextChange = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -144,7 +145,22 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
         public ServiceType Type { get; }
 
-        public ChannelReader<DiscoveryUpdate> Updates => _updates.Reader;
+        public ChannelReader<DiscoveryUpdate> Updates
+        {
+            get
+            {
+                if (Volatile.Read(ref _updates) is null)
+                {
+                    var created = Channel.CreateUnbounded<DiscoveryUpdate>(new UnboundedChannelOptions { SingleWriter = true });
+                    if (Interlocked.CompareExchange(ref _updates, created, null) is null && IsStopping)
+                    {
+                        created.Writer.TryComplete();
+                    }
+                }
+
+                return _updates!.Reader;
+            }
+        }
 
         public Task NextChange
         {
@@ -330,7 +346,7 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
             foreach (DiscoveryUpdate u in changed)
             {
-                _updates.Writer.TryWrite(u);
+                Volatile.Read(ref _updates)?.Writer.TryWrite(u);
                 foreach (Action<string> o in observers)
                 {
                     o(u.Service);
@@ -369,7 +385,7 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
         protected override void OnStopped()
         {
             _sub.Dispose();
-            _updates.Writer.TryComplete();
+            Volatile.Read(ref _updates)?.Writer.TryComplete();
             lock (_gate)
             {
                 _nextChange.TrySetException(new ObjectDisposedException(nameof(ZlinkDiscovery)));
