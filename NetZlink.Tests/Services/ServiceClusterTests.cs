@@ -90,11 +90,12 @@ public sealed class ServiceClusterTests
     private static async Task<TimeSpan> Converge(ZlinkDiscovery discovery, ZlinkGateway gateway, List<Node> expected, string why)
     {
         var clock = Stopwatch.StartNew();
-        string[] want = [.. expected.Select(n => n.Endpoint).Order(StringComparer.Ordinal)];
+        // Endpoints and weights: a batch's shares are exact only once the gateway has the weights too.
+        string[] want = [.. expected.Select(n => $"{n.Endpoint} w{n.Weight}").Order(StringComparer.Ordinal)];
         while (true)
         {
-            string[] seen = [.. discovery.GetReceivers(Service).Select(r => r.Endpoint).Order(StringComparer.Ordinal)];
-            string[] targets = [.. gateway.TargetEndpoints(Service).Order(StringComparer.Ordinal)];
+            string[] seen = [.. discovery.GetReceivers(Service).Select(r => $"{r.Endpoint} w{r.Weight}").Order(StringComparer.Ordinal)];
+            string[] targets = [.. gateway.Targets(Service).Select(t => $"{t.Endpoint} w{t.Weight}").Order(StringComparer.Ordinal)];
             if (seen.SequenceEqual(want) && targets.SequenceEqual(want))
             {
                 return clock.Elapsed;

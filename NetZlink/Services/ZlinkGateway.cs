@@ -75,8 +75,8 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         return _worker.ConnectionCount(service);
     }
 
-    /// <summary>The endpoints of the receivers the gateway now sends a service's messages to (tests).</summary>
-    internal string[] TargetEndpoints(string service) => _worker.TargetEndpoints(service);
+    /// <summary>The receivers (endpoint and weight) the gateway now sends a service's messages to (tests).</summary>
+    internal (string Endpoint, uint Weight)[] Targets(string service) => _worker.Targets(service);
 
     /// <summary>Sends a one-part message to the next receiver of <paramref name="service"/>.</summary>
     /// <param name="service">The service name.</param>
@@ -229,11 +229,11 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             }
         }
 
-        public string[] TargetEndpoints(string service)
+        public (string Endpoint, uint Weight)[] Targets(string service)
         {
             lock (Router.Gate)
             {
-                return [.. PoolLocked(service).Targets.Select(t => t.Endpoint)];
+                return [.. PoolLocked(service).Targets.Select(t => (t.Endpoint, t.Weight))];
             }
         }
 
