@@ -7,7 +7,7 @@ namespace NetZlink.Services;
 /// One multipart message a <see cref="ZlinkGateway"/> or <see cref="ZlinkReceiver"/> received: the
 /// peer's routing id and the parts, held in pooled buffers. Dispose it once when done: that gives
 /// the buffers and the object back to the pool (so receiving allocates nothing per message), and
-/// every member throws <see cref="ObjectDisposedException"/> afterwards.
+/// its routing id and parts throw <see cref="ObjectDisposedException"/> afterwards.
 /// </summary>
 public sealed class ServiceMessage : IDisposable
 {
