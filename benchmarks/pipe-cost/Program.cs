@@ -90,7 +90,7 @@ foreach (string mode in new[] { "handler", "channel", "pipes" })
         Volatile.Write(ref target, Volatile.Read(ref received) + connections);
         foreach (Connection c in connected)
         {
-            while (!engine.TryPost(c, packet))
+            while (!engine.TrySend(c, packet))
             {
                 await Task.Yield();
             }

@@ -1,0 +1,147 @@
+// zlink_services_peer, managed: the same roles, arguments and output lines as
+// native/tests/interop/zlink_services_peer.c, on whatever library NetZlink loads.
+//   registry <pub> <router> <heartbeat_timeout_ms> <broadcast_ms> <seconds> [peer_pub...]
+//   receiver <registry_router> <bind> <service> <weight> <seconds>
+//   gateway  <registry_pub> <service> <count> <seconds>
+using System.Diagnostics;
+using System.Globalization;
+using System.Text;
+using NetZlink;
+using NetZlink.Services;
+
+try
+{
+    return args.Length == 0 ? Fail("usage: registry|receiver|gateway ...") : args[0] switch
+    {
+        "registry" => await Registry(args),
+        "receiver" => await Receiver(args),
+        "gateway" => await Gateway(args),
+        _ => Fail("unknown role " + args[0]),
+    };
+}
+catch (Exception e) when (e is not OutOfMemoryException)
+{
+    return Fail($"{e.GetType().Name}: {e.Message}");
+}
+
+static int Fail(string why)
+{
+    Console.WriteLine("FAIL " + why);
+    return 1;
+}
+
+static int Int(string s) => int.Parse(s, CultureInfo.InvariantCulture);
+
+// Ends when the time passes or stdin closes (the test's end signal).
+static async Task RunUntil(double seconds)
+{
+    using var time = new CancellationTokenSource(TimeSpan.FromSeconds(seconds));
+    Task stdin = Task.Run(() =>
+    {
+        while (Console.In.ReadLine() is not null)
+        {
+        }
+    });
+    await Task.WhenAny(stdin, Task.Delay(Timeout.Infinite, time.Token).ContinueWith(_ => { }, TaskScheduler.Default));
+}
+
+static async Task<int> Registry(string[] a)
+{
+    using var context = new ZlinkContext();
+    var options = new RegistryOptions
+    {
+        PubEndpoint = a[1],
+        RouterEndpoint = a[2],
+        HeartbeatInterval = TimeSpan.FromMilliseconds(100),
+        HeartbeatTimeout = TimeSpan.FromMilliseconds(Int(a[3])),
+        BroadcastInterval = TimeSpan.FromMilliseconds(Int(a[4])),
+    };
+    foreach (string peer in a.Skip(6))
+    {
+        options.Peers.Add(peer);
+    }
+
+    await using (var registry = new ZlinkRegistry(context, options))
+    {
+        Console.WriteLine($"READY registry on {ZlinkLibrary.LoadedFrom}");
+        await RunUntil(Int(a[5]));
+        if (registry.RefusedMessages != 0)
+        {
+            return Fail($"registry refused {registry.RefusedMessages}: {registry.LastRefusal}");
+        }
+    }
+
+    Console.WriteLine("PASS registry");
+    return 0;
+}
+
+static async Task<int> Receiver(string[] a)
+{
+    using var context = new ZlinkContext();
+    await using var receiver = new ZlinkReceiver(context, new ReceiverOptions { HeartbeatInterval = TimeSpan.FromMilliseconds(100) });
+    receiver.Bind(a[2]);
+    await receiver.ConnectRegistryAsync(a[1]);
+    using var patience = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+    await receiver.RegisterAsync(a[3], weight: (uint)Int(a[4]), cancellationToken: patience.Token);
+    Console.WriteLine($"READY receiver on {ZlinkLibrary.LoadedFrom}");
+    long answered = 0;
+    using var stop = new CancellationTokenSource();
+    Task echo = Task.Run(async () =>
+    {
+        try
+        {
+            while (true)
+            {
+                using ServiceMessage m = await receiver.ReceiveAsync(stop.Token);
+                byte[] answer = [.. "mgd:"u8, .. m[0]];
+                if (!receiver.Send(m.Peer, answer))
+                {
+                    Console.WriteLine("FAIL an answer to a gateway that is not connected");
+                }
+
+                Interlocked.Increment(ref answered);
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    });
+    await RunUntil(Int(a[5]));
+    await stop.CancelAsync();
+    await echo;
+    Console.WriteLine($"PASS receiver answered {Interlocked.Read(ref answered)}");
+    return 0;
+}
+
+static async Task<int> Gateway(string[] a)
+{
+    string service = a[2];
+    int count = Int(a[3]);
+    using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(Int(a[4])));
+    using var context = new ZlinkContext();
+    await using var discovery = new ZlinkDiscovery(context);
+    await discovery.ConnectRegistryAsync(a[1]);
+    IReadOnlyList<ReceiverInfo> receivers = await discovery.WaitForAsync(service, r => r.Count > 0, deadline.Token);
+    await using var gateway = new ZlinkGateway(context, discovery);
+    Console.WriteLine($"READY gateway {receivers.Count} receivers on {ZlinkLibrary.LoadedFrom}");
+    for (int i = 0; i < count; i++)
+    {
+        await gateway.SendAsync(service, Encoding.UTF8.GetBytes($"req-{i}"), deadline.Token);
+    }
+
+    var seen = new HashSet<int>();
+    var clock = Stopwatch.StartNew();
+    while (seen.Count < count)
+    {
+        using ServiceMessage reply = await gateway.ReceiveAsync(deadline.Token);
+        string text = Encoding.UTF8.GetString(reply[0]);
+        int at = text.IndexOf("req-", StringComparison.Ordinal);
+        if (reply.Service != service || at < 0 || !seen.Add(Int(text[(at + 4)..])))
+        {
+            return Fail($"unexpected or repeated reply '{text}' from service '{reply.Service}'");
+        }
+    }
+
+    Console.WriteLine($"PASS gateway {seen.Count} replies in {clock.ElapsedMilliseconds} ms");
+    return 0;
+}

@@ -1,0 +1,137 @@
+using System.Buffers;
+using System.Collections.Concurrent;
+
+namespace NetZlink.Services;
+
+/// <summary>
+/// One multipart message a <see cref="ZlinkGateway"/> or <see cref="ZlinkReceiver"/> received: the
+/// peer's routing id and the parts, held in pooled buffers. Dispose it once when done: that gives
+/// the buffers and the object back to the pool (so receiving allocates nothing per message), and
+/// its routing id and parts throw <see cref="ObjectDisposedException"/> afterwards.
+/// </summary>
+public sealed class ServiceMessage : IDisposable
+{
+    private static readonly ConcurrentQueue<ServiceMessage> Pool = new();
+    private static int s_pooled;
+    private byte[] _data = [];
+    private int[] _ends = [];
+    private int _length;
+    private int _parts;
+    private int _peerLength;
+    private int _live;
+
+    private ServiceMessage()
+    {
+    }
+
+    /// <summary>On a gateway, the service the answering receiver belongs to; on a receiver, empty.</summary>
+    public string Service { get; private set; } = "";
+
+    /// <summary>The routing id of the peer that sent it: on a gateway, the receiver's; on a receiver, the gateway's (pass it to <see cref="ZlinkReceiver.Send(ReadOnlySpan{byte}, ReadOnlySpan{byte})"/> to answer).</summary>
+    public ReadOnlySpan<byte> Peer
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _data.AsSpan(0, _peerLength);
+        }
+    }
+
+    /// <summary>The number of parts (frames) after the routing id.</summary>
+    public int PartCount
+    {
+        get
+        {
+            ThrowIfDisposed();
+            return _parts;
+        }
+    }
+
+    /// <summary>Part <paramref name="index"/> (0-based).</summary>
+    /// <param name="index">Which part.</param>
+    public ReadOnlySpan<byte> this[int index] => GetPartMemory(index).Span;
+
+    /// <summary>Part <paramref name="index"/> as memory (valid until the message is disposed).</summary>
+    /// <param name="index">Which part.</param>
+    public ReadOnlyMemory<byte> GetPartMemory(int index)
+    {
+        ThrowIfDisposed();
+        ArgumentOutOfRangeException.ThrowIfNegative(index);
+        ArgumentOutOfRangeException.ThrowIfGreaterThanOrEqual(index, _parts);
+        int start = index == 0 ? _peerLength : _ends[index - 1];
+        return _data.AsMemory(start, _ends[index] - start);
+    }
+
+    /// <summary>The peer's routing id as a <see cref="RoutingId"/> (a copy).</summary>
+    public RoutingId PeerId() => new(Peer);
+
+    /// <summary>Gives the buffers back. Dispose each message once.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _live, 0) == 0)
+        {
+            return;
+        }
+
+        ArrayPool<byte>.Shared.Return(_data);
+        ArrayPool<int>.Shared.Return(_ends);
+        _data = [];
+        _ends = [];
+        Service = "";
+        if (Interlocked.Increment(ref s_pooled) <= 1024)
+        {
+            Pool.Enqueue(this);
+        }
+        else
+        {
+            Interlocked.Decrement(ref s_pooled);
+        }
+    }
+
+    private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _live) == 0, this);
+
+    internal static ServiceMessage Rent(string service, ReadOnlySpan<byte> peer)
+    {
+        if (Pool.TryDequeue(out ServiceMessage? m))
+        {
+            Interlocked.Decrement(ref s_pooled);
+        }
+        else
+        {
+            m = new ServiceMessage();
+        }
+
+        m._live = 1;
+        m.Service = service;
+        m._data = ArrayPool<byte>.Shared.Rent(Math.Max(256, peer.Length * 2));
+        m._ends = ArrayPool<int>.Shared.Rent(8);
+        peer.CopyTo(m._data);
+        m._peerLength = peer.Length;
+        m._length = peer.Length;
+        m._parts = 0;
+        return m;
+    }
+
+    internal void AddPart(ReadOnlySpan<byte> part)
+    {
+        if (_length + part.Length > _data.Length)
+        {
+            byte[] bigger = ArrayPool<byte>.Shared.Rent(Math.Max(_data.Length * 2, _length + part.Length));
+            _data.AsSpan(0, _length).CopyTo(bigger);
+            ArrayPool<byte>.Shared.Return(_data);
+            _data = bigger;
+        }
+
+        if (_parts == _ends.Length)
+        {
+            int[] more = ArrayPool<int>.Shared.Rent(_ends.Length * 2);
+            _ends.AsSpan(0, _parts).CopyTo(more);
+            ArrayPool<int>.Shared.Return(_ends);
+            _ends = more;
+        }
+
+        part.CopyTo(_data.AsSpan(_length));
+        _length += part.Length;
+        _ends[_parts++] = _length;
+    }
+}
