@@ -85,6 +85,8 @@ internal sealed class NetZlinkOptionsValidator<TOptions>(string optionsName, str
         yield return ("MaxPendingBytesPerConnection", AtLeast(e.MaxPendingBytesPerConnection, 0));
         yield return ("SendQueueCapacityPerConnection", AtLeast(e.SendQueueCapacityPerConnection, 1));
         yield return ("SendQueueCapacityPerShard", AtLeast(e.SendQueueCapacityPerShard, 1));
+        yield return ("ReceiveBudgetPerConnection", AtLeast(e.ReceiveBudgetPerConnection, (e.Framer?.HeaderSize ?? 4) + 1, "the framer's header size and one byte"));
+        yield return ("ReceiveBudgetPerShard", AtLeast(e.ReceiveBudgetPerShard, e.ReceiveBudgetPerConnection, "ReceiveBudgetPerConnection: a shard holds at least one connection's bytes"));
         yield return ("MessageTraceSampleRatio", e.MessageTraceSampleRatio is >= 0 and <= 1 ? null : $"must be from 0 to 1 (is {Show(e.MessageTraceSampleRatio)})");
         if (server)
         {

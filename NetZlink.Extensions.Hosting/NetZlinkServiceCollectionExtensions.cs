@@ -73,8 +73,9 @@ public static class NetZlinkServiceCollectionExtensions
 
     /// <summary>
     /// Adds a health check for every engine registered so far (register the engines first), named
-    /// <c>netzlink</c> for the engine without a key and <c>netzlink:{key}</c> for a keyed one. The
-    /// rules (Healthy, Degraded, Unhealthy) are in docs/hosting.md.
+    /// <c>netzlink</c> for the engine without a key and <c>netzlink:{key}</c> for a keyed one (with
+    /// <c>:client</c> or <c>:server</c> after it when a client and a server engine share the key, or
+    /// both have none). The rules (Healthy, Degraded, Unhealthy) are in docs/hosting.md.
     /// </summary>
     /// <param name="builder">The health checks builder (<c>services.AddHealthChecks()</c>).</param>
     /// <param name="tags">Tags for every check added.</param>
@@ -93,6 +94,12 @@ public static class NetZlinkServiceCollectionExtensions
         foreach (EngineRegistration registration in registrations)
         {
             string name = registration.Key is null ? "netzlink" : "netzlink:" + registration.Key;
+            if (registrations.Any(r => r != registration && r.Key == registration.Key))
+            {
+                // A client and a server under the same key (or both without one): the kind tells them apart.
+                name += registration.Server ? ":server" : ":client";
+            }
+
             builder.Add(new HealthCheckRegistration(name, sp => new NetZlinkHealthCheck(registration.Resolve(sp)), failureStatus: null, tags));
         }
 

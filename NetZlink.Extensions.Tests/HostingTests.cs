@@ -2,6 +2,7 @@
 // and stop with the host, bad settings refused at start with one line each, keyed instances.
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
@@ -105,6 +106,9 @@ public sealed class HostingTests
             ["NetZlink:Backend:ConectTimeout"] = "00:00:05",
             ["NetZlink:Backend:Health:GracePeriod"] = "00:00:05",
             ["NetZlink:Front:MaxConnections"] = "0",
+            ["NetZlink:Backend:ReceiveBudgetPerConnection"] = "0",
+            ["NetZlink:Front:ReceiveBudgetPerConnection"] = "1024",
+            ["NetZlink:Front:ReceiveBudgetPerShard"] = "5",
         });
         builder.Services.AddNetZlinkClientEngine(builder.Configuration.GetSection("NetZlink:Backend"));
         builder.Services.AddKeyedNetZlinkServerEngine("front", builder.Configuration.GetSection("NetZlink:Front"));
@@ -137,9 +141,30 @@ public sealed class HostingTests
             "NetZlink:Backend:Health:GracePeriod is not a setting of a NetZlink client engine (misspelt? docs/hosting.md lists them)",
             "NetZlink:Front:Endpoints is empty: name at least one endpoint to bind (tcp://127.0.0.1:5555, tcp://*:*, tls://, ws://, wss://)",
             "NetZlink:Front:MaxConnections must be from 1 to 16777216 (is 0)",
+            "NetZlink:Backend:ReceiveBudgetPerConnection must be at least 5 (the framer's header size and one byte) (is 0)",
+            "NetZlink:Front:ReceiveBudgetPerShard must be at least 1024 (ReceiveBudgetPerConnection: a shard holds at least one connection's bytes) (is 5)",
         ];
         Assert.That(refused!.Failures, Is.EquivalentTo(expected), string.Join("\n", refused.Failures));
         Assert.That(host.Services.GetRequiredService<NetZlinkEngineService<ClientEngine>>().StartedAt, Is.Null, "no engine started");
+    }
+
+    [Test]
+    public async Task AClientAndAServerUnderOneKeyGetHealthChecksOfTheirOwn()
+    {
+        HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
+        builder.Services.AddNetZlinkServerEngine(o => o.Engine.Endpoints = ["tcp://127.0.0.1:*"]);
+        builder.Services.AddNetZlinkClientEngine(o => o.Engine.Endpoints = ["tcp://127.0.0.1:1"]);
+        builder.Services.AddKeyedNetZlinkServerEngine("a", o => o.Engine.Endpoints = ["tcp://127.0.0.1:*"]);
+        builder.Services.AddKeyedNetZlinkClientEngine("a", o => o.Engine.Endpoints = ["tcp://127.0.0.1:1"]);
+        builder.Services.AddKeyedNetZlinkServerEngine("b", o => o.Engine.Endpoints = ["tcp://127.0.0.1:*"]);
+        builder.Services.AddHealthChecks().AddNetZlinkHealthChecks();
+        using IHost host = builder.Build();
+
+        // Duplicate names made resolving the health check service throw (ArgumentException).
+        HealthReport report = await host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync();
+        Assert.That(
+            report.Entries.Keys,
+            Is.EquivalentTo(new[] { "netzlink:server", "netzlink:client", "netzlink:a:server", "netzlink:a:client", "netzlink:b" }));
     }
 
     [Test]

@@ -144,20 +144,19 @@ public sealed unsafe partial class ZlinkSocket
     public ZlinkError StreamEventError => (ZlinkError)GetStreamOption(SocketOption.StreamEventErrno);
 
     /// <summary>
-    /// STREAM over <c>tls://</c> or <c>wss://</c> (NetZlink's library with TLS): why the socket's last
+    /// A socket over <c>tls://</c> or <c>wss://</c> (NetZlink's library with TLS; every socket type): why the socket's last
     /// failed TLS handshake (a connect of its own, or a connection its listener accepted) failed, in
     /// OpenSSL's words: <c>certificate has expired</c>, <c>hostname mismatch</c>, <c>unable to get
     /// local issuer certificate</c>, the alert a peer sent (<c>tlsv1 alert unknown ca</c>), ...
     /// Empty before any failure; kept until the next one. Read it after the HandshakeFailed monitor
     /// event or the disconnect (EACCES, EPROTO) of the failed connect.
     /// </summary>
-    /// <exception cref="InvalidOperationException">The socket is not a STREAM socket.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     /// <exception cref="ZlinkNotSupportedException">The native library has no TLS, or no such option (zlink 1.3).</exception>
     public string TlsLastError
     {
         get
         {
-            RequireStreamOption(SocketOption.TlsLastError);
             try
             {
                 return GetOptionString(SocketOption.TlsLastError);
@@ -171,18 +170,17 @@ public sealed unsafe partial class ZlinkSocket
     }
 
     /// <summary>
-    /// STREAM over <c>tls://</c> or <c>wss://</c>: the X509 verification result of the socket's last
+    /// A socket over <c>tls://</c> or <c>wss://</c> (every socket type): the X509 verification result of the socket's last
     /// failed TLS handshake, an OpenSSL <c>X509_V_ERR_*</c> code (10 expired, 62 hostname mismatch, 20
     /// unknown issuer, 18/19 self-signed), or 0 when verification was not what failed. See
     /// <see cref="TlsLastError"/>; <see cref="DescribeTlsFailure"/> puts the two in one sentence.
     /// </summary>
-    /// <exception cref="InvalidOperationException">The socket is not a STREAM socket.</exception>
+    /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
     /// <exception cref="ZlinkNotSupportedException">The native library has no TLS, or no such option (zlink 1.3).</exception>
     public int TlsLastVerifyResult
     {
         get
         {
-            RequireStreamOption(SocketOption.TlsLastVerifyResult);
             int value = 0;
             nuint size = sizeof(int);
             int errno = GetOptionErrno(SocketOption.TlsLastVerifyResult, &value, &size);
@@ -219,11 +217,6 @@ public sealed unsafe partial class ZlinkSocket
     /// </summary>
     internal string? TryDescribeTlsFailure()
     {
-        if (Type != ZlinkSocketType.Stream)
-        {
-            return null;
-        }
-
         try
         {
             return DescribeTlsFailure(TlsLastError, TlsLastVerifyResult);

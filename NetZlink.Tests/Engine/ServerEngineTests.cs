@@ -209,6 +209,15 @@ public sealed class ServerEngineTests
         Assert.That(client.ReadCounters().ConnectFailed, Is.EqualTo(3));
     }
 
+    // A tls:// or wss:// server without a certificate failed at Start with a bare EINVAL from the bind.
+    [TestCase("tls://127.0.0.1:*")]
+    [TestCase("wss://127.0.0.1:*")]
+    public void ASecureEndpointWithoutACertificate_IsRefusedSayingWhatIsMissing(string endpoint)
+    {
+        var error = Assert.Throws<ArgumentException>(() => _ = new ServerEngine(new EngineOptions { Endpoints = [endpoint] }))!;
+        Assert.That(error.Message, Does.Contain(endpoint).And.Contain("Tls.CertificateFile"));
+    }
+
     [Test, CancelAfter(60_000)]
     public void SlotsAreReused_WithANewIndexEachTime_AndTheLimitRefusesTheRest()
     {

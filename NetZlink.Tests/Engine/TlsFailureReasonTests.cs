@@ -101,6 +101,48 @@ public sealed class TlsFailureReasonTests
         });
     }
 
+    // The properties were refused on every type but STREAM (InvalidOperationException), though
+    // the library keeps the reason for the ZMP socket types too; and after Dispose they said the
+    // same instead of ObjectDisposedException.
+    [TestCaseSource(nameof(Cases))]
+    [CancelAfter(60_000)]
+    public void APairSaysWhyItsTlsHandshakeFailed_AndIsDisposedLikeAnyOtherCall(string failure, string reason, int verifyResult)
+    {
+        RequireTls();
+        using var certs = TestCertificates.Create(expiredServer: failure == "expired");
+        using var other = TestCertificates.Create(caName: "CN=Another test CA");
+        using var context = new ZlinkContext();
+        using var server = context.CreateSocket(ZlinkSocketType.Pair);
+        server.SetOption(SocketOption.TlsCert, certs.ServerCert);
+        server.SetOption(SocketOption.TlsKey, certs.ServerKey);
+        server.Bind("tls://127.0.0.1:*");
+        var client = context.CreateSocket(ZlinkSocketType.Pair);
+        EngineTlsOptions tls = ClientTls(failure, certs, other);
+        client.SetOption(SocketOption.TlsCa, tls.CaFile!);
+        if (tls.Hostname is not null)
+        {
+            client.SetOption(SocketOption.TlsHostname, tls.Hostname);
+        }
+
+        Assert.That(client.TlsLastError, Is.Empty, "no failure yet");
+        using (var monitor = client.OpenMonitor(MonitorEvents.HandshakeFailedNoDetail | MonitorEvents.HandshakeFailedAuth))
+        {
+            client.Connect(server.LastEndpoint);
+            MonitorEvent failed = default;
+            Wait.Until(() => monitor.TryReceive(out failed), "the client's failed handshake event", Patience);
+            Assert.Multiple(() =>
+            {
+                Assert.That(failed.Value, Is.EqualTo((ulong)ZlinkError.EACCES));
+                Assert.That(client.TlsLastError, Is.EqualTo(reason));
+                Assert.That(client.TlsLastVerifyResult, Is.EqualTo(verifyResult));
+            });
+        }
+
+        client.Dispose();
+        Assert.Throws<ObjectDisposedException>(() => _ = client.TlsLastError);
+        Assert.Throws<ObjectDisposedException>(() => _ = client.TlsLastVerifyResult);
+    }
+
     private static EngineTlsOptions ClientTls(string failure, TestCertificates certs, TestCertificates other) => failure switch
     {
         "expired" => new EngineTlsOptions { CaFile = certs.Ca, Hostname = "localhost" },

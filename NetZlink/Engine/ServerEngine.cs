@@ -89,6 +89,18 @@ public sealed class ServerEngine : StreamEngine
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
         EndpointTransports.EnsureSupported(options.Endpoints, "ServerEngine: Bind");
+        foreach (string endpoint in options.Endpoints)
+        {
+            bool secure = endpoint.StartsWith("tls://", StringComparison.Ordinal) || endpoint.StartsWith("wss://", StringComparison.Ordinal);
+            if (secure && string.IsNullOrEmpty(options.Tls?.CertificateFile))
+            {
+                // The native bind would say only EINVAL.
+                throw new ArgumentException(
+                    $"ServerEngine: the endpoint {endpoint} needs a server certificate: set EngineOptions.Tls.CertificateFile (a PEM certificate chain) and, unless the key is in that file, Tls.KeyFile.",
+                    nameof(options));
+            }
+        }
+
         if (options.RaiseDescriptorLimit)
         {
             // A server cannot know how many will connect: the most the process may open.
