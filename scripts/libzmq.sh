@@ -213,7 +213,13 @@ cp -a "$src" "$patched"
 for f in "${zmp_files[@]}"; do
   case $f in *.hpp | *.cpp | *.h) cp "$zmp_dir/$f" "$patched/src/" ;; esac
 done
-for p in zmp.patch speed.patch peers.patch $([ -z "$toolchain" ] || echo cross-run-checks.patch); do
+# the patches: the *.patch entries of zmp_files, in their order (one list), then the cross one
+patches=()
+for f in "${zmp_files[@]}"; do
+  case $f in *.patch) patches+=("$f") ;; esac
+done
+[ -z "$toolchain" ] || patches+=(cross-run-checks.patch)
+for p in "${patches[@]}"; do
   if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/$p"; then
     echo "libzmq: $zmp_dir/$p does not apply to $src" >&2
     exit 1
