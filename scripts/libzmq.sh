@@ -173,6 +173,8 @@ zmp_dir=native/libzmq
 zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp zmp_transport.h)
 # the peer table and the routing id of monitor events (docs/native.md#peers-of-the-zmp-socket-types)
 zmp_files+=(peers.patch zmp_peers.h zmp_peers.hpp zmp_peers.cpp)
+# a ROUTER's CONNECT_ROUTING_ID naming a peer it still has: refused or handed over, no abort
+zmp_files+=(router-connect-id.patch)
 zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }
