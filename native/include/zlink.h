@@ -331,7 +331,8 @@ ZLINK_EXPORT void zlink_msgv_close(zlink_msg_t *parts, size_t count);
  * 1007-1014 or 3000-4999). What the connection's send queue holds and has
  * not started writing is dropped; ws:// and wss:// then send a close frame
  * with that code (reason "slow consumer") behind the rest of a frame that
- * started, and close TCP once it went (bounded by LINGER when above 0,
+ * started, then half-close TCP (a FIN, not a reset) and discard what the
+ * peer still sends until its side ends (bounded by LINGER when above 0,
  * else 10 s); tcp:// and tls:// close at once. The disconnect's
  * ZLINK_STREAM_EVENT_ERRNO is ENOBUFS, its DISCONNECTED event LOCAL.
  * EHOSTUNREACH when no connected peer has that id (a connection already
