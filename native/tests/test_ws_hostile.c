@@ -17,7 +17,7 @@
  * - the ZMP ws path applies the STREAM path's frame rules (one decoder): an
  *   invalid close code and a close reason that is not UTF-8 are answered
  *   with 1002, text that is not UTF-8 with 1007, a valid close is echoed.
- * Randomized where it matters (payload sizes, the drop's code), with the
+ * Randomized (pings per write, message sizes, the drop's code), with the
  * seed printed and ZLINK_TEST_SEED replaying it. */
 #include "ws_testutil.h"
 
@@ -45,14 +45,20 @@ static long long heap_bytes(void)
     return (long long)m.uordblks + (long long)m.hblkhd;
 }
 
-/* A TCP connection to port with a small receive buffer (the peer that
- * stops reading must stop the server's writes soon). */
+/* A TCP connection to port whose buffers are fixed (no autotuning): a
+ * receive buffer that holds far fewer than the flood's pongs (the peer that
+ * stops reading must stop the server's writes), yet not so small that the
+ * kernel drops segments for want of room (a 4 KiB one did, ACKs with them,
+ * and TCP's retransmission back-off then stalled the flood for seconds on
+ * a loaded machine); and a small send buffer, so the flood in flight stays
+ * far below what the server's socket takes while its owner is busy. */
 static int small_connect(uint16_t port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     CHECK(fd >= 0);
-    int sz = 4096, one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    int rcv = 256 * 1024, snd = 16384, one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof snd);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -134,6 +140,8 @@ static void send_stepping(int fd, const unsigned char *b, size_t n, tu_pair_t *p
             continue;
         }
         CHECK(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+        if (tu_now_ms() >= end)
+            fprintf(stderr, "the server took no more for 20 s (%zu bytes left)\n", n);
         CHECK(tu_now_ms() < end);
         if (p)
             tu_step(p);
@@ -151,7 +159,8 @@ static long long flood(int fd, tu_pair_t *p)
     static unsigned char batch[1000 * 32];
     for (unsigned i = 0; i < PINGS;) {
         size_t k = 0;
-        for (int j = 0; j < 1000 && i < PINGS; j++, i++) {
+        int many = 1 + (int)(rnd() % 1000); /* pings per write: random */
+        for (int j = 0; j < many && i < PINGS; j++, i++) {
             char pl[16];
             snprintf(pl, sizeof pl, "ping%08u", i);
             k += tu_ws_frame(batch + k, 1, 0x9, 1, pl, 12);
