@@ -30,13 +30,6 @@
 #define GROWTH_MAX (256 * 1024)
 
 static tu_tls_t T;
-static unsigned seed;
-
-static uint32_t rnd(void)
-{
-    seed = seed * 1103515245u + 12345u;
-    return seed >> 8;
-}
 
 /* bytes malloc holds for this process: every arena and mmap'd chunks */
 static long long heap_bytes(void)
@@ -159,7 +152,7 @@ static long long flood(int fd, tu_pair_t *p)
     static unsigned char batch[1000 * 32];
     for (unsigned i = 0; i < PINGS;) {
         size_t k = 0;
-        int many = 1 + (int)(rnd() % 1000); /* pings per write: random */
+        int many = 1 + (int)(tu_rnd() % 1000); /* pings per write: random */
         for (int j = 0; j < many && i < PINGS; j++, i++) {
             char pl[16];
             snprintf(pl, sizeof pl, "ping%08u", i);
@@ -387,13 +380,13 @@ static void drop_slow_consumer(void *ctx, int give_code)
     size_t sizes[400];
     int sent = 0;
     for (; sent < 400; sent++) {
-        sizes[sent] = 1 + rnd() % (sent % 7 == 0 ? 65536 : 3000);
+        sizes[sent] = 1 + tu_rnd() % (sent % 7 == 0 ? 65536 : 3000);
         fill(msg, sizes[sent], (unsigned)sent);
         CHECK(tu_stream_send(srv, id, msg, sizes[sent], 0) == (int)sizes[sent]);
     }
     for (int i = 0; i < 20; i++)
         tu_step(&p);
-    unsigned code = give_code ? (rnd() % 2 ? 1011 : 4000 + rnd() % 1000) : 1008;
+    unsigned code = give_code ? (tu_rnd() % 2 ? 1011 : 4000 + tu_rnd() % 1000) : 1008;
     idb[4] = (unsigned char)(code >> 8);
     idb[5] = (unsigned char)code;
     CHECK(zlink_setsockopt(srv, ZLINK_STREAM_DROP, idb, give_code ? 6 : 4) == 0);
@@ -473,10 +466,7 @@ int main(void)
         puts("test_ws_hostile: this build has no ws; nothing to test");
         return 1;
     }
-    const char *e = getenv("ZLINK_TEST_SEED");
-    seed = e ? (unsigned)strtoul(e, NULL, 10) : (unsigned)time(NULL);
-    printf("test_ws_hostile: seed %u (ZLINK_TEST_SEED=%u replays it)\n", seed, seed);
-    fflush(stdout);
+    tu_seed("test_ws_hostile");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);
