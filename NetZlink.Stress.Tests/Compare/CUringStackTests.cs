@@ -5,6 +5,7 @@ using NetZlink.Stress.Compare;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 using NetZlink.Stress.Tests.Support;
+using NetZlink.Stress.Reports;
 
 namespace NetZlink.Stress.Tests.Compare;
 

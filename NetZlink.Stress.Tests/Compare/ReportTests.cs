@@ -3,6 +3,7 @@
 using System.Text.RegularExpressions;
 using NetZlink.Stress.Compare;
 using NetZlink.Stress.Tests.Support;
+using NetZlink.Stress.Reports;
 
 namespace NetZlink.Stress.Tests.Compare;
 

@@ -62,20 +62,16 @@ public sealed class ConnectStartCheckTests
         return errors[0];
     }
 
-    /// <summary>The test shim the native build makes next to its C tests, found above this test's folder.</summary>
+    /// <summary>The test shim the native build makes next to its C tests, in the repository's native/build.</summary>
     private static string FindShim()
     {
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        string candidate = RepositoryRoot.Combine(ShimPath);
+        if (!File.Exists(candidate))
         {
-            string candidate = Path.Combine(dir.FullName, ShimPath);
-            if (File.Exists(candidate))
-            {
-                return candidate;
-            }
+            Assert.Fail($"{candidate} not found: build native/ (cmake --build native/build)");
         }
 
-        Assert.Fail($"{ShimPath} not found above {AppContext.BaseDirectory}: build native/ (cmake --build native/build)");
-        return string.Empty;
+        return candidate;
     }
 
     private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";

@@ -181,7 +181,7 @@ public sealed class SeveralProcessesTests
     /// <summary>The quoted items of the first container's args list in deploy/k8s/<paramref name="file"/>.</summary>
     private static string[] Args(string file)
     {
-        string[] lines = File.ReadAllLines(Path.Combine(RepositoryRoot(), "deploy", "k8s", file));
+        string[] lines = File.ReadAllLines(Path.Combine(RepositoryRoot.Path, "deploy", "k8s", file));
         int start = Array.FindIndex(lines, l => l.Trim() == "args:");
         Assert.That(start, Is.Not.Negative, $"no args: in {file}");
         return lines.Skip(start + 1).TakeWhile(l => l.TrimStart().StartsWith("- \"", StringComparison.Ordinal))
@@ -191,19 +191,6 @@ public sealed class SeveralProcessesTests
     /// <summary>One argument made local: a whole value replaced, /results/ moved into <paramref name="folder"/>.</summary>
     private static string Local(string arg, Dictionary<string, string> values, string folder) =>
         values.TryGetValue(arg, out string? value) ? value : arg.Replace("/results/", folder + "/", StringComparison.Ordinal);
-
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (Directory.Exists(Path.Combine(dir.FullName, "deploy", "k8s")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new InvalidOperationException("deploy/k8s not found above " + AppContext.BaseDirectory);
-    }
 
     private static string Invariant(long value) => value.ToString(CultureInfo.InvariantCulture);
 }

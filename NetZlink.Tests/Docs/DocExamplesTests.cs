@@ -17,7 +17,7 @@ public sealed partial class DocExamplesTests
 
     public static IEnumerable<TestCaseData> Programs()
     {
-        string root = RepositoryRoot();
+        string root = RepositoryRoot.Path;
         var files = new List<string> { Path.Combine(root, "README.md") };
         files.AddRange(Directory.GetFiles(Path.Combine(root, "docs"), "*.md").Order(StringComparer.Ordinal));
         foreach (string file in files)
@@ -74,7 +74,7 @@ public sealed partial class DocExamplesTests
                     <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
                   </PropertyGroup>
                   <ItemGroup>
-                    <ProjectReference Include="{Path.Combine(RepositoryRoot(), "NetZlink", "NetZlink.csproj")}" />
+                    <ProjectReference Include="{Path.Combine(RepositoryRoot.Path, "NetZlink", "NetZlink.csproj")}" />
                   </ItemGroup>
                 </Project>
                 """);
@@ -116,19 +116,6 @@ public sealed partial class DocExamplesTests
         }
 
         return (process.ExitCode, stdout.Result + stderr.Result);
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "NetZlink.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new DirectoryNotFoundException("NetZlink.sln not found above " + AppContext.BaseDirectory);
     }
 
     [GeneratedRegex(@"```csharp\n(.*?)```", RegexOptions.Singleline)]
