@@ -52,6 +52,9 @@ internal class ChildProcess : IDisposable
     /// <summary>The stderr lines so far, joined by \n.</summary>
     public string Stderr => Snapshot(_stderr);
 
+    /// <summary>Both outputs so far, for an assertion's message.</summary>
+    public string Diagnostics => $"stdout: {Stdout}\nstderr: {Stderr}";
+
     /// <summary>Every line so far, stdout and stderr in the order they arrived, joined by \n.</summary>
     public string Output => Snapshot(_both);
 

@@ -2,12 +2,6 @@
 // every file written, every run PASS, and reports that carry the runs' own figures. The limit
 // clients (limit_echo for c-epoll and c-uring) print only their COUNTS line: their files come from
 // the .NET writers. Where io_uring is refused, c-uring is skipped with the reason instead.
-using System.Text.Json;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Support;
-using NetZlink.Stress.Reports;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Compare;
 

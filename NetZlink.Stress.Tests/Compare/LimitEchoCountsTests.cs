@@ -1,12 +1,6 @@
 // limit_echo's COUNTS line: read into a result judged by the runner's rules (the same reasons and
 // fail_reason a .NET stack's counts would get), latency kept as HdrHistogram would have recorded
 // the raw samples, and every malformed line refused with what is wrong.
-using System.Globalization;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

@@ -3,9 +3,6 @@
 // field's name exactly; no other name is a near miss of a field's (gating_violations beside
 // gating_violation was one); and the reader needs every name it lists.
 using System.Text.RegularExpressions;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Compare;
 

@@ -3,8 +3,6 @@
 // loaded through NETZLINK_NATIVE_LIBRARY, refuses zlink_connect on STREAM with EOPNOTSUPP as zlink
 // 1.3 does), and a host name that does not resolve. Each is one "error:" line on stderr naming the
 // cause, a non-zero exit and no RESULT line, instead of a run whose every connection failed alike.
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Faults;
 
@@ -26,7 +24,7 @@ public sealed class ConnectStartCheckTests
         string error = OneErrorLine(run);
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(error, Does.StartWith($"error: The native library {shim} (from NETZLINK_NATIVE_LIBRARY) cannot connect STREAM sockets: "));
             Assert.That(error, Does.Contain("EOPNOTSUPP"));
             Assert.That(run.Stdout, Does.Not.Contain("RESULT "), "no run: the engine did not start");
@@ -43,7 +41,7 @@ public sealed class ConnectStartCheckTests
         Assert.Multiple(() =>
         {
             // Exit 1, as the dotnet stack gives for the same --host: a host that names nothing.
-            Assert.That(run.ExitCode, Is.EqualTo(1), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(1), run.Diagnostics);
             Assert.That(error, Does.StartWith($"error: could not resolve host 'nonexistent.invalid' in endpoint tcp://nonexistent.invalid:{port}: "));
             Assert.That(run.Stdout, Does.Not.Contain("RESULT "), "no run: the engine was not made");
         });
@@ -58,7 +56,7 @@ public sealed class ConnectStartCheckTests
     private static string OneErrorLine(StressProcess run)
     {
         string[] errors = run.Stderr.Split('\n').Where(l => l.StartsWith("error: ", StringComparison.Ordinal)).ToArray();
-        Assert.That(errors, Has.Length.EqualTo(1), Diagnostics(run));
+        Assert.That(errors, Has.Length.EqualTo(1), run.Diagnostics);
         return errors[0];
     }
 
@@ -73,6 +71,4 @@ public sealed class ConnectStartCheckTests
 
         return candidate;
     }
-
-    private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 }

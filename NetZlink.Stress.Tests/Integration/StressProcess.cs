@@ -2,7 +2,6 @@
 // collects its output, so that exit codes, signals, stdin and the server child are the real ones.
 // The process handling is the shared ChildProcess (TestSupport/).
 using System.Diagnostics;
-using NetZlink.Stress.Hosting;
 
 namespace NetZlink.Stress.Tests.Integration;
 

@@ -1,11 +1,6 @@
 // The one result schema: the formats agree with each other, a summary file gives back every field
 // the schema stores, `merge` combines every stored field by the rule its row names, and
 // docs/scenarios.md's field table shows exactly the schema's rows.
-using System.Globalization;
-using NetZlink.Stress.Merge;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
 

@@ -2,17 +2,9 @@
 // (children connected, told one start, merged), the Kubernetes Indexed Job's own commands from
 // deploy/k8s run as local processes (each pod's index from JOB_COMPLETION_INDEX, then the merge
 // step), and a run the open-file limit cannot hold, refused before anything connects.
-using System.Globalization;
-using System.Text.Json;
 using System.Text.RegularExpressions;
 using HdrHistogram;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 using static NetZlink.Stress.Tests.Support.Histograms;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Scale;
 

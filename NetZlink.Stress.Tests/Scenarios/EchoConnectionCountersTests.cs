@@ -3,7 +3,6 @@
 // beyond what was outstanding) and closes against a model of what each must count. The seed is
 // printed; NETZLINK_FUZZ_SEED replays it, NETZLINK_FUZZ_ITERATIONS runs longer.
 using System.Buffers.Binary;
-using NetZlink.Stress.Scenarios;
 using NetZlink.Tests;
 
 namespace NetZlink.Stress.Tests.Scenarios;
