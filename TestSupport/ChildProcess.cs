@@ -105,6 +105,19 @@ internal class ChildProcess : IDisposable
         return info;
     }
 
+    /// <summary>Waits up to <paramref name="timeout"/> for the exit and both output pipes read to the end; false when it still runs.</summary>
+    public bool WaitForExit(TimeSpan timeout)
+    {
+        if (!_process.WaitForExit(timeout))
+        {
+            return false;
+        }
+
+        // The timed wait does not wait for the redirected output to be read; this one does.
+        _process.WaitForExit();
+        return true;
+    }
+
     /// <summary>Waits for the exit and for both output pipes to be read to the end.</summary>
     public Task WaitForExitAsync(CancellationToken cancellationToken) => _process.WaitForExitAsync(cancellationToken);
 

@@ -28,12 +28,14 @@ public sealed class EchoConnectionCountersTests
     {
         var c = new EchoConnectionCounters { Outstanding = 2 };
 
-        c.SettleEchoes(5, shared: true);
+        int settledShared = c.SettleEchoes(5, shared: true);
         var d = new EchoConnectionCounters { Outstanding = 2 };
-        d.SettleEchoes(5, shared: false);
+        int settledOwned = d.SettleEchoes(5, shared: false);
 
         Assert.Multiple(() =>
         {
+            Assert.That(settledShared, Is.EqualTo(2));
+            Assert.That(settledOwned, Is.EqualTo(2));
             Assert.That(c.Outstanding, Is.Zero);
             Assert.That(c.GatingViolations, Is.EqualTo(3));
             Assert.That(d.Outstanding, Is.Zero);
@@ -87,7 +89,7 @@ public sealed class EchoConnectionCountersTests
 
                 Assert.That(c.Outstanding, Is.LessThanOrEqualTo(inflight), $"seed {seed}: the cap");
                 Assert.That(c.Requested, Is.LessThanOrEqualTo(budget), $"seed {seed}: the budget");
-                c.SettleEchoes(random.Next(0, c.Outstanding + 1), shared: false);
+                c.SettleEchoes(random.Next(0, (int)c.Outstanding + 1), shared: false);
             }
         }
     }
@@ -120,8 +122,8 @@ public sealed class EchoConnectionCountersTests
                 case 2 or 3:
                 {
                     // Good echoes, sometimes more than are outstanding (a bookkeeping error to count).
-                    int echoes = random.Next(0, c.Outstanding + 2);
-                    int outstanding = c.Outstanding;
+                    int echoes = random.Next(0, (int)c.Outstanding + 2);
+                    long outstanding = c.Outstanding;
                     for (int e = 0; e < echoes; e++)
                     {
                         bool measured = random.Next(2) == 0;
@@ -129,7 +131,7 @@ public sealed class EchoConnectionCountersTests
                         receivedMeasured += measured ? 1 : 0;
                     }
 
-                    c.SettleEchoes(echoes, shared: random.Next(2) == 0);
+                    Assert.That(c.SettleEchoes(echoes, shared: random.Next(2) == 0), Is.EqualTo(Math.Min(echoes, outstanding)), where);
                     received += echoes;
                     gating += Math.Max(0, echoes - outstanding);
                     if (random.Next(4) == 0)
@@ -147,7 +149,7 @@ public sealed class EchoConnectionCountersTests
                 {
                     bool byPeer = random.Next(2) == 0;
                     bool stopping = random.Next(4) == 0;
-                    int outstanding = Interlocked.Exchange(ref c.Outstanding, 0);
+                    long outstanding = Interlocked.Exchange(ref c.Outstanding, 0);
                     tallies.CountClose(outstanding, byPeer, stopping);
                     closes++;
                     if (!stopping)

@@ -93,7 +93,6 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
     /// <summary>Adds this shard's tallies and connections to <paramref name="sum"/>.</summary>
     public void AddTotals(ref LoadTotalsSum sum)
     {
-        sum.Add(_tallies);
         // Open model, in the drain: what each open connection still owes of the measured schedule.
         OpenSchedule? owing = _plan.Phase == LoadPhase.Drain ? _plan.Schedule : null;
         for (int slot = 0; slot < _connections.Length; slot++)
@@ -102,6 +101,9 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
             bool open = owing is not null && Volatile.Read(ref c.State) == (int)DotnetConnectionState.Connected;
             sum.Add(ref c.Counters, owing, ConnectionIndex(slot), open);
         }
+
+        // After the connections: a close clears Outstanding before it counts what was lost.
+        sum.Add(_tallies);
     }
 
     /// <summary>Stops the thread (waiting up to <paramref name="timeout"/>) and closes every socket.</summary>
@@ -280,7 +282,7 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
         }
 
         // After State: a sender that adds to Outstanding afterwards sees Closed and clears it itself.
-        int outstanding = Interlocked.Exchange(ref c.Counters.Outstanding, 0);
+        long outstanding = Interlocked.Exchange(ref c.Counters.Outstanding, 0);
         _tallies.CountClose(outstanding, byPeer, _stopRequested);
 
         if (errno != 0 && !_stopRequested)

@@ -177,13 +177,15 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
     public LoadTotals Totals()
     {
         var sum = new LoadTotalsSum();
-        sum.Add(_tallies);
         OpenSchedule? owing = Plan.Phase == LoadPhase.Drain ? Plan.Schedule : null;
         foreach (StreamConnection c in _connections)
         {
             bool open = owing is not null && Volatile.Read(ref c.State) == StreamConnection.Open;
             sum.Add(ref c.Counters, owing, c.Index, open);
         }
+
+        // After the connections: a close clears Outstanding before it counts what was lost.
+        sum.Add(_tallies);
 
         return sum.ToTotals();
     }
@@ -541,7 +543,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
             return false;
         }
 
-        int outstanding = Interlocked.Exchange(ref c.Counters.Outstanding, 0);
+        long outstanding = Interlocked.Exchange(ref c.Counters.Outstanding, 0);
         _tallies.CountClose(outstanding, byPeer, _stopRequested);
         if (errno != 0 && !_stopRequested)
         {

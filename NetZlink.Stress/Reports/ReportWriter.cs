@@ -2,7 +2,7 @@
 // RunSummary, timeseries.csv through TimeseriesPoint, gathered in a CompareReport) and writes
 // report.md and report.html and the RATIOS and TRANSPORT_COST lines; it starts nothing, waits on
 // nothing and runs nothing (NetZlink.Stress.Tests checks what its files use). The compare verb
-// (Compare/) runs the stacks and calls Write once at the end.
+// (Compare/) runs the stacks and calls WriteAsync once at the end.
 namespace NetZlink.Stress.Reports;
 
 /// <summary>Writes a compare's reports.</summary>

@@ -50,8 +50,8 @@ internal struct EchoConnectionCounters
     /// <summary>Open model: when the last measured echo arrived (ns).</summary>
     public long LastMeasuredEchoNs;
 
-    /// <summary>Packets sent (or about to be) and not yet echoed.</summary>
-    public int Outstanding;
+    /// <summary>Packets sent (or about to be) and not yet echoed (a shard's totals hold its connections' sum).</summary>
+    public long Outstanding;
 
     /// <summary>
     /// How many packets the connection sends in its next frame of at most <paramref name="perFrame"/>:
@@ -61,7 +61,7 @@ internal struct EchoConnectionCounters
     /// </summary>
     public int Wants(LoadPlan plan, OpenSchedule? schedule, int connectionIndex, int perFrame, out bool late)
     {
-        int room = plan.Inflight - Volatile.Read(ref Outstanding);
+        int room = (int)Math.Max(int.MinValue, plan.Inflight - Volatile.Read(ref Outstanding));
         if (schedule is not null)
         {
             return Owed(schedule, connectionIndex, room, perFrame, out late);
@@ -162,27 +162,32 @@ internal struct EchoConnectionCounters
     /// negative. <paramref name="shared"/>: the send path moves Outstanding from other threads too
     /// (Interlocked); otherwise the caller's thread is the only writer.
     /// </summary>
-    public void SettleEchoes(int echoes, bool shared)
+    /// <returns>The echoes that settled an outstanding packet (the rest were violations).</returns>
+    public int SettleEchoes(int echoes, bool shared)
     {
         if (echoes <= 0)
         {
-            return;
+            return 0;
         }
 
-        int after = shared ? Interlocked.Add(ref Outstanding, -echoes) : Outstanding -= echoes;
-        if (after < 0)
+        long after = shared ? Interlocked.Add(ref Outstanding, -echoes) : Outstanding -= echoes;
+        if (after >= 0)
         {
-            int excess = Math.Min(echoes, -after);
-            GatingViolations += excess;
-            if (shared)
-            {
-                Interlocked.Add(ref Outstanding, excess);
-            }
-            else
-            {
-                Outstanding += excess;
-            }
+            return echoes;
         }
+
+        int excess = (int)Math.Min(echoes, -after);
+        GatingViolations += excess;
+        if (shared)
+        {
+            Interlocked.Add(ref Outstanding, excess);
+        }
+        else
+        {
+            Outstanding += excess;
+        }
+
+        return echoes - excess;
     }
 
     /// <summary>The send time a packet carries (bytes 5..12 of the packet, after the length header and phase byte).</summary>
@@ -208,7 +213,7 @@ internal sealed class ConnectionTallies
     /// Counts a connection that ended with <paramref name="outstanding"/> packets not echoed; when
     /// <paramref name="stopping"/> (the client is being stopped) they are not lost and the peer did not close it.
     /// </summary>
-    public void CountClose(int outstanding, bool byPeer, bool stopping)
+    public void CountClose(long outstanding, bool byPeer, bool stopping)
     {
         Interlocked.Increment(ref Disconnected);
         if (!stopping)

@@ -38,10 +38,14 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
     private LoadPhase _lastPhase = LoadPhase.Connect;
     private long _allocatedAtMeasureStart;
 
-    // Each slot's counters (the connection in it; a reconnect there adds to them) and the shard's
-    // connect results and closes: written by the shard thread only, read by the runner while the
-    // shard runs (AddTotals), final once ObservedPhase is Done.
+    // Each slot's counters (the connection in it: what it has outstanding, its budget and schedule),
+    // the shard's totals in the same type (its Outstanding is the shard's in-flight count), and its
+    // connect results and closes. Written by the shard thread only; the runner reads the totals and
+    // tallies while the shard runs (AddTotals), final once ObservedPhase is Done. The runner reads
+    // one total per figure, never the slots: a sum over slots read one by one could pass zero in
+    // flight while the shard moved packets between them.
     private readonly EchoConnectionCounters[] _connections;
+    private EchoConnectionCounters _totals;
     private readonly ConnectionTallies _tallies = new();
 
     /// <summary>The TLS reason of the last connect whose handshake failed (read by other threads with Volatile.Read), or null.</summary>
@@ -105,15 +109,17 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
     public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
     {
         int slot = connection.Slot;
-        ref EchoConnectionCounters c = ref _connections[slot];
-        EchoCount count = c.CountEcho(_plan, _expectedFiller, packet);
+        EchoCount count = _totals.CountEcho(_plan, _expectedFiller, packet);
         if (count == EchoCount.Bad)
         {
             shard.Close(connection);
             return;
         }
 
-        c.SettleEchoes(1, shared: false);
+        // Settled on the slot (an echo with nothing outstanding there is a gating violation), in the totals alike.
+        int settled = _connections[slot].SettleEchoes(1, shared: false);
+        _totals.Outstanding -= settled;
+        _totals.GatingViolations += 1 - settled;
         if (count == EchoCount.Measured)
         {
             int rate = _plan.LatencySampleRate;
@@ -122,7 +128,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
             long now = sampled || _pacer is not null ? LoadPlan.NowNanoseconds() : 0;
             if (_pacer is not null)
             {
-                Volatile.Write(ref c.LastMeasuredEchoNs, now);
+                Volatile.Write(ref _totals.LastMeasuredEchoNs, now);
             }
 
             if (sampled)
@@ -143,14 +149,16 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
         LostPartialBytes += lostBytes;
         if (reason == ConnectionEndReason.ProtocolError)
         {
-            c.ProtocolErrors++;
+            _totals.ProtocolErrors++;
         }
 
         // Whatever was outstanding on it will never come back: it stays counted as sent, not received,
         // and is lost (the partial packet dropped with it is one of these).
-        int outstanding = c.Outstanding;
-        Volatile.Write(ref c.Outstanding, 0);
+        long outstanding = c.Outstanding;
+        c.Outstanding = 0;
+        // Lost before the in-flight count drops (the runner reads the in-flight count first).
         _tallies.CountClose(outstanding, byPeer: reason == ConnectionEndReason.Remote, stopping: reason == ConnectionEndReason.EngineStopped);
+        Volatile.Write(ref _totals.Outstanding, _totals.Outstanding - outstanding);
         if (_lastPhase == LoadPhase.Drain && _schedule is { } schedule)
         {
             // Its measured packets not sent yet never will be: the drain stops waiting for them.
@@ -158,16 +166,13 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
         }
     }
 
-    /// <summary>Adds this shard's tallies and connections to <paramref name="sum"/>.</summary>
+    /// <summary>Adds this shard's totals and tallies to <paramref name="sum"/>.</summary>
     public void AddTotals(ref LoadTotalsSum sum)
     {
-        // Before the connections' Outstanding: the shard lowers Unsent after raising it (see SendOwed).
+        // Before Outstanding: the shard lowers Unsent after raising it (see SendOwed).
         sum.AddUnsent(Volatile.Read(ref Unsent));
+        sum.Add(ref _totals);
         sum.Add(_tallies);
-        for (int slot = 0; slot < _connections.Length; slot++)
-        {
-            sum.Add(ref _connections[slot]);
-        }
     }
 
     public void OnDue(int slot)
@@ -312,7 +317,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
     private void TopUp(EngineShard shard, int slot, byte phaseByte, bool measured)
     {
         ref EchoConnectionCounters c = ref _connections[slot];
-        int want = _plan.Inflight - c.Outstanding;
+        int want = (int)(_plan.Inflight - c.Outstanding);
         long budget = _plan.PacketsPerConnection - c.Requested;
         if (budget < want)
         {
@@ -344,10 +349,18 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
                 return;
             }
 
-            c.Outstanding += packets;
-            c.CountSent(packets, measured);
+            CountSent(ref c, packets, measured, scheduled: false, late: false);
             want -= packets;
         }
+    }
+
+    /// <summary>Counts <paramref name="packets"/> just handed to the engine for a slot: outstanding and sent, on the slot and in the shard's totals.</summary>
+    private void CountSent(ref EchoConnectionCounters c, int packets, bool measured, bool scheduled, bool late)
+    {
+        c.Outstanding += packets;
+        c.CountSent(packets, measured, scheduled, late);
+        _totals.Outstanding += packets;
+        _totals.CountSent(packets, measured, scheduled: false, late);
     }
 
     /// <summary>Open model: sends what <paramref name="slot"/> owes by <paramref name="now"/>, as far as the cap and the send queue let it.</summary>
@@ -365,7 +378,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
 
         // Held back since an earlier try: everything it sends now left after its due time.
         bool late = c.Blocked;
-        int room = _plan.Inflight - c.Outstanding;
+        int room = (int)(_plan.Inflight - c.Outstanding);
         Span<byte> scratch = shard.SendScratch;
         int length = _plan.PacketLength;
         Connection connection = shard.ConnectionAt(slot);
@@ -394,8 +407,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
                 return;
             }
 
-            c.Outstanding += packets;
-            c.CountSent(packets, measured, scheduled: true, late);
+            CountSent(ref c, packets, measured, scheduled: true, late);
 
             if (draining)
             {
