@@ -195,11 +195,7 @@ public sealed class EngineLoggingTests
     [Test]
     public void TheLibraryWritesNothingToTheConsole()
     {
-        string root = TestContext.CurrentContext.TestDirectory;
-        while (!File.Exists(Path.Combine(root, "NetZlink.sln")))
-        {
-            root = Path.GetDirectoryName(root) ?? throw new AssertionException("NetZlink.sln not found above the test directory");
-        }
+        string root = RepositoryRoot.Path;
 
         string[] offenders = Directory.EnumerateFiles(Path.Combine(root, "NetZlink"), "*.cs", SearchOption.AllDirectories)
             .Concat(Directory.EnumerateFiles(Path.Combine(root, "NetZlink.Extensions.Hosting"), "*.cs", SearchOption.AllDirectories))
