@@ -11,8 +11,14 @@ internal sealed class ChannelEchoServer : IAsyncDisposable
     private readonly Task _loop;
 
     public ChannelEchoServer(int endpoints, EngineChannelOptions? channelOptions = null)
+        : this(new ServerEngine(new EngineOptions { Endpoints = Enumerable.Repeat("tcp://127.0.0.1:*", endpoints).ToArray() }), channelOptions)
     {
-        Engine = new ServerEngine(new EngineOptions { Endpoints = Enumerable.Repeat("tcp://127.0.0.1:*", endpoints).ToArray() });
+    }
+
+    /// <summary>An echo server on an engine made by the caller (not started yet).</summary>
+    public ChannelEchoServer(ServerEngine engine, EngineChannelOptions? channelOptions = null)
+    {
+        Engine = engine;
         Channel = Engine.StartChannel(channelOptions);
         _loop = Task.Run(ReadAll);
     }

@@ -75,7 +75,7 @@ public sealed class ReceiveBudgetTests
                     {
                         lock (ends)
                         {
-                            ends.Add((e.Connection.Index, e.Reason, e.LostBytes));
+                            ends.Add((e.Connection.Index, e.Reason!.Value, e.LostBytes));
                         }
                     }
                 }
@@ -146,7 +146,7 @@ public sealed class ReceiveBudgetTests
                     {
                         lock (ends)
                         {
-                            ends.Add((e.Connection.Index, e.Reason, e.LostBytes));
+                            ends.Add((e.Connection.Index, e.Reason!.Value, e.LostBytes));
                         }
                     }
                 }
