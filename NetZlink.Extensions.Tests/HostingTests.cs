@@ -109,6 +109,9 @@ public sealed class HostingTests
             ["NetZlink:Backend:ReceiveBudgetPerConnection"] = "0",
             ["NetZlink:Front:ReceiveBudgetPerConnection"] = "1024",
             ["NetZlink:Front:ReceiveBudgetPerShard"] = "5",
+            ["NetZlink:Backend:Reconnect:Jitter"] = "2",
+            ["NetZlink:Backend:Reconnect:MaxAtempts"] = "3",
+            ["NetZlink:Backend:IdleTimeout"] = "-00:00:01",
         });
         builder.Services.AddNetZlinkClientEngine(builder.Configuration.GetSection("NetZlink:Backend"));
         builder.Services.AddKeyedNetZlinkServerEngine("front", builder.Configuration.GetSection("NetZlink:Front"));
@@ -143,6 +146,9 @@ public sealed class HostingTests
             "NetZlink:Front:MaxConnections must be from 1 to 16777216 (is 0)",
             "NetZlink:Backend:ReceiveBudgetPerConnection must be at least 5 (the framer's header size and one byte) (is 0)",
             "NetZlink:Front:ReceiveBudgetPerShard must be at least 1024 (ReceiveBudgetPerConnection: a shard holds at least one connection's bytes) (is 5)",
+            "NetZlink:Backend:Reconnect:Jitter must be from 0 to 1 (is 2)",
+            "NetZlink:Backend:Reconnect:MaxAtempts is not a setting of a NetZlink client engine (misspelt? docs/hosting.md lists them)",
+            "NetZlink:Backend:IdleTimeout must not be negative (00:00:00 turns it off) (is -00:00:01)",
         ];
         Assert.That(refused!.Failures, Is.EquivalentTo(expected), string.Join("\n", refused.Failures));
         Assert.That(host.Services.GetRequiredService<NetZlinkEngineService<ClientEngine>>().StartedAt, Is.Null, "no engine started");

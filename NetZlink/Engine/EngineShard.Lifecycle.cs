@@ -251,6 +251,19 @@ public sealed unsafe partial class EngineShard
         _stopRequested = true;
     }
 
+    /// <summary>
+    /// On the way out: a shard that drains and is stopped at or after its deadline (DrainAsync
+    /// gives up waiting at the same moment) drops what it holds for the deadline, not for a stop.
+    /// </summary>
+    private void NoteDrainDeadline()
+    {
+        long deadline = Volatile.Read(ref _drainDeadline);
+        if (deadline != long.MinValue && !_drainedInTime && Stopwatch.GetTimestamp() >= deadline)
+        {
+            _drainDeadlinePassed = true;
+        }
+    }
+
     /// <summary>A draining server takes no new connections: its endpoint is unbound (new peers are refused by the system).</summary>
     private void StopListening()
     {

@@ -52,6 +52,14 @@ public sealed unsafe partial class EngineShard
         // sizes"): a frame goes in while the total stays within the capacity, or when nothing
         // else is held (the sum is the frame itself), so a frame larger than the capacity waits
         // for the connection (and the shard) to be empty instead of being refused for ever.
+        if (Volatile.Read(ref _postDraining))
+        {
+            // Refused for the drain whether or not there would be room (the check under the gate
+            // below catches a drain that begins meanwhile).
+            Interlocked.Increment(ref _refusedDraining);
+            return PostStatus.Closed;
+        }
+
         int length = frame.Length;
         int held = Interlocked.Add(ref _postedBytesBySlot[slot], length);
         if (held > _options.SendQueueCapacityPerConnection && held != length)
@@ -75,7 +83,7 @@ public sealed unsafe partial class EngineShard
         {
             if (_postDraining)
             {
-                _refusedDraining++;
+                Interlocked.Increment(ref _refusedDraining);
             }
             else if (!_postClosed)
             {

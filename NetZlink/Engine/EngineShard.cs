@@ -333,6 +333,7 @@ public sealed unsafe partial class EngineShard
         }
 
         CloseToPosts();
+        NoteDrainDeadline();
         ConnectionEndReason reason = _engine.FaultStopped ? ConnectionEndReason.EngineFault
             : contextTerminated ? ConnectionEndReason.ContextTerminated
             : ConnectionEndReason.EngineStopped;

@@ -435,8 +435,13 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         }
         catch (Exception e) when (e is TimeoutException or OperationCanceledException)
         {
-            // The deadline passed: the shards stop on their own (each has seen the deadline).
-            RequestStop();
+            // The deadline passed (by this clock, perhaps a moment before a shard's): it is now for
+            // every shard, which stops at its next pass and counts what it held as dropped for it.
+            foreach (EngineShard shard in _shards)
+            {
+                shard.DrainDeadlineNow();
+            }
+
             return false;
         }
 
