@@ -241,6 +241,32 @@ public sealed class LifecycleTests
     }
 
     [RequiresStreamClient]
+    [Test, CancelAfter(120_000)]
+    public async Task AStalledPeer_ClosedByTheIdleTimeout_IsReconnected()
+    {
+        using var silent = new TcpListener(IPAddress.Loopback, 0);
+        silent.Start();
+        int port = ((IPEndPoint)silent.LocalEndpoint).Port;
+        var handler = new RecordingHandler();
+        using var client = new ClientEngine(1, new EngineOptions
+        {
+            Endpoints = [$"tcp://127.0.0.1:{port}"],
+            IdleTimeout = TimeSpan.FromMilliseconds(300),
+            Reconnect = new ReconnectPolicy { InitialDelay = TimeSpan.FromMilliseconds(10), Seed = 3 },
+        });
+        client.Start(_ => handler);
+        using TcpClient first = await silent.AcceptTcpClientAsync().WaitAsync(Patience);
+        using TcpClient second = await silent.AcceptTcpClientAsync().WaitAsync(Patience);
+        Wait.Until(() => handler.Connected.Count == 2, "the second generation", Patience);
+        Assert.Multiple(() =>
+        {
+            Assert.That(handler.Disconnects[0].Reason, Is.EqualTo(ConnectionEndReason.IdleTimeout));
+            Assert.That(handler.Connected.Distinct().Count(), Is.EqualTo(1), "the same Connection across the reconnect");
+            Assert.That(client.ReadCounters().Reconnects, Is.GreaterThanOrEqualTo(1));
+        });
+    }
+
+    [RequiresStreamClient]
     [Test, CancelAfter(300_000)]
     public async Task Drain_SendsEveryAcceptedFrameOrCountsIt_Randomized()
     {

@@ -140,7 +140,8 @@ public sealed partial class EngineShard
 
     private void ObserveReconnectGaveUp(int slot, ConnectFailure failure)
     {
-        string reason = failure.ToString();
+        // The last round's failure in words (the rounds are in the message already).
+        string reason = (failure with { Reconnects = 0 }).ToString();
         EngineTracing.Reconnect(EngineName, EndpointOf(slot), _slots[slot].Serial, failure.Reconnects, 0, reason);
         if (Gate(GatedEvent.ReconnectGaveUp, LogLevel.Warning))
         {
