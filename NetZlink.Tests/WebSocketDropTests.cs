@@ -87,7 +87,7 @@ public sealed class WebSocketDropTests
     /// Reads messages until the close frame: each must be the next payload the server sent, whole;
     /// then answers the close and ends. A reset (WebSocketException) fails the test.
     /// </summary>
-    private static async Task<(int Whole, WebSocketCloseStatus? Status, string? Reason)> ReadAll(ClientWebSocket client, List<byte[]> sent)
+    internal static async Task<(int Whole, WebSocketCloseStatus? Status, string? Reason)> ReadAll(ClientWebSocket client, List<byte[]> sent)
     {
         var buffer = new byte[512 * 1024];
         int whole = 0;

@@ -122,7 +122,7 @@ public sealed class EchoServer : EchoServerBase
                     break;
                 case SendResult.Full:
                     Interlocked.Increment(ref server._slowConsumersClosed);
-                    shard.Close(connection);
+                    shard.DropSlowConsumer(connection);
                     break;
             }
         }

@@ -45,4 +45,10 @@ public enum ConnectionEndReason
     /// <see cref="EngineOptions.Reconnect"/> reconnects it.
     /// </summary>
     IdleTimeout,
+
+    /// <summary>
+    /// The application dropped it as a slow consumer (<see cref="EngineShard.DropSlowConsumer"/>): its
+    /// unsent output was discarded and a WebSocket peer was sent a close frame.
+    /// </summary>
+    SlowConsumer,
 }

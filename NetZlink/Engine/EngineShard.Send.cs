@@ -83,6 +83,35 @@ public sealed unsafe partial class EngineShard
     }
 
     /// <summary>
+    /// Closes a connection that does not keep up with what is sent to it (a slow consumer): the
+    /// output still queued for it, in the engine and in the native socket, is discarded; a ws:// or
+    /// wss:// peer gets a WebSocket close frame with <paramref name="closeCode"/> (default 1008,
+    /// policy violation; reason "slow consumer") after the last whole message, then an orderly TCP
+    /// end rather than a reset. The handler's OnDisconnected runs, with
+    /// <see cref="ConnectionEndReason.SlowConsumer"/>, before this returns. On a library without
+    /// NetZlink's drop option (a zlink 1.3 build) the connection is closed as by <see cref="Close"/>.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="closeCode"/> is not a code an endpoint may send
+    /// (1000-1003, 1007-1014 or 3000-4999).</exception>
+    public void DropSlowConsumer(Connection connection, ushort closeCode = 1008)
+    {
+        Debug.Assert(connection.Shard == Index, "a shard drops only its own connections");
+        if (!(closeCode is >= 1000 and <= 1003 or >= 1007 and <= 1014 or >= 3000 and <= 4999))
+        {
+            throw new ArgumentOutOfRangeException(nameof(closeCode), closeCode, "a WebSocket close code an endpoint may send: 1000-1003, 1007-1014 or 3000-4999");
+        }
+
+        RequireShardThread(nameof(DropSlowConsumer));
+        if (_slots[connection.Slot].State != ConnectionState.Connected)
+        {
+            return;
+        }
+
+        StreamFrames.RequestDrop(_socket, _slots[connection.Slot].RoutingId, closeCode, _framing);
+        EndConnection(connection.Slot, ConnectionEndReason.SlowConsumer);
+    }
+
+    /// <summary>
     /// One try: Sent, Queued (the socket refused; the caller keeps the frame from byte
     /// <paramref name="taken"/> on) or Closed. <paramref name="taken"/> is 0 but in the Length
     /// fallback, where it is the whole packets that went out before the refusal.

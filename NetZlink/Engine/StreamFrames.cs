@@ -18,6 +18,24 @@ internal static unsafe class StreamFrames
         return NativeMethods.zlink_send(socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) >= 0;
     }
 
+    /// <summary>
+    /// Drops a connection that cannot take more output (ZLINK_STREAM_DROP): what the socket holds for it
+    /// and has not started writing is discarded, and a ws/wss peer gets a close frame with
+    /// <paramref name="closeCode"/> (reason "slow consumer") and a FIN, not a reset. A library without the
+    /// option (a zlink 1.3 build) closes the connection the ordinary way instead.
+    /// </summary>
+    internal static void RequestDrop(nint socket, uint routingId, ushort closeCode, Engine.NativeFraming framing)
+    {
+        byte* value = stackalloc byte[6];
+        BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(value, 4), routingId);
+        BinaryPrimitives.WriteUInt16BigEndian(new Span<byte>(value + 4, 2), closeCode);
+        if (NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_STREAM_DROP, value, 6) != 0
+            && NativeMethods.zlink_errno() == (int)ZlinkError.EINVAL)
+        {
+            RequestClose(socket, routingId, framing);
+        }
+    }
+
     /// <summary>Asks the socket to close a connection; a failure means it is gone already.</summary>
     internal static void RequestClose(nint socket, uint routingId, Engine.NativeFraming framing)
     {
