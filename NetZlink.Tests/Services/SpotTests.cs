@@ -270,8 +270,11 @@ public sealed class SpotTests
             m.Dispose();
         }
 
+        // Best of three rounds after a warm-up: the shared array pool may trim itself between
+        // rounds (its buffers are then allocated again), but a cost per message shows in every round.
         byte[] payload = new byte[64];
-        for (int round = 0; round < 2; round++)
+        long best = long.MaxValue;
+        for (int round = 0; round < 4; round++)
         {
             long before = GC.GetAllocatedBytesForCurrentThread();
             for (int i = 0; i < 500; i++)
@@ -283,11 +286,13 @@ public sealed class SpotTests
 
             long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
             TestContext.Out.WriteLine($"round {round}: 500 publishes (one local delivery each) allocated {allocated} bytes");
-            if (round == 1)
+            if (round > 0)
             {
-                Assert.That(allocated, Is.LessThan(500), "fewer bytes than publishes: nothing per message");
+                best = Math.Min(best, allocated);
             }
         }
+
+        Assert.That(best, Is.LessThan(500), "fewer bytes than publishes: nothing per message");
     }
 
     [Test]

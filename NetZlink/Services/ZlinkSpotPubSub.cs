@@ -144,24 +144,34 @@ public sealed class ZlinkSpotSubscriber : IAsyncDisposable, IDisposable
     }
 
     /// <summary>Removes a subscription made by <see cref="Subscribe"/> or <see cref="SubscribePattern"/>
-    /// (zlink_spot_sub_unsubscribe), given as it was made.</summary>
+    /// (zlink_spot_sub_unsubscribe), given as it was made: a string that is a pattern removes that
+    /// pattern, else (or when no such pattern is subscribed) the exact topic.</summary>
     /// <param name="topicOrPattern">The topic, or the pattern with its <c>*</c>.</param>
     /// <exception cref="InvalidOperationException">Nothing is subscribed under that string.</exception>
     public void Unsubscribe(string topicOrPattern)
     {
         ArgumentException.ThrowIfNullOrEmpty(topicOrPattern);
-        byte[]? prefix = PatternPrefix(topicOrPattern, nameof(topicOrPattern));
+        byte[]? prefix;
+        try
+        {
+            prefix = PatternPrefix(topicOrPattern, nameof(topicOrPattern));
+        }
+        catch (ArgumentException)
+        {
+            prefix = null; // not a pattern: a topic that holds a '*'
+        }
+
         lock (_gate)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            bool removed = prefix is not null ? _patterns.Remove(topicOrPattern) : _topics.Remove(topicOrPattern);
-            if (!removed)
+            bool pattern = prefix is not null && _patterns.Remove(topicOrPattern);
+            if (!pattern && !_topics.Remove(topicOrPattern))
             {
                 throw new InvalidOperationException($"\"{topicOrPattern}\" is not subscribed on this subscriber");
             }
 
-            byte[] filter = prefix ?? Encoding.UTF8.GetBytes(topicOrPattern);
-            _filters = _filters.Without(filter, prefix is not null);
+            byte[] filter = pattern ? prefix! : Encoding.UTF8.GetBytes(topicOrPattern);
+            _filters = _filters.Without(filter, pattern);
             _node.Core.RemoveFilter(filter);
         }
     }
