@@ -3,6 +3,7 @@
 //   registry <pub> <router> <heartbeat_timeout_ms> <broadcast_ms> <seconds> [peer_pub...]
 //   receiver <registry_router> <bind> <service> <weight> <seconds>
 //   gateway  <registry_pub> <service> <count> <seconds>
+//   spot     <registry_router> <registry_pub> <bind> <count> <seconds>
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;
@@ -11,11 +12,12 @@ using NetZlink.Services;
 
 try
 {
-    return args.Length == 0 ? Fail("usage: registry|receiver|gateway ...") : args[0] switch
+    return args.Length == 0 ? Fail("usage: registry|receiver|gateway|spot ...") : args[0] switch
     {
         "registry" => await Registry(args),
         "receiver" => await Receiver(args),
         "gateway" => await Gateway(args),
+        "spot" => await Spot(args),
         _ => Fail("unknown role " + args[0]),
     };
 }
@@ -143,5 +145,112 @@ static async Task<int> Gateway(string[] a)
     }
 
     Console.WriteLine($"PASS gateway {seen.Count} replies in {clock.ElapsedMilliseconds} ms");
+    return 0;
+}
+
+// The SPOT role of zlink_services_peer.c: subscribes to net.exact, net.sync, net.end and net.pat:*, reports
+// SYNC and GOT; publishes ref.sync until "GO" on stdin, then the batch and ref.end.
+static async Task<int> Spot(string[] a)
+{
+    int count = Int(a[4]);
+    using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(Int(a[5])));
+    using var context = new ZlinkContext();
+    await using var node = new ZlinkSpotNode(context, new SpotNodeOptions { HeartbeatInterval = TimeSpan.FromMilliseconds(100) });
+    node.Bind(a[3]);
+    await node.ConnectRegistryAsync(a[1]);
+    await node.RegisterAsync(cancellationToken: deadline.Token);
+    await using var discovery = new ZlinkDiscovery(context, ServiceType.Spot);
+    await discovery.ConnectRegistryAsync(a[2]);
+    await node.SetDiscoveryAsync(discovery);
+    using ZlinkSpotPublisher pub = node.CreatePublisher();
+    await using ZlinkSpotSubscriber sub = node.CreateSubscriber();
+    sub.Subscribe("net.exact");
+    sub.Subscribe("net.sync");
+    sub.Subscribe("net.end");
+    sub.SubscribePattern("net.pat:*");
+    Console.WriteLine($"READY spot {a[3]} on {ZlinkLibrary.LoadedFrom}");
+
+    long exact = 0, pattern = 0, other = 0;
+    bool ended = false;
+    Task reader = Task.Run(async () =>
+    {
+        bool synced = false;
+        await foreach (SpotMessage m in sub.Messages.ReadAllAsync(deadline.Token))
+        {
+            using (m)
+            {
+                string body = Encoding.UTF8.GetString(m[0]);
+                switch (m.Topic)
+                {
+                    case "net.sync":
+                        if (!synced)
+                        {
+                            synced = true;
+                            Console.WriteLine("SYNC");
+                        }
+
+                        break;
+                    case "net.end":
+                        ended = true;
+                        Console.WriteLine($"GOT exact={exact} pattern={pattern} other={other}");
+                        return;
+                    case "net.exact" when m.PartCount == 1 && body == $"e-{exact}":
+                        exact++;
+                        break;
+                    case var t when t == $"net.pat:{pattern}" && m.PartCount == 1 && body == $"p-{pattern}":
+                        pattern++;
+                        break;
+                    default:
+                        Console.WriteLine($"OTHER {m.Topic} {body}");
+                        other++;
+                        break;
+                }
+            }
+        }
+    });
+
+    using var go = new CancellationTokenSource();
+    Task syncing = Task.Run(async () =>
+    {
+        while (!go.IsCancellationRequested)
+        {
+            pub.Publish("ref.sync", "sync"u8);
+            await Task.Delay(20, CancellationToken.None);
+        }
+    });
+
+    while (await Console.In.ReadLineAsync(deadline.Token) is { } line)
+    {
+        if (line == "GO" && !go.IsCancellationRequested)
+        {
+            await go.CancelAsync();
+            await syncing;
+            for (int i = 0; i < count; i++)
+            {
+                pub.Publish("ref.exact", Encoding.UTF8.GetBytes($"e-{i}"));
+                pub.Publish($"ref.pat:{i}", Encoding.UTF8.GetBytes($"p-{i}"));
+                pub.Publish("ref.nope", Encoding.UTF8.GetBytes($"x-{i}"));
+            }
+
+            pub.Publish("ref.end", "end"u8);
+            Console.WriteLine($"SENT {count}");
+        }
+    }
+
+    await go.CancelAsync();
+    await syncing;
+    await Task.WhenAny(reader, Task.Delay(2000, CancellationToken.None));
+    if (!Volatile.Read(ref ended) || exact != count || pattern != count || other != 0)
+    {
+        return Fail($"spot got exact={exact} pattern={pattern} other={other} of {count} (end {(ended ? "seen" : "not seen")})");
+    }
+
+    await reader;
+    if (node.RefusedMessages != 0)
+    {
+        return Fail($"spot node refused {node.RefusedMessages}: {node.LastRefusal}");
+    }
+
+    Console.WriteLine("PASS spot");
     return 0;
 }

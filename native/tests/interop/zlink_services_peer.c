@@ -7,6 +7,16 @@
  *   zlink_services_peer registry <pub> <router> <heartbeat_timeout_ms> <broadcast_ms> <seconds> [peer_pub...]
  *   zlink_services_peer receiver <registry_router> <bind> <service> <weight> <seconds>
  *   zlink_services_peer gateway  <registry_pub> <service> <count> <seconds>
+ *   zlink_services_peer spot     <registry_router> <registry_pub> <bind> <count> <seconds>
+ *
+ * spot: a SPOT node registered as "spot-node" that finds its peers through a SPOT discovery. It
+ * subscribes to the exact topics "net.exact", "net.sync", "net.end" and the pattern "net.pat:*", prints
+ * "SYNC" when the first "net.sync" arrives, and "GOT exact=<n> pattern=<n> other=<n>" when
+ * "net.end" does (exact: "net.exact" with bodies e-0, e-1, ... in order; pattern: "net.pat:<i>"
+ * with p-<i> in order; other: anything else). Until a line "GO" comes on stdin it publishes
+ * "ref.sync" every 20 ms; on "GO" it publishes <count> each of "ref.exact" (e-<i>), "ref.pat:<i>"
+ * (p-<i>) and "ref.nope" (x-<i>), then "ref.end". PASS when stdin closes after a GOT of
+ * <count>, <count>, 0.
  *
  * Every role prints "READY ..." when set up and "PASS ..." or "FAIL <why>" at the end (exit 0 or 1).
  * A registry or receiver runs until <seconds> pass or its stdin closes.
@@ -68,6 +78,22 @@ static int (*receiver_register) (void *, const char *, const char *, uint32_t);
 static void *(*receiver_router) (void *);
 static int (*receiver_destroy) (void **);
 
+static void *(*spot_node_new) (void *);
+static int (*spot_node_destroy) (void **);
+static int (*spot_node_bind) (void *, const char *);
+static int (*spot_node_connect_registry) (void *, const char *);
+static int (*spot_node_register) (void *, const char *, const char *);
+static int (*spot_node_set_discovery) (void *, void *, const char *);
+static void *(*spot_pub_new) (void *);
+static int (*spot_pub_destroy) (void **);
+static int (*spot_pub_publish) (void *, const char *, zmsg_t *, size_t, int);
+static void *(*spot_sub_new) (void *);
+static int (*spot_sub_destroy) (void **);
+static int (*spot_sub_subscribe) (void *, const char *);
+static int (*spot_sub_subscribe_pattern) (void *, const char *);
+static int (*spot_sub_recv) (void *, zmsg_t **, size_t *, int, char *, size_t *);
+static void (*msgv_close) (zmsg_t *, size_t);
+
 static void *lib;
 
 static void *need (const char *name)
@@ -117,6 +143,17 @@ static void load (void)
     LOAD (receiver_connect_registry, "zlink_receiver_connect_registry");
     LOAD (receiver_register, "zlink_receiver_register"); LOAD (receiver_router, "zlink_receiver_router");
     LOAD (receiver_destroy, "zlink_receiver_destroy");
+    LOAD (spot_node_new, "zlink_spot_node_new"); LOAD (spot_node_destroy, "zlink_spot_node_destroy");
+    LOAD (spot_node_bind, "zlink_spot_node_bind");
+    LOAD (spot_node_connect_registry, "zlink_spot_node_connect_registry");
+    LOAD (spot_node_register, "zlink_spot_node_register");
+    LOAD (spot_node_set_discovery, "zlink_spot_node_set_discovery");
+    LOAD (spot_pub_new, "zlink_spot_pub_new"); LOAD (spot_pub_destroy, "zlink_spot_pub_destroy");
+    LOAD (spot_pub_publish, "zlink_spot_pub_publish");
+    LOAD (spot_sub_new, "zlink_spot_sub_new"); LOAD (spot_sub_destroy, "zlink_spot_sub_destroy");
+    LOAD (spot_sub_subscribe, "zlink_spot_sub_subscribe");
+    LOAD (spot_sub_subscribe_pattern, "zlink_spot_sub_subscribe_pattern");
+    LOAD (spot_sub_recv, "zlink_spot_sub_recv"); LOAD (msgv_close, "zlink_msgv_close");
 }
 
 static double now_s (void)
@@ -319,11 +356,153 @@ static int run_gateway (int argc, char **argv)
     return 0;
 }
 
+static int spot_publish (void *pub, const char *topic, const char *body)
+{
+    zmsg_t part;
+    size_t n = strlen (body);
+    msg_init_size (&part, n);
+    memcpy (msg_data (&part), body, n);
+    if (spot_pub_publish (pub, topic, &part, 1, 0) != 0) {
+        msg_close (&part);
+        return -1;
+    }
+    return 0;
+}
+
+/* Counts what arrives on the SPOT subscriber: -1 nothing waiting, 1 "net.end", 0 another message. */
+static int spot_take (void *sub, int *synced, long *exact, long *pattern, long *other)
+{
+    zmsg_t *parts = NULL;
+    size_t count = 0;
+    char topic[256];
+    size_t topic_len = sizeof topic;
+    if (spot_sub_recv (sub, &parts, &count, Z_DONTWAIT, topic, &topic_len) != 0)
+        return -1;
+    char body[64] = {0};
+    if (count > 0) {
+        size_t n = msg_size (&parts[0]) < 63 ? msg_size (&parts[0]) : 63;
+        memcpy (body, msg_data (&parts[0]), n);
+    }
+    int ended = 0;
+    char want[64];
+    if (!strcmp (topic, "net.sync")) {
+        if (!*synced) {
+            *synced = 1;
+            printf ("SYNC\n");
+        }
+    } else if (!strcmp (topic, "net.end")) {
+        ended = 1;
+    } else if (!strcmp (topic, "net.exact")) {
+        snprintf (want, sizeof want, "e-%ld", *exact);
+        if (count == 1 && !strcmp (body, want))
+            (*exact)++;
+        else
+            (*other)++;
+    } else if (!strncmp (topic, "net.pat:", 8)) {
+        snprintf (want, sizeof want, "p-%ld", *pattern);
+        if (count == 1 && !strcmp (body, want) && atol (topic + 8) == *pattern)
+            (*pattern)++;
+        else
+            (*other)++;
+    } else {
+        printf ("OTHER %s %s\n", topic, body);
+        (*other)++;
+    }
+    msgv_close (parts, count); /* closes the parts and frees the array */
+    return ended;
+}
+
+static int run_spot (int argc, char **argv)
+{
+    if (argc < 7)
+        return printf ("FAIL usage\n"), 1;
+    int count = atoi (argv[5]);
+    double deadline = now_s () + atof (argv[6]);
+    void *ctx = ctx_new ();
+    void *node = spot_node_new (ctx);
+    if (!node || spot_node_bind (node, argv[4]) != 0)
+        return fail ("spot_node_bind");
+    if (spot_node_connect_registry (node, argv[2]) != 0)
+        return fail ("spot_node_connect_registry");
+    if (spot_node_register (node, "spot-node", NULL) != 0)
+        return fail ("spot_node_register");
+    void *disc = discovery_new_typed (ctx, 2);
+    if (!disc || discovery_connect_registry (disc, argv[3]) != 0)
+        return fail ("discovery_connect_registry");
+    discovery_subscribe (disc, "spot-node");
+    if (spot_node_set_discovery (node, disc, "spot-node") != 0)
+        return fail ("spot_node_set_discovery");
+    void *pub = spot_pub_new (node);
+    void *sub = spot_sub_new (node);
+    if (!pub || !sub || spot_sub_subscribe (sub, "net.exact") != 0 || spot_sub_subscribe (sub, "net.sync") != 0
+        || spot_sub_subscribe (sub, "net.end") != 0
+        || spot_sub_subscribe_pattern (sub, "net.pat:*") != 0)
+        return fail ("spot pub/sub");
+    printf ("READY spot %s\n", argv[4]);
+    fflush (stdout);
+
+    int synced = 0, go = 0, ended = 0, open = 1;
+    long exact = 0, pattern = 0, other = 0;
+    double next_sync = 0;
+    char line[64];
+    size_t line_len = 0;
+    while (open && now_s () < deadline) {
+        int got;
+        while ((got = spot_take (sub, &synced, &exact, &pattern, &other)) >= 0)
+            if (got == 1 && !ended) {
+                ended = 1;
+                printf ("GOT exact=%ld pattern=%ld other=%ld\n", exact, pattern, other);
+            }
+        if (!go && now_s () >= next_sync) {
+            spot_publish (pub, "ref.sync", "sync");
+            next_sync = now_s () + 0.02;
+        }
+        struct pollfd p = {0, POLLIN, 0};
+        if (poll (&p, 1, 1) > 0) {
+            char c;
+            if (read (0, &c, 1) <= 0)
+                open = 0;
+            else if (c == '\n') {
+                line[line_len] = 0;
+                line_len = 0;
+                if (!strcmp (line, "GO") && !go) {
+                    go = 1;
+                    char topic[64], body[64];
+                    for (int i = 0; i < count; i++) {
+                        snprintf (body, sizeof body, "e-%d", i);
+                        spot_publish (pub, "ref.exact", body);
+                        snprintf (topic, sizeof topic, "ref.pat:%d", i);
+                        snprintf (body, sizeof body, "p-%d", i);
+                        spot_publish (pub, topic, body);
+                        snprintf (body, sizeof body, "x-%d", i);
+                        spot_publish (pub, "ref.nope", body);
+                    }
+                    spot_publish (pub, "ref.end", "end");
+                    printf ("SENT %d\n", count);
+                }
+            } else if (line_len + 1 < sizeof line)
+                line[line_len++] = c;
+        }
+    }
+    spot_sub_destroy (&sub);
+    spot_pub_destroy (&pub);
+    spot_node_destroy (&node);
+    discovery_destroy (&disc);
+    ctx_term (ctx);
+    if (!ended || exact != count || pattern != count || other != 0) {
+        printf ("FAIL spot got exact=%ld pattern=%ld other=%ld of %d (end %s)\n", exact, pattern, other, count,
+                ended ? "seen" : "not seen");
+        return 1;
+    }
+    printf ("PASS spot\n");
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     setvbuf (stdout, NULL, _IOLBF, 0);
     if (argc < 2)
-        return printf ("FAIL usage: registry|receiver|gateway ...\n"), 1;
+        return printf ("FAIL usage: registry|receiver|gateway|spot ...\n"), 1;
     load ();
     if (!strcmp (argv[1], "registry"))
         return run_registry (argc, argv);
@@ -331,6 +510,8 @@ int main (int argc, char **argv)
         return run_receiver (argc, argv);
     if (!strcmp (argv[1], "gateway"))
         return run_gateway (argc, argv);
+    if (!strcmp (argv[1], "spot"))
+        return run_spot (argc, argv);
     printf ("FAIL unknown role %s\n", argv[1]);
     return 1;
 }
