@@ -8,6 +8,16 @@
  *   zlink_services_peer receiver <registry_router> <bind> <service> <weight> <seconds>
  *   zlink_services_peer gateway  <registry_pub> <service> <count> <seconds>
  *   zlink_services_peer spot     <registry_router> <registry_pub> <bind> <count> <seconds>
+ *   zlink_services_peer bench-gateway <count> <size>
+ *   zlink_services_peer bench-spot    <count> <size>
+ *
+ * bench-*: the figures of docs/benchmarks.md (scripts/services-bench.sh), all in one process over
+ * tcp on 127.0.0.1. bench-gateway: a registry, an echo receiver (its own thread) and a discovery +
+ * gateway; <count> requests of <size> bytes with up to 256 in flight (throughput), then 2,000
+ * one at a time (round-trip latency). bench-spot: two nodes, A's PUB to B's SUB; <count>
+ * publishes of <size> bytes on A while a thread receives them on B (throughput, first publish to
+ * last receive), then 2,000 ping-pongs (A publishes "ping", B's thread answers "pong"; round
+ * trip). Prints "RESULT <shape> msgs_per_s=<n> rtt_p50_us=<n> rtt_p99_us=<n>".
  *
  * spot: a SPOT node registered as "spot-node" that finds its peers through a SPOT discovery. It
  * subscribes to the exact topics "net.exact", "net.sync", "net.end" and the pattern "net.pat:*", prints
@@ -20,12 +30,13 @@
  *
  * Every role prints "READY ..." when set up and "PASS ..." or "FAIL <why>" at the end (exit 0 or 1).
  * A registry or receiver runs until <seconds> pass or its stdin closes.
- * Build: cc -O1 -o zlink_services_peer zlink_services_peer.c -ldl
+ * Build: cc -O1 -o zlink_services_peer zlink_services_peer.c -ldl -lpthread
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +50,8 @@ typedef struct { uint8_t size; uint8_t data[255]; } zrid_t;
 #define Z_DONTWAIT 1
 #define Z_SNDMORE 2
 #define Z_RCVTIMEO 27
+#define Z_SNDHWM 23
+#define Z_RCVHWM 24
 #define Z_SERVICE_TYPE_GATEWAY 1
 
 static void *(*ctx_new) (void);
@@ -93,6 +106,8 @@ static int (*spot_sub_subscribe) (void *, const char *);
 static int (*spot_sub_subscribe_pattern) (void *, const char *);
 static int (*spot_sub_recv) (void *, zmsg_t **, size_t *, int, char *, size_t *);
 static void (*msgv_close) (zmsg_t *, size_t);
+static int (*spot_node_connect_peer_pub) (void *, const char *);
+static int (*spot_node_setsockopt) (void *, int, int, const void *, size_t);
 
 static void *lib;
 
@@ -154,6 +169,8 @@ static void load (void)
     LOAD (spot_sub_subscribe, "zlink_spot_sub_subscribe");
     LOAD (spot_sub_subscribe_pattern, "zlink_spot_sub_subscribe_pattern");
     LOAD (spot_sub_recv, "zlink_spot_sub_recv"); LOAD (msgv_close, "zlink_msgv_close");
+    LOAD (spot_node_connect_peer_pub, "zlink_spot_node_connect_peer_pub");
+    LOAD (spot_node_setsockopt, "zlink_spot_node_setsockopt");
 }
 
 static double now_s (void)
@@ -498,6 +515,239 @@ static int run_spot (int argc, char **argv)
     return 0;
 }
 
+/* ---- figures ------------------------------------------------------------------------------ */
+
+static int cmp_double (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static volatile int bench_stop;
+
+static void *echo_receiver (void *router)
+{
+    int timeout = 100;
+    z_setsockopt (router, Z_RCVTIMEO, &timeout, sizeof timeout);
+    while (!bench_stop) {
+        zmsg_t rid, part;
+        msg_init (&rid);
+        if (msg_recv (&rid, router, 0) < 0) {
+            msg_close (&rid);
+            continue;
+        }
+        msg_init (&part);
+        msg_recv (&part, router, 0);
+        z_send (router, msg_data (&rid), msg_size (&rid), Z_SNDMORE);
+        z_send (router, msg_data (&part), msg_size (&part), 0);
+        msg_close (&rid);
+        msg_close (&part);
+    }
+    return NULL;
+}
+
+static int gateway_reply (void *router)
+{
+    zmsg_t rid, part;
+    msg_init (&rid);
+    if (msg_recv (&rid, router, 0) < 0) {
+        msg_close (&rid);
+        return -1;
+    }
+    msg_init (&part);
+    msg_recv (&part, router, 0);
+    msg_close (&rid);
+    msg_close (&part);
+    return 0;
+}
+
+static int gateway_request (void *gw, size_t size)
+{
+    zmsg_t part;
+    msg_init_size (&part, size);
+    memset (msg_data (&part), 'x', size);
+    while (gateway_send (gw, "bench", &part, 1, 0) != 0)
+        usleep (100);
+    return 0;
+}
+
+static int run_bench_gateway (int argc, char **argv)
+{
+    if (argc < 4)
+        return printf ("FAIL usage\n"), 1;
+    int count = atoi (argv[2]);
+    size_t size = (size_t) atoi (argv[3]);
+    void *ctx = ctx_new ();
+    void *reg = registry_new (ctx);
+    if (!reg || registry_set_endpoints (reg, "tcp://127.0.0.1:25570", "tcp://127.0.0.1:25571") != 0 || registry_start (reg) != 0)
+        return fail ("registry");
+    void *rcv = receiver_new (ctx, NULL);
+    if (!rcv || receiver_bind (rcv, "tcp://127.0.0.1:25572") != 0 || receiver_connect_registry (rcv, "tcp://127.0.0.1:25571") != 0
+        || receiver_register (rcv, "bench", NULL, 1) != 0)
+        return fail ("receiver");
+    pthread_t echo;
+    pthread_create (&echo, NULL, echo_receiver, receiver_router (rcv));
+    void *disc = discovery_new_typed (ctx, Z_SERVICE_TYPE_GATEWAY);
+    discovery_connect_registry (disc, "tcp://127.0.0.1:25570");
+    void *gw = gateway_new (ctx, disc, NULL);
+    while (gateway_connection_count (gw, "bench") <= 0)
+        usleep (1000);
+    void *router = gateway_router (gw);
+    int timeout = 5000;
+    z_setsockopt (router, Z_RCVTIMEO, &timeout, sizeof timeout);
+    /* warm up: the connection completes */
+    for (int i = 0; i < 100; i++) {
+        gateway_request (gw, size);
+        if (gateway_reply (router) != 0)
+            return fail ("warm-up reply");
+    }
+    double t0 = now_s ();
+    int sent = 0, got = 0;
+    while (got < count) {
+        while (sent < count && sent - got < 256) {
+            gateway_request (gw, size);
+            sent++;
+        }
+        if (gateway_reply (router) != 0)
+            return fail ("reply");
+        got++;
+    }
+    double rate = count / (now_s () - t0);
+    int n = 2000;
+    double *rtt = malloc (sizeof (double) * (size_t) n);
+    for (int i = 0; i < n; i++) {
+        double s0 = now_s ();
+        gateway_request (gw, size);
+        if (gateway_reply (router) != 0)
+            return fail ("latency reply");
+        rtt[i] = (now_s () - s0) * 1e6;
+    }
+    qsort (rtt, (size_t) n, sizeof (double), cmp_double);
+    printf ("RESULT gateway msgs_per_s=%.0f rtt_p50_us=%.1f rtt_p99_us=%.1f\n", rate, rtt[n / 2], rtt[n * 99 / 100]);
+    bench_stop = 1;
+    pthread_join (echo, NULL);
+    gateway_destroy (&gw);
+    discovery_destroy (&disc);
+    receiver_destroy (&rcv);
+    registry_destroy (&reg);
+    ctx_term (ctx);
+    return 0;
+}
+
+struct spot_side
+{
+    void *sub;
+    void *pub;
+    long received;
+};
+
+static void *spot_consumer (void *arg)
+{
+    struct spot_side *b = arg;
+    while (!bench_stop) {
+        zmsg_t *parts = NULL;
+        size_t count = 0;
+        char topic[256];
+        size_t topic_len = sizeof topic;
+        if (spot_sub_recv (b->sub, &parts, &count, Z_DONTWAIT, topic, &topic_len) != 0) {
+            usleep (50);
+            continue;
+        }
+        if (b->pub && !strcmp (topic, "ping")) {
+            /* answer with the same parts */
+            spot_pub_publish (b->pub, "pong", parts, count, 0);
+            free (parts);
+        } else {
+            msgv_close (parts, count);
+            __atomic_add_fetch (&b->received, 1, __ATOMIC_SEQ_CST);
+        }
+    }
+    return NULL;
+}
+
+static int spot_publish_size (void *pub, const char *topic, size_t size)
+{
+    zmsg_t part;
+    msg_init_size (&part, size);
+    memset (msg_data (&part), 'x', size);
+    return spot_pub_publish (pub, topic, &part, 1, 0);
+}
+
+static int run_bench_spot (int argc, char **argv)
+{
+    if (argc < 4)
+        return printf ("FAIL usage\n"), 1;
+    int count = atoi (argv[2]);
+    size_t size = (size_t) atoi (argv[3]);
+    void *ctx = ctx_new ();
+    void *a = spot_node_new (ctx), *b = spot_node_new (ctx);
+    int zero = 0;
+    spot_node_setsockopt (a, 1, Z_SNDHWM, &zero, sizeof zero);
+    spot_node_setsockopt (b, 1, Z_SNDHWM, &zero, sizeof zero);
+    spot_node_setsockopt (a, 2, Z_RCVHWM, &zero, sizeof zero);
+    spot_node_setsockopt (b, 2, Z_RCVHWM, &zero, sizeof zero);
+    if (spot_node_bind (a, "tcp://127.0.0.1:25580") != 0 || spot_node_bind (b, "tcp://127.0.0.1:25581") != 0)
+        return fail ("spot bind");
+    spot_node_connect_peer_pub (b, "tcp://127.0.0.1:25580");
+    spot_node_connect_peer_pub (a, "tcp://127.0.0.1:25581");
+    void *apub = spot_pub_new (a), *bpub = spot_pub_new (b);
+    void *bsub = spot_sub_new (b), *asub = spot_sub_new (a);
+    spot_sub_subscribe (bsub, "bench");
+    spot_sub_subscribe (bsub, "ping");
+    spot_sub_subscribe (asub, "pong");
+    struct spot_side bside = {bsub, bpub, 0};
+    pthread_t consumer;
+    pthread_create (&consumer, NULL, spot_consumer, &bside);
+    /* until B hears A */
+    while (__atomic_load_n (&bside.received, __ATOMIC_SEQ_CST) == 0) {
+        spot_publish_size (apub, "bench", size);
+        usleep (10000);
+    }
+    usleep (100000);
+    long base = __atomic_load_n (&bside.received, __ATOMIC_SEQ_CST);
+    double t0 = now_s ();
+    for (int i = 0; i < count; i++)
+        spot_publish_size (apub, "bench", size);
+    while (__atomic_load_n (&bside.received, __ATOMIC_SEQ_CST) < base + count) {
+        if (now_s () - t0 > 60)
+            return printf ("FAIL spot bench: %ld of %d arrived\n", bside.received - base, count), 1;
+        usleep (50);
+    }
+    double rate = count / (now_s () - t0);
+    /* until A hears B's pong */
+    int n = 2000;
+    double *rtt = malloc (sizeof (double) * (size_t) n);
+    for (int i = -1; i < n; i++) {
+        double s0 = now_s ();
+        spot_publish_size (apub, "ping", size);
+        zmsg_t *parts = NULL;
+        size_t pc = 0;
+        char topic[256];
+        size_t topic_len = sizeof topic;
+        while (spot_sub_recv (asub, &parts, &pc, Z_DONTWAIT, topic, &topic_len) != 0) {
+            if (i < 0 && now_s () - s0 > 0.05) {
+                spot_publish_size (apub, "ping", size);
+                s0 = now_s ();
+            }
+        }
+        msgv_close (parts, pc);
+        if (i >= 0)
+            rtt[i] = (now_s () - s0) * 1e6;
+    }
+    qsort (rtt, (size_t) n, sizeof (double), cmp_double);
+    printf ("RESULT spot msgs_per_s=%.0f rtt_p50_us=%.1f rtt_p99_us=%.1f\n", rate, rtt[n / 2], rtt[n * 99 / 100]);
+    bench_stop = 1;
+    pthread_join (consumer, NULL);
+    spot_sub_destroy (&asub);
+    spot_sub_destroy (&bsub);
+    spot_pub_destroy (&apub);
+    spot_pub_destroy (&bpub);
+    spot_node_destroy (&a);
+    spot_node_destroy (&b);
+    ctx_term (ctx);
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     setvbuf (stdout, NULL, _IOLBF, 0);
@@ -512,6 +762,10 @@ int main (int argc, char **argv)
         return run_gateway (argc, argv);
     if (!strcmp (argv[1], "spot"))
         return run_spot (argc, argv);
+    if (!strcmp (argv[1], "bench-gateway"))
+        return run_bench_gateway (argc, argv);
+    if (!strcmp (argv[1], "bench-spot"))
+        return run_bench_spot (argc, argv);
     printf ("FAIL unknown role %s\n", argv[1]);
     return 1;
 }
