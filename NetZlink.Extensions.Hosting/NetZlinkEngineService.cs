@@ -124,10 +124,12 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
     }
 
     /// <summary>
-    /// Stops the engine: every shard stops and every connection ends (EngineStopped); frames still
-    /// held are counted as dropped (the engine has no drain). Waits for the shards until
-    /// <paramref name="cancellationToken"/> (the host's shutdown timeout) fires, then leaves them
-    /// to finish on their own and logs it.
+    /// Drains the engine (<see cref="StreamEngine.DrainAsync"/>): posts are refused, every frame
+    /// already accepted is flushed to its connection, then every shard stops and every connection
+    /// ends (EngineStopped). <paramref name="cancellationToken"/> (the host's shutdown timeout) is
+    /// the deadline: frames still held then are counted as dropped
+    /// (<see cref="SendQueueCounters.DroppedDrainDeadline"/>), and shards that have not stopped are
+    /// left to finish on their own, which is logged.
     /// </summary>
     public async Task StopAsync(CancellationToken cancellationToken)
     {
@@ -144,6 +146,7 @@ public sealed partial class NetZlinkEngineService<TEngine> : IHostedService, IAs
 
         try
         {
+            _ = await engine.DrainAsync(Timeout.InfiniteTimeSpan, cancellationToken).ConfigureAwait(false);
             await engine.StopAsync(cancellationToken).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)

@@ -1,7 +1,7 @@
 // Checks a hosted engine's settings when the host starts (ValidateOnStart): every bad setting is
 // one failure line that names its configuration key and says what is wanted, so an operator sees
-// all of them at once. The engine checks the same bounds when it is made (EngineOptions.Validate,
-// one exception for the first); these lines are that check in configuration's words.
+// all of them at once. The bounds are EngineOptions.Validate's (the engine throws for the first
+// of the same problems when it is made); this adds the hosting settings and the keys' names.
 using System.Globalization;
 using System.Reflection;
 using Microsoft.Extensions.Configuration;
@@ -24,6 +24,7 @@ internal sealed class NetZlinkOptionsValidator<TOptions>(string optionsName, str
         ["Channel"] = Names(typeof(EngineChannelOptions)),
         ["Tls"] = Names(typeof(EngineTlsOptions)),
         ["Engine"] = Names(typeof(EngineOptions)),
+        ["Reconnect"] = Names(typeof(ReconnectPolicy)),
     };
 
     public ValidateOptionsResult Validate(string? name, TOptions options)
@@ -59,46 +60,22 @@ internal sealed class NetZlinkOptionsValidator<TOptions>(string optionsName, str
             yield return ("ConnectionCount", AtLeast(client.ConnectionCount, 1));
         }
 
-        if (e.Endpoints is null || e.Endpoints.Count == 0)
+        // The engine's own bounds, in one place (EngineOptions.Validate): its settings sit in the
+        // section itself, so each setting's name is its key.
+        foreach ((string option, string problem) in e.Validate(server))
         {
-            yield return ("Endpoints", server
-                ? "is empty: name at least one endpoint to bind (tcp://127.0.0.1:5555, tcp://*:*, tls://, ws://, wss://)"
-                : "is empty: name at least one endpoint to connect to (tcp://host:port, tls://, ws://host:port/path, wss://)");
+            yield return (option, problem);
         }
-        else
+
+        if (e.Endpoints is { Count: > 0 })
         {
+            // Configuration's own check: an endpoint the engine would refuse later, named by its key now.
             for (int i = 0; i < e.Endpoints.Count; i++)
             {
                 string endpoint = e.Endpoints[i] ?? string.Empty;
                 bool known = Schemes.Any(s => endpoint.StartsWith(s, StringComparison.Ordinal) && endpoint.Length > s.Length);
                 yield return ($"Endpoints:{i}", known ? null : $"is '{endpoint}': an engine endpoint is tcp://host:port, tls://host:port, ws://host:port[/path] or wss://host:port[/path]");
             }
-        }
-
-        yield return ("ShardCount", AtLeast(e.ShardCount, 0, "0 means one per processor core"));
-        yield return ("HighWaterMark", AtLeast(e.HighWaterMark, 0));
-        yield return ("SendBufferSize", AtLeast(e.SendBufferSize, 0, "0 keeps the OS default"));
-        yield return ("ReceiveBufferSize", AtLeast(e.ReceiveBufferSize, 0, "0 keeps the OS default"));
-        yield return ("ReceiveChunkSize", AtLeast(e.ReceiveChunkSize, 1024));
-        yield return ("SendScratchSize", AtLeast(e.SendScratchSize, 1024));
-        yield return ("MaxPacketSize", AtLeast(e.MaxPacketSize, e.Framer?.HeaderSize ?? 4, "the framer's header size"));
-        yield return ("MaxPendingBytesPerConnection", AtLeast(e.MaxPendingBytesPerConnection, 0));
-        yield return ("SendQueueCapacityPerConnection", AtLeast(e.SendQueueCapacityPerConnection, 1));
-        yield return ("SendQueueCapacityPerShard", AtLeast(e.SendQueueCapacityPerShard, 1));
-        yield return ("ReceiveBudgetPerConnection", AtLeast(e.ReceiveBudgetPerConnection, (e.Framer?.HeaderSize ?? 4) + 1, "the framer's header size and one byte"));
-        yield return ("ReceiveBudgetPerShard", AtLeast(e.ReceiveBudgetPerShard, e.ReceiveBudgetPerConnection, "ReceiveBudgetPerConnection: a shard holds at least one connection's bytes"));
-        yield return ("MessageTraceSampleRatio", e.MessageTraceSampleRatio is >= 0 and <= 1 ? null : $"must be from 0 to 1 (is {Show(e.MessageTraceSampleRatio)})");
-        if (server)
-        {
-            yield return ("MaxConnections", e.MaxConnections is >= 1 and <= 1 << 24 ? null : $"must be from 1 to {1 << 24} (is {Show(e.MaxConnections)})");
-            yield return ("Backlog", AtLeast(e.Backlog, 1));
-        }
-        else
-        {
-            yield return ("ConnectConcurrency", AtLeast(e.ConnectConcurrency, 1));
-            yield return ("ConnectTimeout", e.ConnectTimeout > TimeSpan.Zero ? null : $"must be positive (is {e.ConnectTimeout:c})");
-            yield return ("ConnectRetries", AtLeast(e.ConnectRetries, 0));
-            yield return ("ConnectRetryDelay", e.ConnectRetryDelay >= TimeSpan.Zero ? null : $"must not be negative (is {e.ConnectRetryDelay:c})");
         }
 
         NetZlinkHealthOptions health = options.Health ?? new NetZlinkHealthOptions();

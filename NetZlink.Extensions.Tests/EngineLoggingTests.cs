@@ -37,6 +37,41 @@ public sealed class EngineLoggingTests
     [RequiresStreamClient]
     [Test]
     [CancelAfter(30_000)]
+    public async Task ReconnectRoundsTheGiveUpAndAnIdleTimeoutAreLogged(CancellationToken cancellationToken)
+    {
+        var logs = new CapturingLoggerProvider();
+        ServerEngine server = Local.EchoServer("echo");
+        string endpoint = server.BoundEndpoints[0];
+        await using var client = new ClientEngine(1, new EngineOptions
+        {
+            Endpoints = [endpoint],
+            Name = "backend",
+            LoggerFactory = logs.Factory(),
+            ConnectRetries = 0,
+            IdleTimeout = TimeSpan.FromMilliseconds(200),
+            Reconnect = new ReconnectPolicy { InitialDelay = TimeSpan.FromMilliseconds(5), Jitter = 0, MaxAttempts = 2 },
+        });
+        client.Start(_ => new QuietHandler());
+        // The echo server sends nothing unasked: the idle timeout ends the first generation and
+        // the policy connects it again; then the server goes and the rounds run out.
+        await Local.Until(() => logs.WithId(1018).Any() && client.ReadCounters().Connected == 2, "an idle timeout and a reconnect");
+        await server.DisposeAsync();
+        await Local.Until(() => logs.WithId(1017).Any(), "the give-up");
+        await client.DrainAsync(TimeSpan.FromSeconds(5), cancellationToken);
+
+        Assert.Multiple(() =>
+        {
+            Assert.That(logs.WithId(1018).First().Message, Does.StartWith($"backend: connection 0 ({endpoint}) closed: nothing received for ").And.EndWith(" ms (IdleTimeout)"), logs.Dump());
+            Assert.That(logs.WithId(1016).Select(e => e.Message), Has.Some.EqualTo($"backend: connection 0 to {endpoint} is reconnecting: round 1 in 5 ms"), logs.Dump());
+            Assert.That(logs.WithId(1017).Single().Message, Does.StartWith($"backend: connection 0 to {endpoint} could not be reconnected in 2 rounds (the last: connect failed: ECONNREFUSED"), logs.Dump());
+            Assert.That(logs.WithId(1017).Single().Level, Is.EqualTo(Microsoft.Extensions.Logging.LogLevel.Warning));
+            Assert.That(logs.WithId(1019).Single().Message, Does.StartWith("backend is draining"), logs.Dump());
+        });
+    }
+
+    [RequiresStreamClient]
+    [Test]
+    [CancelAfter(30_000)]
     public async Task ConnectsAndAPeersEndAreLogged(CancellationToken cancellationToken)
     {
         var logs = new CapturingLoggerProvider();
@@ -195,11 +230,7 @@ public sealed class EngineLoggingTests
     [Test]
     public void TheLibraryWritesNothingToTheConsole()
     {
-        string root = TestContext.CurrentContext.TestDirectory;
-        while (!File.Exists(Path.Combine(root, "NetZlink.sln")))
-        {
-            root = Path.GetDirectoryName(root) ?? throw new AssertionException("NetZlink.sln not found above the test directory");
-        }
+        string root = RepositoryRoot.Path;
 
         string[] offenders = Directory.EnumerateFiles(Path.Combine(root, "NetZlink"), "*.cs", SearchOption.AllDirectories)
             .Concat(Directory.EnumerateFiles(Path.Combine(root, "NetZlink.Extensions.Hosting"), "*.cs", SearchOption.AllDirectories))

@@ -109,6 +109,9 @@ public sealed class HostingTests
             ["NetZlink:Backend:ReceiveBudgetPerConnection"] = "0",
             ["NetZlink:Front:ReceiveBudgetPerConnection"] = "1024",
             ["NetZlink:Front:ReceiveBudgetPerShard"] = "5",
+            ["NetZlink:Backend:Reconnect:Jitter"] = "2",
+            ["NetZlink:Backend:Reconnect:MaxAtempts"] = "3",
+            ["NetZlink:Backend:IdleTimeout"] = "-00:00:01",
         });
         builder.Services.AddNetZlinkClientEngine(builder.Configuration.GetSection("NetZlink:Backend"));
         builder.Services.AddKeyedNetZlinkServerEngine("front", builder.Configuration.GetSection("NetZlink:Front"));
@@ -143,9 +146,66 @@ public sealed class HostingTests
             "NetZlink:Front:MaxConnections must be from 1 to 16777216 (is 0)",
             "NetZlink:Backend:ReceiveBudgetPerConnection must be at least 5 (the framer's header size and one byte) (is 0)",
             "NetZlink:Front:ReceiveBudgetPerShard must be at least 1024 (ReceiveBudgetPerConnection: a shard holds at least one connection's bytes) (is 5)",
+            "NetZlink:Backend:Reconnect:Jitter must be from 0 to 1 (is 2)",
+            "NetZlink:Backend:Reconnect:MaxAtempts is not a setting of a NetZlink client engine (misspelt? docs/hosting.md lists them)",
+            "NetZlink:Backend:IdleTimeout must not be negative (00:00:00 turns it off) (is -00:00:01)",
         ];
         Assert.That(refused!.Failures, Is.EquivalentTo(expected), string.Join("\n", refused.Failures));
         Assert.That(host.Services.GetRequiredService<NetZlinkEngineService<ClientEngine>>().StartedAt, Is.Null, "no engine started");
+    }
+
+    [RequiresStreamClient]
+    [Test]
+    [CancelAfter(60_000)]
+    public async Task AHostStopDrainsItsEngine_EveryAcceptedFrameReachesThePeer(CancellationToken cancellationToken)
+    {
+        const int Frames = 400;
+        var peer = new CountingHandler();
+        using var backend = new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"] });
+        backend.Start(_ => peer);
+        var logs = new CapturingLoggerProvider();
+        HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
+        builder.Logging.AddProvider(logs).SetMinimumLevel(LogLevel.Trace);
+        builder.Services.AddNetZlinkClientEngine(o => o.Engine.Endpoints = [backend.BoundEndpoints[0]]);
+        using IHost host = builder.Build();
+        var client = host.Services.GetRequiredService<NetZlinkEngineService<ClientEngine>>();
+        await host.StartAsync(cancellationToken);
+
+        byte[] frame = Local.Packet(new string('x', 4000));
+        await foreach (EngineEvent e in client.Channel.Reader.ReadAllAsync(cancellationToken))
+        {
+            using (e)
+            {
+                if (e.Kind == EngineEventKind.Connected)
+                {
+                    for (int i = 0; i < Frames; i++)
+                    {
+                        Assert.That(await client.Channel.SendAsync(e.Connection, frame, cancellationToken), Is.True);
+                    }
+
+                    break;
+                }
+            }
+        }
+
+        // At once, with frames still queued: the host's stop drains them out before the engine stops.
+        await host.StopAsync(cancellationToken);
+        SendQueueCounters posts = client.Engine.ReadSendQueueCounters();
+        Assert.Multiple(() =>
+        {
+            Assert.That(posts.Accepted, Is.EqualTo(Frames));
+            Assert.That(posts.Sent, Is.EqualTo(Frames), "every accepted frame went out");
+            Assert.That(posts.DroppedStopped + posts.DroppedDrainDeadline + posts.DroppedClosed, Is.Zero);
+            Assert.That(logs.WithId(1019).Count(), Is.EqualTo(1), logs.Dump());
+        });
+        await Local.Until(() => Volatile.Read(ref peer.Packets) == Frames, "every frame at the peer");
+    }
+
+    private sealed class CountingHandler : QuietHandler
+    {
+        public int Packets;
+
+        public override void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet) => Interlocked.Increment(ref Packets);
     }
 
     [Test]

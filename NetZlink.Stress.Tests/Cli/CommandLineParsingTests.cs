@@ -1,6 +1,4 @@
 // The flags: names, defaults, mapping onto ScenarioSettings, and one clear line per bad input.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Cli;
 

@@ -3,9 +3,6 @@
 // client). The table covers every flag StressOptions has; --help shows each range.
 using System.Reflection;
 using CommandLine;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Cli;
 

@@ -1,7 +1,5 @@
 // --rate (open-model s2): how it parses, what it refuses with which message, and the runner's own
 // check for callers that skip the CLI.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Cli;
 

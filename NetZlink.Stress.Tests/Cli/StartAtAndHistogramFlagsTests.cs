@@ -1,7 +1,5 @@
 // --start-at and --json-histogram: what they map onto, and every value or combination refused with
 // one line that says why (a time far past or ahead, a role or scenario it cannot hold back).
-using System.Globalization;
-using NetZlink.Stress.Cli;
 
 namespace NetZlink.Stress.Tests.Cli;
 

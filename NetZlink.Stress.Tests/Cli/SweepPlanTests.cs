@@ -1,6 +1,4 @@
 // The runs behind each --scenario: one for s0-s2, the 15 s3 sweeps, s4's 12 transport runs.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Cli;
 

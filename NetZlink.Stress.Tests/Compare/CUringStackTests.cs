@@ -1,10 +1,6 @@
 // The c-uring stack: limit_echo on its io_uring layer (--io uring on both sides), its COUNTS line
 // read as a c-uring row (io=uring), a line that ran on epoll after all refused as a c-uring row,
 // the probe compare asks before running it, and a skip that the report names with its reason.
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

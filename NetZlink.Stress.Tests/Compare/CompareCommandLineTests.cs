@@ -1,8 +1,5 @@
 // compare's command line: its own flags, the scenario flags passed through the ordinary parser,
 // and the flags compare sets per run refused with the reason.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

@@ -2,10 +2,6 @@
 // every file written, every run PASS, and reports that carry the runs' own figures. The limit
 // clients (limit_echo for c-epoll and c-uring) print only their COUNTS line: their files come from
 // the .NET writers. Where io_uring is refused, c-uring is skipped with the reason instead.
-using System.Text.Json;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 
@@ -45,7 +41,7 @@ public sealed class CompareEndToEndTests
                 Assert.That(summary.RootElement.GetProperty("stack").GetString(), Is.EqualTo(stack));
                 string[] lines = File.ReadAllLines(paths.Stdout);
                 Assert.That(lines, Has.One.StartsWith("RESULT scenario=" + scenario + " "));
-                Assert.That(lines.Count(l => l.StartsWith("COUNTS version=3 scenario=" + scenario + " ", StringComparison.Ordinal)),
+                Assert.That(lines.Count(l => l.StartsWith("COUNTS version=" + LimitEchoCounts.Version + " scenario=" + scenario + " ", StringComparison.Ordinal)),
                     Is.EqualTo(CompareStacks.IsDotnetProcess(stack) ? 0 : 1), "only limit_echo prints a COUNTS line");
 
                 // Every stack's server timed its own reads, and compare put them beside the client's round trip;

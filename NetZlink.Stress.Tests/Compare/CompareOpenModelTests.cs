@@ -1,10 +1,5 @@
 // compare --rate: an open-model s2 run (s2-open) per .NET stack beside the closed-loop runs, how
 // its client is launched, how the report shows it, and one real compare with it.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

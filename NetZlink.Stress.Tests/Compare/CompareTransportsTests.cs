@@ -1,9 +1,5 @@
 // compare --transports: per-transport runs labelled tls-<scenario>, c-epoll left to tcp, how a tls
 // client is launched, and one real compare with tls rows for both .NET stacks.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

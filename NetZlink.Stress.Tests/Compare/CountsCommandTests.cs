@@ -1,10 +1,5 @@
 // The counts verb: limit_echo's COUNTS line from a file or standard input, judged and reported as a
 // run reports its own (lines, CSV, JSON with its .hgrm), with the run's exit codes.
-using System.Text.Json;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Support;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Compare;
 

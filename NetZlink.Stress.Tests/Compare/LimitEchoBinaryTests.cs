@@ -1,8 +1,5 @@
 // Finding limit_echo: an override path, the walk up to native/build/bench, and an error that
 // says where it looked and how to build it.
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

@@ -1,12 +1,6 @@
 // limit_echo's COUNTS line: read into a result judged by the runner's rules (the same reasons and
 // fail_reason a .NET stack's counts would get), latency kept as HdrHistogram would have recorded
 // the raw samples, and every malformed line refused with what is wrong.
-using System.Globalization;
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 
@@ -14,9 +8,9 @@ namespace NetZlink.Stress.Tests.Compare;
 public sealed class LimitEchoCountsTests
 {
     internal const string Pass =
-        "COUNTS version=3 scenario=s2 ccu=20 size=1024 inflight=30 warmup_s=0.3 measure_s=0.5 drain_timeout_s=10 latency_sample_rate=16 rate=0 " +
+        "COUNTS version=4 scenario=s2 ccu=20 size=1024 inflight=30 warmup_s=0.3 measure_s=0.5 drain_timeout_s=10 latency_sample_rate=16 rate=0 " +
         "connected=20 connect_failed=0 connect_timed_out=0 disconnected=0 sent_total=1856310 received_total=1856310 sent_measured=1158240 " +
-        "received_measured=1158230 in_flight=0 gating_violations=0 bad_echoes=0 peer_closed=0 protocol_errors=0 lost=0 late=0 " +
+        "received_measured=1158230 in_flight=0 gating_violation=0 bad_echoes=0 peer_closed=0 protocol_errors=0 lost=0 late=0 " +
         "drain_timeout=0 drain_wait=none outstanding=0 unsent=0 interrupted=0 throughput_ns=500000000 cpu_us=401300 peak_rss_kb=2296 " +
         "startup_to_connected_ns=812345 startup_to_first_echo_ns=1734000 errors_by_errno= first_n_ns=250880:90,1003520:10 " +
         "latency_ns=121536:1,126720:2,2101248:3";
@@ -144,9 +138,10 @@ public sealed class LimitEchoCountsTests
 
     // Each case replaces <from> in a good line by <to>; an empty <from> replaces the whole line.
     [TestCase("", "RESULT scenario=s2", "not a COUNTS line")]
-    [TestCase("", "COUNTS version=1", "version 1 is not one this build reads (3)")]
-    [TestCase("", "COUNTS version=2 scenario=s2", "version 2 is not one this build reads (3)")]
-    [TestCase("", "COUNTS version=3 scenario=s2", "ccu= is missing")]
+    [TestCase("", "COUNTS version=1", "version 1 is not one this build reads (4)")]
+    [TestCase("", "COUNTS version=2 scenario=s2", "version 2 is not one this build reads (4)")]
+    [TestCase("", "COUNTS version=3 scenario=s2", "version 3 is not one this build reads (4)")]
+    [TestCase("", "COUNTS version=4 scenario=s2", "ccu= is missing")]
     [TestCase(" startup_to_connected_ns=812345", "", "startup_to_connected_ns= is missing")]
     [TestCase("startup_to_first_echo_ns=1734000", "startup_to_first_echo_ns=1.5", "startup_to_first_echo_ns must be a whole number")]
     [TestCase(" first_n_ns=250880:90,1003520:10", "", "first_n_ns= is missing")]

@@ -1,6 +1,4 @@
 // The report's ratio math: which runs divide by which, and when there is no ratio at all.
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

@@ -1,6 +1,5 @@
 // What the compare report's notes claim: s0's first_n_p50_us and p50_us are timed separately (not
 // one number), and the server's time is not always inside the client's round trip.
-using NetZlink.Stress.Compare;
 
 namespace NetZlink.Stress.Tests.Compare;
 

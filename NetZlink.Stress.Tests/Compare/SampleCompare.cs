@@ -1,9 +1,5 @@
 // A compare report built from real summary.json files: SampleResults written by the tool's own
 // JSON writer for each stack, with throughputs and p99s chosen so every ratio is easy to check.
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

@@ -1,5 +1,4 @@
 // The charts' axis scale and labels: the top tick covers the data on a 1/2/2.5/5 step.
-using NetZlink.Stress.Compare;
 
 namespace NetZlink.Stress.Tests.Compare;
 

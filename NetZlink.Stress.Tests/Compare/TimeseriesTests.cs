@@ -1,8 +1,4 @@
 // --timeseries-csv: the rows the client writes once a second read back as the report's points.
-using NetZlink.Stress.Compare;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Compare;
 

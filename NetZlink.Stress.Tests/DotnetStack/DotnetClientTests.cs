@@ -1,10 +1,6 @@
 // The dotnet client in-process through the runner: a small s2 against the dotnet echo server, and
 // the connect failures the reference counts (refused → 111, timed out → 110, each attempt counted).
-using System.Net;
-using System.Net.Sockets;
 using NetZlink.Stress.DotnetStack;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.DotnetStack;
 

@@ -1,9 +1,6 @@
 // The dotnet echo server in-process: every byte back to its own connection, in order, however the
 // client splits its writes; connections counted; a port in use refused; Dispose closes everything.
-using System.Net;
-using System.Net.Sockets;
 using NetZlink.Stress.DotnetStack;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.DotnetStack;
 

@@ -1,9 +1,6 @@
 // The real CLI on the dotnet stack, server in its child process: s0/s1/s2 at ccu 200 PASS, and the
 // two stacks interoperate on the wire in both directions (netzlink client ↔ dotnet server and
 // dotnet client ↔ netzlink server).
-using System.Globalization;
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.DotnetStack;
 
@@ -29,8 +26,8 @@ public sealed class DotnetStackEndToEndTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.Zero, Diagnostics(run));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.Zero, run.Diagnostics);
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), run.Diagnostics);
             Assert.That(Field(result, "stack"), Is.EqualTo("dotnet"));
             Assert.That(Field(Line(run.Stdout, "METRIC "), "scenario_id"), Is.EqualTo("dotnet-" + scenario));
             Assert.That(Field(result, "connect_success"), Is.EqualTo(scenario == "s0" ? "1" : "200"));
@@ -56,10 +53,7 @@ public sealed class DotnetStackEndToEndTests
     [CancelAfter(60_000)]
     public async Task EachClientStackPassesAgainstTheOtherServerStack(string client, string server, CancellationToken cancellationToken)
     {
-        if (client == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(client);
 
         int port = FreePort.Next();
 
@@ -71,8 +65,8 @@ public sealed class DotnetStackEndToEndTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.Zero, Diagnostics(run));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.Zero, run.Diagnostics);
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), run.Diagnostics);
             Assert.That(Field(result, "stack"), Is.EqualTo($"{client}+{server}"));
             Assert.That(Field(result, "connect_success"), Is.EqualTo("200"));
             Assert.That(Number(result, "recv"), Is.Positive);
@@ -86,6 +80,4 @@ public sealed class DotnetStackEndToEndTests
     private static string Line(string output, string prefix) => OutputLines.Line(output, prefix);
 
     private static string Field(string line, string name) => OutputLines.Field(line, name);
-
-    private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 }

@@ -1,9 +1,5 @@
 // --stack, --client-stack and --server-stack: parsing, defaults, what reaches the server child,
 // the stack= label and default scenario id, and what the dotnet stack skips.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.DotnetStack;
 

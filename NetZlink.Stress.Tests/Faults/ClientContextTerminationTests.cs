@@ -4,10 +4,6 @@
 // fail_reason is client_stopped, whose reason names the terminated context, and whose lost counts
 // exactly the packets that were outstanding; the RESULT and METRIC lines are printed as usual.
 using System.Diagnostics;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Scenarios;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Faults;
 

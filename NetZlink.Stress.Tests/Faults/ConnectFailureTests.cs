@@ -2,11 +2,6 @@
 // connections are counted as connect_fail or connect_timeout with their errno, the run ends within
 // the bounds its connect flags set, and waiting between retries does not burn the CPU.
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Faults;
 
@@ -22,10 +17,7 @@ public sealed class ConnectFailureTests
     [CancelAfter(60_000)]
     public async Task RefusedConnectionsAreConnectFailWithErrno111AndNoBusyRetrying(string stack, CancellationToken cancellationToken)
     {
-        if (stack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(stack);
 
         const int retries = 3;
         const int retryDelayMs = 500;
@@ -50,10 +42,7 @@ public sealed class ConnectFailureTests
     [CancelAfter(60_000)]
     public async Task AnUnroutableAddressIsConnectFailWithItsErrnoAtOnce(string stack, CancellationToken cancellationToken)
     {
-        if (stack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(stack);
 
         // Linux refuses a TCP connect to the broadcast address with ENETUNREACH (101) without sending
         // anything. (A "black hole" address would need a network that drops packets; this sandbox
@@ -72,10 +61,7 @@ public sealed class ConnectFailureTests
     [CancelAfter(60_000)]
     public async Task AServerThatNeverCompletesTheHandshakeIsConnectTimeoutWithErrno110(string stack, CancellationToken cancellationToken)
     {
-        if (stack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(stack);
 
         // A listener whose accept queue is full: the kernel drops further SYNs, so every attempt hangs
         // until the client's own --connect-timeout, as with an unreachable host.
@@ -132,7 +118,7 @@ public sealed class ConnectFailureTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(Number(result, "connect_success"), Is.Zero);
             Assert.That(Number(result, "connect_fail"), Is.EqualTo(timedOut ? 0 : Ccu));
             Assert.That(Number(result, "connect_timeout"), Is.EqualTo(timedOut ? Ccu : 0));
@@ -141,8 +127,6 @@ public sealed class ConnectFailureTests
         });
         return result;
     }
-
-    private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 
     private static string Invariant(int value) => value.ToString(System.Globalization.CultureInfo.InvariantCulture);
 }

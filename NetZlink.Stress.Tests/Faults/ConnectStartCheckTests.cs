@@ -3,8 +3,6 @@
 // loaded through NETZLINK_NATIVE_LIBRARY, refuses zlink_connect on STREAM with EOPNOTSUPP as zlink
 // 1.3 does), and a host name that does not resolve. Each is one "error:" line on stderr naming the
 // cause, a non-zero exit and no RESULT line, instead of a run whose every connection failed alike.
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Faults;
 
@@ -26,7 +24,7 @@ public sealed class ConnectStartCheckTests
         string error = OneErrorLine(run);
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(error, Does.StartWith($"error: The native library {shim} (from NETZLINK_NATIVE_LIBRARY) cannot connect STREAM sockets: "));
             Assert.That(error, Does.Contain("EOPNOTSUPP"));
             Assert.That(run.Stdout, Does.Not.Contain("RESULT "), "no run: the engine did not start");
@@ -43,7 +41,7 @@ public sealed class ConnectStartCheckTests
         Assert.Multiple(() =>
         {
             // Exit 1, as the dotnet stack gives for the same --host: a host that names nothing.
-            Assert.That(run.ExitCode, Is.EqualTo(1), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(1), run.Diagnostics);
             Assert.That(error, Does.StartWith($"error: could not resolve host 'nonexistent.invalid' in endpoint tcp://nonexistent.invalid:{port}: "));
             Assert.That(run.Stdout, Does.Not.Contain("RESULT "), "no run: the engine was not made");
         });
@@ -58,25 +56,19 @@ public sealed class ConnectStartCheckTests
     private static string OneErrorLine(StressProcess run)
     {
         string[] errors = run.Stderr.Split('\n').Where(l => l.StartsWith("error: ", StringComparison.Ordinal)).ToArray();
-        Assert.That(errors, Has.Length.EqualTo(1), Diagnostics(run));
+        Assert.That(errors, Has.Length.EqualTo(1), run.Diagnostics);
         return errors[0];
     }
 
-    /// <summary>The test shim the native build makes next to its C tests, found above this test's folder.</summary>
+    /// <summary>The test shim the native build makes next to its C tests, in the repository's native/build.</summary>
     private static string FindShim()
     {
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        string candidate = RepositoryRoot.Combine(ShimPath);
+        if (!File.Exists(candidate))
         {
-            string candidate = Path.Combine(dir.FullName, ShimPath);
-            if (File.Exists(candidate))
-            {
-                return candidate;
-            }
+            Assert.Fail($"{candidate} not found: build native/ (cmake --build native/build)");
         }
 
-        Assert.Fail($"{ShimPath} not found above {AppContext.BaseDirectory}: build native/ (cmake --build native/build)");
-        return string.Empty;
+        return candidate;
     }
-
-    private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 }

@@ -1,9 +1,5 @@
 // ccu 10000 under `ulimit -n 1024`: the client must stop before its first connection, saying which
 // limit it hit and how many descriptors the run needs, on both client stacks.
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Tests.Integration;
 
 namespace NetZlink.Stress.Tests.Faults;
 

@@ -1,12 +1,6 @@
 // The fault flags (--fault, --fault-every, --fault-after: parsing, bad input, the server child's
 // command line, which connections are hit) and the fault fields in every output format.
-using System.Text.Json;
-using NetZlink.Stress.Cli;
 using NetZlink.Stress.Faults;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Faults;
 

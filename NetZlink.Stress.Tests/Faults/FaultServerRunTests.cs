@@ -1,9 +1,6 @@
 // Each --fault of the built-in server, run from the real CLI (--role both: the fault server in its
 // child process, the client in the parent) with a few connections and a one-second measure, on
 // both client stacks: what the client counts and how it judges the run.
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Faults;
 
@@ -20,10 +17,7 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task ASilentServerTimesTheDrainOutWithEveryPacketStillInFlight(string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         using StressProcess run = await RunFaultAsync("silent", clientStack, cancellationToken, "--fault-every", "1");
 
@@ -31,7 +25,7 @@ public sealed class FaultServerRunTests
         const int expected = Ccu * Inflight;
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(Field(result, "pass_fail"), Is.EqualTo("FAIL"));
             Assert.That(Field(result, "fail_reason"), Is.EqualTo("drain_timeout"));
             Assert.That(Field(result, "drain_timeout"), Is.EqualTo("1"));
@@ -50,10 +44,7 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task ABadLengthHeaderClosesThatConnectionAsAProtocolErrorAndTheOthersGoOn(string fault, string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         // Only the first of the four connections gets the fault.
         using StressProcess run = await RunFaultAsync(fault, clientStack, cancellationToken, "--fault-every", Invariant(Ccu));
@@ -71,10 +62,7 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task AServerClosingMidPacketLosesThatConnectionsPacketsThePartialOneIncluded(string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         using StressProcess run = await RunFaultAsync("close-mid-packet", clientStack, cancellationToken, "--fault-every", Invariant(Ccu));
 
@@ -92,10 +80,7 @@ public sealed class FaultServerRunTests
     [CancelAfter(60_000)]
     public async Task ASlowServerWithSmallBuffersLosesNothingAndTheClientStaysSmall(string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         using StressProcess run = await RunFaultAsync("slow", clientStack, cancellationToken,
             "--fault-every", "1", "--hwm", "16", "--sndbuf", "8192", "--rcvbuf", "8192", "--drain-timeout", "5");
@@ -103,7 +88,7 @@ public sealed class FaultServerRunTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.Zero, Diagnostics(run));
+            Assert.That(run.ExitCode, Is.Zero, run.Diagnostics);
             Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"));
             Assert.That(Field(result, "fail_reason"), Is.EqualTo("none"));
             Assert.That(Number(result, "lost"), Is.Zero);
@@ -127,7 +112,7 @@ public sealed class FaultServerRunTests
         long lost = Number(result, "lost");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(run.Stderr, Does.Contain("killing itself with SIGKILL"));
             Assert.That(Field(result, "fail_reason"), Is.EqualTo("server_closed"));
             Assert.That(Number(result, "disconnects"), Is.EqualTo(Ccu));
@@ -164,7 +149,7 @@ public sealed class FaultServerRunTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(Field(result, "pass_fail"), Is.EqualTo("FAIL"));
             Assert.That(Field(result, "fail_reason"), Is.EqualTo(failReason));
             Assert.That(Number(result, "connect_success"), Is.EqualTo(Ccu));
@@ -175,8 +160,6 @@ public sealed class FaultServerRunTests
         });
         return result;
     }
-
-    private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 
     private static string Invariant(int value) => value.ToString(System.Globalization.CultureInfo.InvariantCulture);
 }

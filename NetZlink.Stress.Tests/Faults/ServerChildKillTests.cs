@@ -1,10 +1,7 @@
 // --role both --server-processes 2 with one server child killed by SIGKILL mid-run: the run fails
 // (server_closed) and the parent says once which server died, on which port, with which exit code;
 // each server's own lines are labelled with its index.
-using System.Globalization;
 using System.Text.RegularExpressions;
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Faults;
 

@@ -3,8 +3,6 @@
 // the client must end within its drain timeout, FAIL with server_closed, and count every packet it
 // sent and never got back as lost, exactly.
 using System.Diagnostics;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Integration;
 
 namespace NetZlink.Stress.Tests.Faults;
 
@@ -18,10 +16,7 @@ public sealed class ServerKillTests
     [CancelAfter(60_000)]
     public async Task KillingTheServerMidMeasureFailsTheRunWithTheExactLoss(string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         using StressProcess server = StressProcess.Start("--role", "server", "--port", "0", "--quiet");
         string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);

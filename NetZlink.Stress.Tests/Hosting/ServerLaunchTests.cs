@@ -1,7 +1,4 @@
 // The server child's command line: this program again, --role server, the server's flags only.
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Hosting;
 

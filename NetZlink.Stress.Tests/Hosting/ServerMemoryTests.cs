@@ -4,10 +4,6 @@
 // the connection as a slow consumer. Before, the socket's mark was --hwm's 1,000,000 messages, and
 // pushing 500 MiB grew the server from 80 to 588 MB.
 using System.Buffers.Binary;
-using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Stress.Tests.Integration;
 
 namespace NetZlink.Stress.Tests.Hosting;
 

@@ -1,7 +1,6 @@
 // --role server as a real process with stdin at end of file (</dev/null as under nohup, systemd or a
 // container without -i, or a pipe its parent closed): it keeps serving until SIGTERM, and only
 // --exit-on-stdin-eof, which the tool's own server children get, makes the end of stdin stop it.
-using NetZlink.Stress.Tests.Integration;
 
 namespace NetZlink.Stress.Tests.Hosting;
 

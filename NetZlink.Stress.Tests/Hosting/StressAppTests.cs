@@ -1,11 +1,5 @@
 // The wiring in-process, with a stand-in for the scenario logic (role client, so no server child):
 // what is printed and written per run, and which exit code every outcome gives.
-using System.Text.Json;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Hosting;
 

@@ -1,6 +1,4 @@
 // Transport names and the one answer that needs no native library: tcp is always there.
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Hosting;
 

@@ -2,7 +2,6 @@
 // own reads and passes them back (SERVER_TIME) to --role both, and the client reports how long it took
 // from its start to its first connection and first echo, and its first echoes' round trips.
 using NetZlink.Stress.Platform;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Integration;
 
@@ -18,10 +17,7 @@ public sealed class ColdStartAndServerTimeTests
     [CancelAfter(120_000)]
     public async Task EveryRunReportsItsStartAndItsServersOwnTime(string stack, string scenario, CancellationToken cancellationToken)
     {
-        if (stack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(stack);
 
         string[] load = scenario == "s0" ? [] : ["--ccu", "20", "--warmup", "0.5", "--measure", "1", "--latency-sample-rate", "4"];
         using StressProcess run = await StressProcess.RunAsync(

@@ -1,10 +1,5 @@
 // The real CLI as a child process: small s0/s1/s2 runs with the server in its own child, bad input,
 // a port in use, an unreachable server, and the server's and the parent's ways of stopping.
-using System.Net;
-using System.Net.Sockets;
-using System.Text.Json;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Integration;
 
@@ -36,10 +31,10 @@ public sealed class EndToEndTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.Zero, Diagnostics(run));
+            Assert.That(run.ExitCode, Is.Zero, run.Diagnostics);
             Assert.That(Field(result, "scenario"), Is.EqualTo(scenario));
             Assert.That(Field(result, "transport"), Is.EqualTo("tcp"));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), Diagnostics(run));
+            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), run.Diagnostics);
             Assert.That(Field(result, "interrupted"), Is.EqualTo("0"));
             Assert.That(Field(Line(run.Stdout, "METRIC "), "scenario_id"), Is.EqualTo("netzlink-" + scenario));
             Assert.That(run.Stderr, Does.Not.Contain("error:").And.Not.Contain(StackTraceMarker));
@@ -90,7 +85,7 @@ public sealed class EndToEndTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(1), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(1), run.Diagnostics);
             Assert.That(run.Stderr, Does.StartWith("error: ").And.Contain(flag));
             Assert.That(run.Stderr, Does.Not.Contain(StackTraceMarker));
             Assert.That(run.Stdout, Is.Empty);
@@ -109,7 +104,7 @@ public sealed class EndToEndTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(run.Stderr, Does.StartWith("error: ").And.Contain(Invariant(port)));
             Assert.That(run.Stderr, Does.Not.Contain(StackTraceMarker));
             Assert.That(run.Stdout, Does.Not.Contain("READY"));
@@ -130,7 +125,7 @@ public sealed class EndToEndTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(Field(Line(run.Stdout, "RESULT "), "pass_fail"), Is.EqualTo("FAIL"));
             Assert.That(Field(Line(run.Stdout, "RESULT "), "connect_success"), Is.EqualTo("0"));
             Assert.That(run.Stderr, Does.Not.Contain(StackTraceMarker));
@@ -168,7 +163,7 @@ public sealed class EndToEndTests
         Assert.Multiple(() =>
         {
             Assert.That(ready, Does.Match(@"^READY port=[1-9]\d*$"));
-            Assert.That(server.ExitCode, Is.Zero, Diagnostics(server));
+            Assert.That(server.ExitCode, Is.Zero, server.Diagnostics);
         });
     }
 
@@ -182,7 +177,7 @@ public sealed class EndToEndTests
         server.Signal("TERM");
         await server.WaitForExitAsync(cancellationToken);
 
-        Assert.That(server.ExitCode, Is.Zero, Diagnostics(server));
+        Assert.That(server.ExitCode, Is.Zero, server.Diagnostics);
     }
 
     [RequiresStreamClient]
@@ -202,7 +197,7 @@ public sealed class EndToEndTests
 
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(Field(Line(run.Stdout, "RESULT "), "interrupted"), Is.EqualTo("1"));
             Assert.That(run.Stderr, Does.Not.Contain(StackTraceMarker));
             Assert.That(StressProcess.ServersOnPort(port), Is.Empty, "the server child outlived the run");
@@ -212,8 +207,6 @@ public sealed class EndToEndTests
     private static string Line(string output, string prefix) => OutputLines.Line(output, prefix);
 
     private static string Field(string line, string name) => OutputLines.Field(line, name);
-
-    private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 
     private static string Invariant(int value) => value.ToString(System.Globalization.CultureInfo.InvariantCulture);
 }

@@ -2,7 +2,6 @@
 // tiny socket buffers, every connection meets the socket's high-water mark again and again. Before
 // the STREAM send protocol was made unambiguous this run wrote one connection's routing id into
 // another's stream and ended FAIL fail_reason=client_stopped lost=120; it must PASS with nothing lost.
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Integration;
 

@@ -1,13 +1,7 @@
 // s4 and --transport tls for real: the netzlink client and echo server (in its child) over tls://
 // with the certificates the tool makes per run, checked by the client against their CA; the
 // files gone afterwards; a certificate from another CA refused; an unusable certificate a clear error.
-using System.Globalization;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 using NetZlink.Stress.Tls;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Integration;
 

@@ -2,16 +2,8 @@
 // the tool's own upgrade; wss over SslStream with a CA made per run) against each other always,
 // and across stacks (dotnet client against the netzlink server, netzlink client against the dotnet
 // server) when the native library has ws; s4 with every transport's rows; the upgrade's refusals.
-using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
 using System.Text;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 using NetZlink.Stress.WebSockets;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Integration;
 
@@ -35,10 +27,7 @@ public sealed class WsRunTests
     [CancelAfter(120_000)]
     public async Task EveryStackPairRunsOverWebSocket(string transport, string clientStack, string serverStack, string scenario, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         if ((clientStack == "netzlink" || serverStack == "netzlink") && !TransportCatalog.IsAvailable(transport))
         {

@@ -2,8 +2,6 @@
 // `merge` reads rebuilds a histogram count for count, several hosts' logs merged equal the histogram
 // of all their samples, and what cannot be merged exactly is refused.
 using HdrHistogram;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Latency;
 

@@ -1,7 +1,4 @@
 // `merge`'s command line: its three flags in both spellings, the files, and one line per mistake.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Merge;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Merge;
 

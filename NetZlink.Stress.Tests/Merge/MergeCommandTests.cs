@@ -1,16 +1,9 @@
 // The merge verb in process, on hand-made host files: sums, percentiles from the merged histogram,
 // the runner's pass rules, re-merging a merged file, and every refusal (different settings,
 // unusable files) as exit 1 with one line naming the file and the problem.
-using System.Text.Json;
 using System.Text.Json.Nodes;
 using HdrHistogram;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Merge;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 using static NetZlink.Stress.Tests.Support.Histograms;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Merge;
 

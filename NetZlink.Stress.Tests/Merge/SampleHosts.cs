@@ -1,7 +1,4 @@
 // Hand-built results of client hosts, with latency histograms, written as --json-histogram files.
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Merge;
 

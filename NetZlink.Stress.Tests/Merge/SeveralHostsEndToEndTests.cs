@@ -2,16 +2,8 @@
 // shared --start-at and --json-histogram, then `merge` of their files, which must give the sums of
 // their counts and exactly the percentiles of their histograms merged directly. And a --start-at
 // already past: the client warns and runs at once.
-using System.Globalization;
-using System.Text.Json;
 using HdrHistogram;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Merge;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 using static NetZlink.Stress.Tests.Support.Histograms;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Merge;
 

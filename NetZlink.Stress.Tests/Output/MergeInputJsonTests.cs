@@ -1,10 +1,5 @@
 // --json-histogram's additions to --summary-json: after the CSV's columns, merge_input (with the
 // unrounded throughput and the fields the columns lack) and the latency histogram as an HdrHistogram log.
-using System.Text.Json;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
 

@@ -1,6 +1,4 @@
 // --metrics-csv: the schema's CSV columns; one row per run; the header only once.
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
 

@@ -1,6 +1,4 @@
 // The progress line's fixed format.
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Output;
 

@@ -1,8 +1,4 @@
 // The RESULT and METRIC lines: ResultSchema's fields for each line, in the table's order, with its number formats.
-using System.Globalization;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
 

@@ -1,11 +1,6 @@
 // The one result schema: the formats agree with each other, a summary file gives back every field
 // the schema stores, `merge` combines every stored field by the rule its row names, and
 // docs/scenarios.md's field table shows exactly the schema's rows.
-using System.Globalization;
-using NetZlink.Stress.Merge;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
 
@@ -92,7 +87,7 @@ public sealed class ResultSchemaTests
     [CancelAfter(10_000)]
     public void TheDocsFieldTableShowsTheSchema()
     {
-        string docs = File.ReadAllText(Path.Combine(RepositoryRoot(), "docs", "scenarios.md"));
+        string docs = File.ReadAllText(Path.Combine(RepositoryRoot.Path, "docs", "scenarios.md"));
         string section = docs[docs.IndexOf("### Fields", StringComparison.Ordinal)..];
         string[] rows = section.Split('\n').Where(l => l.StartsWith("| `", StringComparison.Ordinal)).ToArray();
         string[] documented = rows.Select(r => string.Join(" | ", r.Split('|').Skip(1).Take(6).Select(c => c.Trim()))).ToArray();
@@ -159,18 +154,5 @@ public sealed class ResultSchemaTests
         string path = temp.File(name);
         SummaryJsonFile.Write(path, [result], asArray: false, withHistogram: true);
         return path;
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "docs", "scenarios.md")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new InvalidOperationException("docs/scenarios.md not found above " + AppContext.BaseDirectory);
     }
 }

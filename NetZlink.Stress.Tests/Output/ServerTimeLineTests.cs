@@ -1,10 +1,6 @@
 // The SERVER_TIME line: what a server writes reads back into the same histogram and figures, the
 // process-start stamp is read as documented, and a malformed line is refused naming the problem.
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
 using NetZlink.Stress.Platform;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
 

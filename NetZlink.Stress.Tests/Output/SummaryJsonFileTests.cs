@@ -1,9 +1,4 @@
 // --summary-json: the CSV's columns as JSON properties, one object per run, an array for sweeps.
-using System.Text.Json;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Scenarios;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Output;
 

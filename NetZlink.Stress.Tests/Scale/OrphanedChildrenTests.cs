@@ -1,8 +1,6 @@
 // A --processes parent killed outright (kill -9: no handler runs, nothing is closed by hand) must not
 // leave its children running: the kernel closes the stdin pipes it held, and each client child takes
 // that end of stdin as SIGTERM, the server child stops at it as before.
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 
 namespace NetZlink.Stress.Tests.Scale;
 

@@ -1,10 +1,7 @@
 // The pieces of a run split over processes, without starting any: the shares of --ccu, which
 // server each connection goes to, the children's command line read back by the parser, and the
 // up-front budget of open files and ephemeral ports with the numbers and the flag it names.
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Platform;
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Scale;
 

@@ -2,17 +2,9 @@
 // (children connected, told one start, merged), the Kubernetes Indexed Job's own commands from
 // deploy/k8s run as local processes (each pod's index from JOB_COMPLETION_INDEX, then the merge
 // step), and a run the open-file limit cannot hold, refused before anything connects.
-using System.Globalization;
-using System.Text.Json;
 using System.Text.RegularExpressions;
 using HdrHistogram;
-using NetZlink.Stress.Cli;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
 using static NetZlink.Stress.Tests.Support.Histograms;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Scale;
 
@@ -181,7 +173,7 @@ public sealed class SeveralProcessesTests
     /// <summary>The quoted items of the first container's args list in deploy/k8s/<paramref name="file"/>.</summary>
     private static string[] Args(string file)
     {
-        string[] lines = File.ReadAllLines(Path.Combine(RepositoryRoot(), "deploy", "k8s", file));
+        string[] lines = File.ReadAllLines(Path.Combine(RepositoryRoot.Path, "deploy", "k8s", file));
         int start = Array.FindIndex(lines, l => l.Trim() == "args:");
         Assert.That(start, Is.Not.Negative, $"no args: in {file}");
         return lines.Skip(start + 1).TakeWhile(l => l.TrimStart().StartsWith("- \"", StringComparison.Ordinal))
@@ -191,19 +183,6 @@ public sealed class SeveralProcessesTests
     /// <summary>One argument made local: a whole value replaced, /results/ moved into <paramref name="folder"/>.</summary>
     private static string Local(string arg, Dictionary<string, string> values, string folder) =>
         values.TryGetValue(arg, out string? value) ? value : arg.Replace("/results/", folder + "/", StringComparison.Ordinal);
-
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (Directory.Exists(Path.Combine(dir.FullName, "deploy", "k8s")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new InvalidOperationException("deploy/k8s not found above " + AppContext.BaseDirectory);
-    }
 
     private static string Invariant(long value) => value.ToString(CultureInfo.InvariantCulture);
 }

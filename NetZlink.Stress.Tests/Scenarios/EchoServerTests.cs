@@ -4,10 +4,6 @@
 // over tcp and ws (whose bound endpoint a real zlink reports with a trailing slash). And the one
 // parser of endpoints the tool has (HostPort).
 using System.Diagnostics;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Stress.Hosting;
-using NetZlink.Stress.Scenarios;
 using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.Tests.Scenarios;

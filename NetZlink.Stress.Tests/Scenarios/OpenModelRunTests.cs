@@ -2,9 +2,6 @@
 // packets all go out and come back at about the rate; a server stall shows in the open model's p99
 // (its packets count from their due time) where the closed loop's p99 hides it (coordinated
 // omission); and packets the cap held back that never got out are named when the drain times out.
-using NetZlink.Stress.Tests.Integration;
-using NetZlink.Stress.Tests.Support;
-using static NetZlink.Stress.Tests.Support.OutputLines;
 
 namespace NetZlink.Stress.Tests.Scenarios;
 
@@ -21,10 +18,7 @@ public sealed class OpenModelRunTests
     [CancelAfter(60_000)]
     public async Task EveryScheduledPacketGoesOutAndComesBackAtAboutTheRate(string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         using StressProcess run = await RunAsync(cancellationToken, "--client-stack", clientStack, "--rate", I(Rate),
             "--warmup", "0.5", "--measure", "2");
@@ -32,7 +26,7 @@ public sealed class OpenModelRunTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.Zero, Diagnostics(run));
+            Assert.That(run.ExitCode, Is.Zero, run.Diagnostics);
             Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"));
             Assert.That(Field(result, "rate"), Is.EqualTo("2000.00"));
             // The measured schedule is rate × measure packets, and the drain waits for every one.
@@ -51,10 +45,7 @@ public sealed class OpenModelRunTests
     [CancelAfter(60_000)]
     public async Task AServerStallShowsInTheOpenModelsP99(string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         using StressProcess run = await RunStallAsync(cancellationToken, "--client-stack", clientStack, "--rate", I(Rate));
 
@@ -63,7 +54,7 @@ public sealed class OpenModelRunTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.Zero, Diagnostics(run));
+            Assert.That(run.ExitCode, Is.Zero, run.Diagnostics);
             Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"));
             Assert.That(Number(result, "sent"), Is.EqualTo(3 * Rate));
             Assert.That(Number(result, "late"), Is.GreaterThan(Rate / 2), "the cap held the stalled second's packets back");
@@ -85,7 +76,7 @@ public sealed class OpenModelRunTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.Zero, Diagnostics(run));
+            Assert.That(run.ExitCode, Is.Zero, run.Diagnostics);
             Assert.That(Field(result, "rate"), Is.EqualTo("0.00"));
             Assert.That(Number(result, "late"), Is.Zero);
             Assert.That(Decimal(result, "max_us"), Is.GreaterThan(900_000), "the stall did happen");
@@ -98,10 +89,7 @@ public sealed class OpenModelRunTests
     [CancelAfter(60_000)]
     public async Task PacketsTheCapHeldBackAndNeverSentAreNamedWhenTheDrainTimesOut(string clientStack, CancellationToken cancellationToken)
     {
-        if (clientStack == "netzlink")
-        {
-            NativeNeeds.RequireStreamClient();
-        }
+        ClientStacks.Require(clientStack);
 
         // A silent server: each connection sends its window of 5 and the other 995 of the measured
         // second's 1000 packets stay due and unsent.
@@ -111,7 +99,7 @@ public sealed class OpenModelRunTests
         string result = Line(run.Stdout, "RESULT ");
         Assert.Multiple(() =>
         {
-            Assert.That(run.ExitCode, Is.EqualTo(2), Diagnostics(run));
+            Assert.That(run.ExitCode, Is.EqualTo(2), run.Diagnostics);
             Assert.That(Field(result, "fail_reason"), Is.EqualTo("drain_timeout"));
             Assert.That(Number(result, "sent"), Is.EqualTo(Ccu * 5));
             Assert.That(Number(result, "lost"), Is.EqualTo(Ccu * 5));
@@ -135,8 +123,6 @@ public sealed class OpenModelRunTests
 
         return StressProcess.RunAsync(cancellationToken, [.. args, .. more]);
     }
-
-    private static string Diagnostics(StressProcess run) => $"stdout: {run.Stdout}\nstderr: {run.Stderr}";
 
     private static string I(int value) => value.ToString(System.Globalization.CultureInfo.InvariantCulture);
 }

@@ -1,7 +1,6 @@
 // The open-model schedule and a shard's walk along it, on a made-up clock: which packets are due
 // when, that the connections share the rate evenly, and that every shard together sees every
 // packet of the phase exactly once, in due order.
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Scenarios;
 

@@ -1,6 +1,4 @@
 // A loopback port nothing listens on right now (the OS picked it, then it was released).
-using System.Net;
-using System.Net.Sockets;
 
 namespace NetZlink.Stress.Tests.Support;
 

@@ -1,8 +1,5 @@
 // Comparing HdrHistogram histograms count for count, and reading the one --json-histogram wrote.
-using System.Text.Json;
 using HdrHistogram;
-using NetZlink.Stress.Latency;
-using NetZlink.Stress.Output;
 
 namespace NetZlink.Stress.Tests.Support;
 

@@ -1,5 +1,4 @@
 // Hand-built results with every field set to a value whose formatting shows (decimals, rounding).
-using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Tests.Support;
 

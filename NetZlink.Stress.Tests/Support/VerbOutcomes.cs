@@ -1,5 +1,4 @@
 // Assertions on what a verb's command-line parser (compare, merge) returned.
-using NetZlink.Stress.Cli;
 using NUnit.Framework.Constraints;
 
 namespace NetZlink.Stress.Tests.Support;

@@ -1,6 +1,5 @@
 // The per-run certificates: a CA that signs a server certificate for the loopback names, a key
 // that matches it, and nothing left on disk after Dispose.
-using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using NetZlink.Stress.Tls;

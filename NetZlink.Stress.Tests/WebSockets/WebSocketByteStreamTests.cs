@@ -3,9 +3,6 @@
 // between), WebSocketByteStream hands on exactly the concatenated payload bytes, in order, to reads
 // of any size, and a close from the peer reads as the end of the stream. The seed is printed;
 // NETZLINK_FUZZ_SEED replays it.
-using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
 using System.Net.WebSockets;
 using NetZlink.Stress.WebSockets;
 

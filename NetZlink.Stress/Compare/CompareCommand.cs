@@ -2,6 +2,8 @@
 // where they are. Every failure becomes one "error: …" line and an exit code, as for a single run.
 using NetZlink.Stress.Cli;
 using NetZlink.Stress.Hosting;
+using NetZlink.Stress.Reports;
+using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Compare;
 
@@ -55,13 +57,7 @@ internal static class CompareCommand
             IReadOnlyList<CompareRun> runs = await new CompareRunner(options, limitEcho, stderr).RunAsync(cancellationToken).ConfigureAwait(false);
             var report = new CompareReport(options.Settings, options.Stacks, options.Scenarios, runs,
                 string.Join(' ', args.Prepend(Verb).Prepend("NetZlink.Stress")), started) { Skipped = skipped };
-            string markdown = Path.Combine(options.OutDirectory, "report.md");
-            string html = Path.Combine(options.OutDirectory, "report.html");
-            await File.WriteAllTextAsync(markdown, MarkdownReport.Render(report), CancellationToken.None).ConfigureAwait(false);
-            await File.WriteAllTextAsync(html, HtmlReport.Render(report), CancellationToken.None).ConfigureAwait(false);
-            PrintRows(stdout, "RATIOS", ReportTables.RatioTable(report));
-            PrintRows(stdout, "TRANSPORT_COST", ReportTables.TransportCostTable(report));
-
+            (string markdown, string html) = await ReportWriter.WriteAsync(report, options.OutDirectory, stdout).ConfigureAwait(false);
             stdout.WriteLine($"compare: wrote {markdown} and {html}");
             bool complete = runs.Count == options.Runs.Count;
             return complete && runs.All(r => r.Passed) ? ExitCodes.Pass : ExitCodes.Failure;
@@ -70,15 +66,6 @@ internal static class CompareCommand
         {
             stderr.WriteLine($"error: {e.Message}");
             return ExitCodes.Failure;
-        }
-    }
-
-    /// <summary>One stdout line per row of <paramref name="table"/>: the tag, then header=value pairs (spaces in a header as _).</summary>
-    private static void PrintRows(TextWriter stdout, string tag, ReportTable table)
-    {
-        foreach (IReadOnlyList<string> row in table.Rows)
-        {
-            stdout.WriteLine(tag + " " + string.Join(' ', table.Header.Zip(row, (h, v) => $"{h.Replace(' ', '_')}={v}")));
         }
     }
 }

@@ -3,6 +3,7 @@
 // ordinary parser, so its checks and messages are exactly those of a single run.
 using System.Globalization;
 using NetZlink.Stress.Cli;
+using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.Compare;
 
@@ -13,7 +14,7 @@ internal static class CompareCommandLine
     public static readonly IReadOnlyList<string> Scenarios = ["s0", "s1", "s2"];
 
     /// <summary>The open-model s2 runs (--rate), reported beside the closed-loop ones.</summary>
-    public const string OpenScenario = "s2-open";
+    public const string OpenScenario = CompareTransports.OpenScenario;
 
     // compare sets these per run itself; giving them would make the runs differ or overwrite each other.
     private static readonly Dictionary<string, string> SetPerRun = new(StringComparer.Ordinal)

@@ -9,6 +9,7 @@ using System.Text.Json;
 using NetZlink.Stress.Hosting;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
+using NetZlink.Stress.Reports;
 
 namespace NetZlink.Stress.Compare;
 

@@ -16,8 +16,32 @@ internal static class LimitEchoCounts
     /// <summary>The line's first word.</summary>
     public const string Tag = "COUNTS";
 
-    /// <summary>The version of the line this build reads.</summary>
-    public const int Version = 3;
+    /// <summary>The version of the line this build reads (4: gating_violation spelled as the result field).</summary>
+    public const int Version = 4;
+
+    /// <summary>
+    /// Every name of the line, in the order limit_echo prints them, each with the result field
+    /// (ResultSchema) whose value it is, unchanged, or null for a raw count or a figure the runner
+    /// turns into fields (connected becomes connect_success, sent_measured sent, and so on).
+    /// NetZlink.Stress.Tests checks limit_echo.c's printf against this list and every named field
+    /// against ResultSchema, so a name cannot drift from the schema unnoticed.
+    /// </summary>
+    public static readonly IReadOnlyList<(string Name, string? Field)> Names =
+    [
+        ("version", null), ("scenario", "scenario"), ("ccu", "ccu"), ("size", "size"), ("inflight", "inflight"),
+        ("warmup_s", "warmup_s"), ("measure_s", "measure_s"), ("drain_timeout_s", null),
+        ("latency_sample_rate", "latency_sample_rate"), ("rate", "rate"), ("io", null),
+        ("connected", null), ("connect_failed", null), ("connect_timed_out", null), ("disconnected", null),
+        ("sent_total", null), ("received_total", null), ("sent_measured", null), ("received_measured", null),
+        ("in_flight", null), (GatingViolation, GatingViolation), ("bad_echoes", "bad_echoes"), ("peer_closed", null),
+        ("protocol_errors", "protocol_errors"), ("lost", "lost"), ("late", "late"),
+        ("drain_timeout", "drain_timeout"), ("drain_wait", null), ("outstanding", null), ("unsent", null),
+        ("interrupted", "interrupted"), ("throughput_ns", null), ("cpu_us", null), ("peak_rss_kb", null),
+        ("startup_to_connected_ns", null), ("startup_to_first_echo_ns", null),
+        ("errors_by_errno", "errors_by_errno"), ("first_n_ns", null), ("latency_ns", null),
+    ];
+
+    private const string GatingViolation = "gating_violation";
 
     /// <summary>The COUNTS line among <paramref name="lines"/> (a client's stdout), or null.</summary>
     public static string? Find(IEnumerable<string> lines) =>
@@ -67,7 +91,7 @@ internal static class LimitEchoCounts
             SentMeasured: Integer(values, "sent_measured"),
             ReceivedMeasured: Integer(values, "received_measured"),
             InFlight: Integer(values, "in_flight"),
-            GatingViolations: Integer(values, "gating_violations"),
+            GatingViolations: Integer(values, GatingViolation),
             BadEchoes: Integer(values, "bad_echoes"),
             PeerClosed: Integer(values, "peer_closed"),
             ProtocolErrors: Integer(values, "protocol_errors"),

@@ -84,13 +84,13 @@ internal sealed class DotnetClient : ILoadDriver
 
     public LoadTotals Totals()
     {
-        LoadTotals sum = default;
+        var sum = new LoadTotalsSum();
         foreach (DotnetClientShard shard in _shards)
         {
-            sum = shard.AddTotals(sum);
+            shard.AddTotals(ref sum);
         }
 
-        return sum;
+        return sum.ToTotals();
     }
 
     public bool HaveAllObserved(LoadPhase phase) => _shards.All(s => s.ObservedPhase == phase);

@@ -168,7 +168,7 @@ internal sealed partial class DotnetClientShard
         Interlocked.Decrement(ref _attemptsInFlight);
         if (error == SocketError.Success && Transition(ref c, DotnetConnectionState.Connecting, DotnetConnectionState.Connected))
         {
-            Interlocked.Increment(ref _connected);
+            Interlocked.Increment(ref _tallies.Connected);
             _plan.ColdStart.Connected();
             Resolved();
             Socket socket = c.Socket!;
@@ -212,7 +212,7 @@ internal sealed partial class DotnetClientShard
         _client.CountError(c.LastErrno);
         if (!retry)
         {
-            Interlocked.Increment(ref timedOut ? ref _connectTimedOut : ref _connectFailed);
+            _tallies.CountConnectFailure(timedOut);
             Resolved();
         }
 

@@ -5,7 +5,6 @@
 // arbitrarily) with the library's PacketReassembler (a partial packet waits in its pooled buffer), counts them, and tops the
 // connection up while the phase sends. One zero-byte receive at a time means one receive callback
 // at a time per connection, so the receive fields of DotnetConnection are plain.
-using System.Buffers.Binary;
 using System.Net.Sockets;
 using NetZlink.Engine;
 using NetZlink.Stress.Latency;
@@ -86,7 +85,7 @@ internal sealed partial class DotnetClientShard
         ref DotnetConnection c = ref _connections[slot];
         byte[] buffer = state.ReceiveBuffer;
         int echoes = 0;
-        long measuredBefore = c.ReceivedMeasured;
+        long measuredBefore = c.Counters.ReceivedMeasured;
         int endErrno = -1;
         bool byPeer = false;
         while (true)
@@ -129,22 +128,12 @@ internal sealed partial class DotnetClientShard
             }
         }
 
-        if (_plan.IsOpen && c.ReceivedMeasured != measuredBefore)
+        if (_plan.IsOpen && c.Counters.ReceivedMeasured != measuredBefore)
         {
-            Volatile.Write(ref c.LastMeasuredEchoNs, LoadPlan.NowNanoseconds());
+            Volatile.Write(ref c.Counters.LastMeasuredEchoNs, LoadPlan.NowNanoseconds());
         }
 
-        if (echoes > 0)
-        {
-            int after = Interlocked.Add(ref c.Outstanding, -echoes);
-            if (after < 0)
-            {
-                // Echoes of packets never sent: a bookkeeping error, counted and not let to go negative.
-                int excess = Math.Min(echoes, -after);
-                c.GatingViolations += excess;
-                Interlocked.Add(ref c.Outstanding, excess);
-            }
-        }
+        c.Counters.SettleEchoes(echoes, shared: true);
 
         bool open = endErrno < 0;
         if (!open)
@@ -169,7 +158,7 @@ internal sealed partial class DotnetClientShard
         if (result == ReassemblyResult.ProtocolError)
         {
             // A length other than the run's packet size: counted as the netzlink engine's framer counts it.
-            c.ProtocolErrors++;
+            c.Counters.ProtocolErrors++;
         }
 
         bad = result != ReassemblyResult.Consumed;
@@ -195,29 +184,13 @@ internal sealed partial class DotnetClientShard
 
     private bool OnEcho(ref DotnetConnection c, ReadOnlySpan<byte> packet, LoadPhase phase, ClientThreadState state)
     {
-        if (_plan.VerifyPayload && !packet[(4 + 9)..].SequenceEqual(_expectedBody.AsSpan(9)))
+        EchoCount count = c.Counters.CountEcho(_plan, _expectedBody, packet);
+        int rate = _plan.LatencySampleRate;
+        if (count == EchoCount.Measured && rate > 0 && phase != LoadPhase.Done && ++state.MeasuredSeen % rate == 0)
         {
-            c.BadEchoes++;
-            return false;
+            LatencyHistograms.Record(state.Histogram, LoadPlan.NowNanoseconds() - EchoConnectionCounters.SentAtNs(packet));
         }
 
-        c.ReceivedTotal++;
-        if (_plan.ColdStart.WantsEchoes)
-        {
-            _plan.ColdStart.Echo(BinaryPrimitives.ReadInt64LittleEndian(packet[5..]));
-        }
-
-        if (packet[4] == 1)
-        {
-            c.ReceivedMeasured++;
-            int rate = _plan.LatencySampleRate;
-            if (rate > 0 && phase != LoadPhase.Done && ++state.MeasuredSeen % rate == 0)
-            {
-                long sentAt = BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                LatencyHistograms.Record(state.Histogram, LoadPlan.NowNanoseconds() - sentAt);
-            }
-        }
-
-        return true;
+        return count != EchoCount.Bad;
     }
 }

@@ -71,20 +71,7 @@ internal sealed partial class DotnetClientShard
             bool late = false;
             if (_plan.SendsIn(phase) && Volatile.Read(ref c.State) == (int)DotnetConnectionState.Connected)
             {
-                int room = _plan.Inflight - Volatile.Read(ref c.Outstanding);
-                if (schedule is not null)
-                {
-                    want = Owed(ref c, slot, schedule, room, state.PacketsPerFrame, out late);
-                }
-                else
-                {
-                    want = Math.Min(room, state.PacketsPerFrame);
-                    long budget = _plan.PacketsPerConnection - c.Requested;
-                    if (budget < want)
-                    {
-                        want = (int)Math.Max(0, budget);
-                    }
-                }
+                want = c.Counters.Wants(_plan, schedule, ConnectionIndex(slot), state.PacketsPerFrame, out late);
             }
 
             if (want <= 0)
@@ -98,11 +85,11 @@ internal sealed partial class DotnetClientShard
                 continue;
             }
 
-            Interlocked.Add(ref c.Outstanding, want);
+            Interlocked.Add(ref c.Counters.Outstanding, want);
             if (Volatile.Read(ref c.State) != (int)DotnetConnectionState.Connected)
             {
                 // Closed meanwhile: Close may have cleared Outstanding before this add, so clear it again.
-                Interlocked.Exchange(ref c.Outstanding, 0);
+                Interlocked.Exchange(ref c.Counters.Outstanding, 0);
                 continue;
             }
 
@@ -111,69 +98,20 @@ internal sealed partial class DotnetClientShard
             ReadOnlySpan<byte> frame;
             if (schedule is not null)
             {
-                frame = state.BuildScheduledFrame(want, phaseByte, schedule, ConnectionIndex(slot), c.ScheduledSent);
-                // Released after Outstanding grew: the runner reads this first (see AddTotals).
-                Volatile.Write(ref c.ScheduledSent, c.ScheduledSent + want);
-                if (late && measured)
-                {
-                    c.Late += want;
-                }
+                frame = state.BuildScheduledFrame(want, phaseByte, schedule, ConnectionIndex(slot), c.Counters.ScheduledSent);
             }
             else
             {
                 frame = state.BuildFrame(want, phaseByte, LoadPlan.NowNanoseconds());
             }
 
-            c.Requested += want;
-            c.SentTotal += want;
-            if (measured)
-            {
-                c.SentMeasured += want;
-            }
+            c.Counters.CountSent(want, measured, scheduled: schedule is not null, late);
 
             if (SendFrame(slot, ref c, frame))
             {
                 return;
             }
         }
-    }
-
-    /// <summary>
-    /// Open model: how many of the packets <paramref name="slot"/> owes to send in this frame, within
-    /// the cap's <paramref name="room"/> and <paramref name="perFrame"/>; <paramref name="late"/> when
-    /// they were held back before. Keeps Blocked: set when the cap leaves packets owed, cleared once
-    /// this frame takes all that is owed.
-    /// </summary>
-    private int Owed(ref DotnetConnection c, int slot, OpenSchedule schedule, int room, int perFrame, out bool late)
-    {
-        if (!ReferenceEquals(c.Schedule, schedule))
-        {
-            // A new phase's schedule: warm-up packets still owed are dropped with the old one.
-            c.Schedule = schedule;
-            Volatile.Write(ref c.ScheduledSent, 0);
-            c.Blocked = false;
-        }
-
-        long owed = schedule.DueFor(ConnectionIndex(slot), LoadPlan.NowNanoseconds()) - c.ScheduledSent;
-        late = c.Blocked;
-        if (owed <= 0)
-        {
-            c.Blocked = false;
-            return 0;
-        }
-
-        int want = (int)Math.Min(owed, Math.Min(Math.Max(room, 0), perFrame));
-        if (owed <= want)
-        {
-            c.Blocked = false;
-        }
-        else if (room <= perFrame)
-        {
-            // The cap, not the frame size, stops it with packets due.
-            c.Blocked = true;
-        }
-
-        return want;
     }
 
     /// <summary>Writes <paramref name="frame"/>; true when the rest went to an overflow send that is pending.</summary>
@@ -204,7 +142,7 @@ internal sealed partial class DotnetClientShard
         // The kernel took part (or none) of it: the rest leaves from the connection's own buffer.
         // Open model: packets falling due meanwhile are held back by it (set before the send is
         // issued: its completion may run on another thread at once).
-        c.Blocked = true;
+        c.Counters.Blocked = true;
         byte[] overflow = c.SendOverflow ??= new byte[Math.Max(1, _plan.SendBatch) * _plan.PacketLength];
         frame[sent..].CopyTo(overflow);
         ClientSocketEventArgs args = _sendArgs[slot] ??= new ClientSocketEventArgs(this, slot, sends: true);

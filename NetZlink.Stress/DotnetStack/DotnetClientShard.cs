@@ -49,12 +49,7 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
     private LoadPhase _lastPhase = LoadPhase.Connect;
 
     // Interlocked: they move on connect results and closes only.
-    private long _connected;
-    private long _connectFailed;
-    private long _connectTimedOut;
-    private long _disconnected;
-    private long _peerClosed;
-    private long _lost;
+    private readonly ConnectionTallies _tallies = new();
     private int _observedPhase;
 
     public DotnetClientShard(DotnetClient client, int index, int shardCount, int connectionCount, ScenarioSettings settings, LoadPlan plan, IPEndPoint endpoint, int attemptLimit)
@@ -79,11 +74,7 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
             new LengthPrefixFramer(maxBody: plan.Size, minBody: plan.Size),
             plan.PacketLength,
             System.Buffers.ArrayPool<byte>.Create(plan.PacketLength, Math.Max(16, connectionCount)));
-        _expectedBody = new byte[plan.Size];
-        for (int i = 9; i < plan.Size; i++)
-        {
-            _expectedBody[i] = LoadPlan.Filler(i);
-        }
+        _expectedBody = plan.NewExpectedBody();
 
         _unresolved = connectionCount;
         _waiting = new List<int>(Math.Min(connectionCount, 4 * _attemptLimit));
@@ -99,53 +90,20 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
 
     public void Start() => _thread.Start();
 
-    /// <summary>Adds this shard's counters to <paramref name="sum"/>.</summary>
-    public LoadTotals AddTotals(LoadTotals sum)
+    /// <summary>Adds this shard's tallies and connections to <paramref name="sum"/>.</summary>
+    public void AddTotals(ref LoadTotalsSum sum)
     {
-        long sentTotal = 0, receivedTotal = 0, sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, protocol = 0;
-        long late = 0, unsent = 0, lastEcho = 0;
         // Open model, in the drain: what each open connection still owes of the measured schedule.
         OpenSchedule? owing = _plan.Phase == LoadPhase.Drain ? _plan.Schedule : null;
         for (int slot = 0; slot < _connections.Length; slot++)
         {
             ref DotnetConnection c = ref _connections[slot];
-            if (owing is not null && Volatile.Read(ref c.State) == (int)DotnetConnectionState.Connected)
-            {
-                // Before Outstanding: the sender raises Outstanding before ScheduledSent.
-                long scheduledSent = ReferenceEquals(Volatile.Read(ref c.Schedule), owing) ? Volatile.Read(ref c.ScheduledSent) : 0;
-                unsent += Math.Max(0, owing.TotalFor(ConnectionIndex(slot)) - scheduledSent);
-            }
-
-            late += Volatile.Read(ref c.Late);
-            lastEcho = Math.Max(lastEcho, Volatile.Read(ref c.LastMeasuredEchoNs));
-            sentTotal += Volatile.Read(ref c.SentTotal);
-            receivedTotal += Volatile.Read(ref c.ReceivedTotal);
-            sentMeasured += Volatile.Read(ref c.SentMeasured);
-            receivedMeasured += Volatile.Read(ref c.ReceivedMeasured);
-            inFlight += Volatile.Read(ref c.Outstanding);
-            gating += Volatile.Read(ref c.GatingViolations);
-            bad += Volatile.Read(ref c.BadEchoes);
-            protocol += Volatile.Read(ref c.ProtocolErrors);
+            bool open = owing is not null && Volatile.Read(ref c.State) == (int)DotnetConnectionState.Connected;
+            sum.Add(ref c.Counters, owing, ConnectionIndex(slot), open);
         }
 
-        return new LoadTotals(
-            sum.Connected + Interlocked.Read(ref _connected),
-            sum.ConnectFailed + Interlocked.Read(ref _connectFailed),
-            sum.ConnectTimedOut + Interlocked.Read(ref _connectTimedOut),
-            sum.Disconnected + Interlocked.Read(ref _disconnected),
-            sum.SentTotal + sentTotal,
-            sum.ReceivedTotal + receivedTotal,
-            sum.SentMeasured + sentMeasured,
-            sum.ReceivedMeasured + receivedMeasured,
-            sum.InFlight + inFlight,
-            sum.GatingViolations + gating,
-            sum.BadEchoes + bad,
-            sum.PeerClosed + Interlocked.Read(ref _peerClosed),
-            sum.ProtocolErrors + protocol,
-            sum.Lost + Interlocked.Read(ref _lost),
-            sum.Late + late,
-            sum.Unsent + unsent,
-            Math.Max(sum.LastMeasuredEchoNs, lastEcho));
+        // After the connections: a close clears Outstanding before it counts what was lost.
+        sum.Add(_tallies);
     }
 
     /// <summary>Stops the thread (waiting up to <paramref name="timeout"/>) and closes every socket.</summary>
@@ -324,16 +282,8 @@ internal sealed partial class DotnetClientShard : IDisposable, IDueSink
         }
 
         // After State: a sender that adds to Outstanding afterwards sees Closed and clears it itself.
-        int outstanding = Interlocked.Exchange(ref c.Outstanding, 0);
-        Interlocked.Increment(ref _disconnected);
-        if (!_stopRequested)
-        {
-            Interlocked.Add(ref _lost, outstanding);
-            if (byPeer)
-            {
-                Interlocked.Increment(ref _peerClosed);
-            }
-        }
+        long outstanding = Interlocked.Exchange(ref c.Counters.Outstanding, 0);
+        _tallies.CountClose(outstanding, byPeer, _stopRequested);
 
         if (errno != 0 && !_stopRequested)
         {

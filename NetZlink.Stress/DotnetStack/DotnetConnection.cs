@@ -10,6 +10,7 @@
 
 using System.Net.Sockets;
 using NetZlink.Engine;
+using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
 
@@ -25,33 +26,14 @@ internal struct DotnetConnection
     /// <summary>The errno of the last failed attempt (110 when it timed out).</summary>
     public int LastErrno;
 
-    // Receive path.
+    // Receive path: the reassembler's partial packet.
     public PartialPacket Partial;
-    public long ReceivedTotal;
-    public long ReceivedMeasured;
-    public long GatingViolations;
-    public long BadEchoes;
-    /// <summary>Echoes whose length header was not the packet's (the connection is then closed).</summary>
-    public long ProtocolErrors;
-    /// <summary>Open model: when the last measured echo arrived (ns).</summary>
-    public long LastMeasuredEchoNs;
 
     // Send path (held by whoever owns SendBusy).
     public int SendBusy;
     public int Wanted;
-    public long Requested;
-    public long SentTotal;
-    public long SentMeasured;
     public byte[]? SendOverflow;
-    /// <summary>Open model: the schedule ScheduledSent counts against (a new phase's schedule restarts it).</summary>
-    public Scenarios.OpenSchedule? Schedule;
-    /// <summary>Open model: packets of <see cref="Schedule"/> sent (written with release after Outstanding grew).</summary>
-    public long ScheduledSent;
-    /// <summary>Open model: the cap or a pending send held back packets that were due; what goes next is late.</summary>
-    public bool Blocked;
-    /// <summary>Open model: measured packets sent late (see Blocked).</summary>
-    public long Late;
 
-    /// <summary>Packets sent (or about to be) and not yet echoed.</summary>
-    public int Outstanding;
+    /// <summary>Send fields: the SendBusy holder's; receive fields: the receive callback's; Outstanding: Interlocked.</summary>
+    public EchoConnectionCounters Counters;
 }

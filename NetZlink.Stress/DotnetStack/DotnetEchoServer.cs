@@ -12,13 +12,12 @@
 using System.Net;
 using System.Net.Sockets;
 using NetZlink.Engine;
-using NetZlink.Stress.Latency;
 using NetZlink.Stress.Scenarios;
 
 namespace NetZlink.Stress.DotnetStack;
 
 /// <summary>An echo server over plain .NET sockets.</summary>
-internal sealed class DotnetEchoServer : IEchoServer
+internal sealed class DotnetEchoServer : EchoServerBase
 {
     private readonly HashSet<EchoServerConnection> _open = [];
     private readonly SocketAsyncEventArgs _accept = new(unsafeSuppressExecutionContextFlow: true);
@@ -27,21 +26,15 @@ internal sealed class DotnetEchoServer : IEchoServer
     private long _connections;
     private long _accepted;
     private long _closedBytes;
-    private Exception? _fault;
 
     /// <summary>Creates the server; nothing is bound until <see cref="Start"/>.</summary>
     public DotnetEchoServer(ScenarioSettings settings)
+        : base(settings)
     {
-        Settings = settings ?? throw new ArgumentNullException(nameof(settings));
-        Times = new ServerTimes(settings.LatencySampleRate);
         _accept.Completed += (_, e) => OnAcceptCompleted(e);
     }
 
-    public ScenarioSettings Settings { get; }
-
-    public int Port { get; private set; }
-
-    public long Connections => Interlocked.Read(ref _connections);
+    public override long Connections => Interlocked.Read(ref _connections);
 
     /// <summary>Connections accepted since the start.</summary>
     public long Accepted => Interlocked.Read(ref _accepted);
@@ -58,30 +51,17 @@ internal sealed class DotnetEchoServer : IEchoServer
         }
     }
 
-    public Exception? Fault => Volatile.Read(ref _fault);
-
-    /// <summary>Receive-to-send times: every --latency-sample-rate-th read of a connection (EchoServerConnection), per socket thread.</summary>
-    public ServerTimes Times { get; }
-
-    ServerTimes? IEchoServer.Times => Times;
-
     /// <summary>Binds BindHost:Port and starts accepting; a SocketException names the failure (e.g. the port is in use).</summary>
-    public void Start()
+    protected override int Bind()
     {
-        if (_listener is not null)
-        {
-            throw new InvalidOperationException("The echo server is already started.");
-        }
-
-        Platform.DescriptorLimit.RaiseSoftToHard();
         Socket listener = ServerListener.Open(Settings);
-        Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
         _listener = listener;
         AcceptLoop();
+        return ((IPEndPoint)listener.LocalEndPoint!).Port;
     }
 
     /// <summary>Stops accepting and closes every connection.</summary>
-    public void Dispose()
+    protected override void Dispose(bool disposing)
     {
         _stopping = true;
         _listener?.Dispose();
@@ -108,8 +88,6 @@ internal sealed class DotnetEchoServer : IEchoServer
             }
         }
     }
-
-    internal void ReportFault(Exception e) => Interlocked.CompareExchange(ref _fault, e, null);
 
     private void OnAcceptCompleted(SocketAsyncEventArgs e)
     {

@@ -74,12 +74,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
     private readonly Task[] _tasks;
     private volatile bool _stopRequested;
     private int _unresolved;
-    private long _connected;
-    private long _connectFailed;
-    private long _connectTimedOut;
-    private long _disconnected;
-    private long _peerClosed;
-    private long _lost;
+    private readonly ConnectionTallies _tallies = new();
     private int _observedPhase;
     private int _stopped;
     private Exception? _fault;
@@ -109,11 +104,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
 
         int perFrame = Math.Max(1, plan.SendBatch);
         _template = new byte[perFrame * plan.PacketLength];
-        _expectedBody = new byte[plan.Size];
-        for (int i = 9; i < plan.Size; i++)
-        {
-            _expectedBody[i] = LoadPlan.Filler(i);
-        }
+        _expectedBody = plan.NewExpectedBody();
 
         for (int p = 0; p < perFrame; p++)
         {
@@ -185,34 +176,18 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
 
     public LoadTotals Totals()
     {
-        long sentTotal = 0, receivedTotal = 0, sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, protocol = 0;
-        long late = 0, unsent = 0, lastEcho = 0;
+        var sum = new LoadTotalsSum();
         OpenSchedule? owing = Plan.Phase == LoadPhase.Drain ? Plan.Schedule : null;
         foreach (StreamConnection c in _connections)
         {
-            if (owing is not null && Volatile.Read(ref c.State) == StreamConnection.Open)
-            {
-                // Before Outstanding: the writer raises Outstanding before ScheduledSent.
-                long scheduledSent = ReferenceEquals(Volatile.Read(ref c.Schedule), owing) ? Volatile.Read(ref c.ScheduledSent) : 0;
-                unsent += Math.Max(0, owing.TotalFor(c.Index) - scheduledSent);
-            }
-
-            late += Volatile.Read(ref c.Late);
-            lastEcho = Math.Max(lastEcho, Volatile.Read(ref c.LastMeasuredEchoNs));
-            sentTotal += Volatile.Read(ref c.SentTotal);
-            receivedTotal += Volatile.Read(ref c.ReceivedTotal);
-            sentMeasured += Volatile.Read(ref c.SentMeasured);
-            receivedMeasured += Volatile.Read(ref c.ReceivedMeasured);
-            inFlight += Volatile.Read(ref c.Outstanding);
-            gating += Volatile.Read(ref c.GatingViolations);
-            bad += Volatile.Read(ref c.BadEchoes);
-            protocol += Volatile.Read(ref c.ProtocolErrors);
+            bool open = owing is not null && Volatile.Read(ref c.State) == StreamConnection.Open;
+            sum.Add(ref c.Counters, owing, c.Index, open);
         }
 
-        return new LoadTotals(
-            Interlocked.Read(ref _connected), Interlocked.Read(ref _connectFailed), Interlocked.Read(ref _connectTimedOut),
-            Interlocked.Read(ref _disconnected), sentTotal, receivedTotal, sentMeasured, receivedMeasured, inFlight, gating, bad,
-            Interlocked.Read(ref _peerClosed), protocol, Interlocked.Read(ref _lost), late, unsent, lastEcho);
+        // After the connections: a close clears Outstanding before it counts what was lost.
+        sum.Add(_tallies);
+
+        return sum.ToTotals();
     }
 
     public bool HaveAllObserved(LoadPhase phase) => (LoadPhase)Volatile.Read(ref _observedPhase) == phase;
@@ -421,7 +396,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
             }
 
             Volatile.Write(ref c.State, StreamConnection.Open);
-            Interlocked.Increment(ref _connected);
+            Interlocked.Increment(ref _tallies.Connected);
             Plan.ColdStart.Connected();
             Resolved();
             if (_stopRequested)
@@ -520,7 +495,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
             CountError(errno);
             if (attempt >= _settings.ConnectRetries)
             {
-                Interlocked.Increment(ref timedOut ? ref _connectTimedOut : ref _connectFailed);
+                _tallies.CountConnectFailure(timedOut);
                 return false;
             }
         }
@@ -568,20 +543,11 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
             return false;
         }
 
-        int outstanding = Interlocked.Exchange(ref c.Outstanding, 0);
-        Interlocked.Increment(ref _disconnected);
-        if (!_stopRequested)
+        long outstanding = Interlocked.Exchange(ref c.Counters.Outstanding, 0);
+        _tallies.CountClose(outstanding, byPeer, _stopRequested);
+        if (errno != 0 && !_stopRequested)
         {
-            Interlocked.Add(ref _lost, outstanding);
-            if (byPeer)
-            {
-                Interlocked.Increment(ref _peerClosed);
-            }
-
-            if (errno != 0)
-            {
-                CountError(errno);
-            }
+            CountError(errno);
         }
 
         c.Stream?.Dispose();
@@ -626,30 +592,20 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
     private bool OnRead(StreamConnection c, ReadOnlySpan<byte> data)
     {
         LoadPhase phase = Plan.Phase;
-        long measuredBefore = c.ReceivedMeasured;
+        long measuredBefore = c.Counters.ReceivedMeasured;
         var sink = new EchoSink(this, c, phase);
         ReassemblyResult result = _reassembler.Feed(ref c.Partial, data, ref sink);
         if (result == ReassemblyResult.ProtocolError)
         {
-            c.ProtocolErrors++;
+            c.Counters.ProtocolErrors++;
         }
 
-        if (Plan.IsOpen && c.ReceivedMeasured != measuredBefore)
+        if (Plan.IsOpen && c.Counters.ReceivedMeasured != measuredBefore)
         {
-            Volatile.Write(ref c.LastMeasuredEchoNs, LoadPlan.NowNanoseconds());
+            Volatile.Write(ref c.Counters.LastMeasuredEchoNs, LoadPlan.NowNanoseconds());
         }
 
-        if (sink.Echoes > 0)
-        {
-            int after = Interlocked.Add(ref c.Outstanding, -sink.Echoes);
-            if (after < 0)
-            {
-                // Echoes of packets never sent: a bookkeeping error, counted and not let to go negative.
-                int excess = Math.Min(sink.Echoes, -after);
-                c.GatingViolations += excess;
-                Interlocked.Add(ref c.Outstanding, excess);
-            }
-        }
+        c.Counters.SettleEchoes(sink.Echoes, shared: true);
 
         if (result != ReassemblyResult.Consumed)
         {
@@ -667,34 +623,19 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
 
     private bool OnEcho(StreamConnection c, ReadOnlySpan<byte> packet, LoadPhase phase)
     {
-        if (Plan.VerifyPayload && !packet[(4 + 9)..].SequenceEqual(_expectedBody.AsSpan(9)))
+        EchoCount count = c.Counters.CountEcho(Plan, _expectedBody, packet);
+        int rate = Plan.LatencySampleRate;
+        if (count == EchoCount.Measured && rate > 0 && phase != LoadPhase.Done && ++c.MeasuredSeen % rate == 0)
         {
-            c.BadEchoes++;
-            return false;
-        }
-
-        c.ReceivedTotal++;
-        if (Plan.ColdStart.WantsEchoes)
-        {
-            Plan.ColdStart.Echo(BinaryPrimitives.ReadInt64LittleEndian(packet[5..]));
-        }
-
-        if (packet[4] == 1)
-        {
-            c.ReceivedMeasured++;
-            int rate = Plan.LatencySampleRate;
-            if (rate > 0 && phase != LoadPhase.Done && ++c.MeasuredSeen % rate == 0)
+            long roundTrip = LoadPlan.NowNanoseconds() - EchoConnectionCounters.SentAtNs(packet);
+            LatencyStripe stripe = _stripes[c.Index % _stripes.Length];
+            using (stripe.Gate.EnterScope())
             {
-                long roundTrip = LoadPlan.NowNanoseconds() - BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                LatencyStripe stripe = _stripes[c.Index % _stripes.Length];
-                using (stripe.Gate.EnterScope())
-                {
-                    LatencyHistograms.Record(stripe.Histogram, roundTrip);
-                }
+                LatencyHistograms.Record(stripe.Histogram, roundTrip);
             }
         }
 
-        return true;
+        return count != EchoCount.Bad;
     }
 
     private async Task WriteLoopAsync(StreamConnection c)
@@ -745,28 +686,17 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
         }
 
         OpenSchedule? schedule = Plan.Schedule;
-        int room = Plan.Inflight - Volatile.Read(ref c.Outstanding);
-        bool late = false;
-        int want;
-        if (schedule is not null)
-        {
-            want = Owed(c, schedule, room, perFrame, out late);
-        }
-        else
-        {
-            want = (int)Math.Min(Math.Min(room, perFrame), Math.Max(0, Plan.PacketsPerConnection - c.Requested));
-        }
-
+        int want = c.Counters.Wants(Plan, schedule, c.Index, perFrame, out bool late);
         if (want <= 0)
         {
             return 0;
         }
 
-        Interlocked.Add(ref c.Outstanding, want);
+        Interlocked.Add(ref c.Counters.Outstanding, want);
         if (Volatile.Read(ref c.State) != StreamConnection.Open)
         {
             // Closed meanwhile: Close may have cleared Outstanding before this add, so clear it again.
-            Interlocked.Exchange(ref c.Outstanding, 0);
+            Interlocked.Exchange(ref c.Counters.Outstanding, 0);
             return 0;
         }
 
@@ -778,54 +708,11 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
         {
             Span<byte> body = frame.AsSpan((p * Plan.PacketLength) + 4, 9);
             body[0] = measured ? (byte)1 : (byte)0;
-            BinaryPrimitives.WriteInt64LittleEndian(body[1..], schedule is null ? now : schedule.DueAtNs(c.Index, c.ScheduledSent + p));
+            BinaryPrimitives.WriteInt64LittleEndian(body[1..], schedule is null ? now : schedule.DueAtNs(c.Index, c.Counters.ScheduledSent + p));
         }
 
-        if (schedule is not null)
-        {
-            // Released after Outstanding grew: Totals reads this first.
-            Volatile.Write(ref c.ScheduledSent, c.ScheduledSent + want);
-            if (late && measured)
-            {
-                c.Late += want;
-            }
-        }
-
-        c.Requested += want;
-        c.SentTotal += want;
-        if (measured)
-        {
-            c.SentMeasured += want;
-        }
-
+        c.Counters.CountSent(want, measured, scheduled: schedule is not null, late);
         return length;
-    }
-
-    /// <summary>Open model: how many packets the connection owes now, within the cap's room and the frame; late when held back before.</summary>
-    private static int Owed(StreamConnection c, OpenSchedule schedule, int room, int perFrame, out bool late)
-    {
-        if (!ReferenceEquals(c.Schedule, schedule))
-        {
-            // A new phase's schedule: warm-up packets still owed are dropped with the old one.
-            Volatile.Write(ref c.Schedule, schedule);
-            Volatile.Write(ref c.ScheduledSent, 0);
-            c.Blocked = false;
-        }
-
-        long owed = schedule.DueFor(c.Index, LoadPlan.NowNanoseconds()) - c.ScheduledSent;
-        late = c.Blocked;
-        int want = (int)Math.Min(Math.Max(owed, 0), Math.Min(Math.Max(room, 0), perFrame));
-        if (owed <= want)
-        {
-            c.Blocked = false;
-        }
-        else if (room <= perFrame)
-        {
-            // The cap, not the frame size, stops it with packets due.
-            c.Blocked = true;
-        }
-
-        return want;
     }
 
     /// <summary>Where the reassembler hands each whole echo of one connection.</summary>
@@ -864,27 +751,14 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
         public readonly SemaphoreSlim Signal = new(0);
         public int State;
         public int Wanted;
-        public int Outstanding;
         public Socket? Socket;
         public Stream? Stream;
         public PartialPacket Partial;
 
-        // The writer's.
-        public long Requested;
-        public long SentTotal;
-        public long SentMeasured;
-        public long ScheduledSent;
-        public long Late;
-        public OpenSchedule? Schedule;
-        public bool Blocked;
+        /// <summary>Send fields: the writer's; receive fields: the reader's; Outstanding: Interlocked.</summary>
+        public EchoConnectionCounters Counters;
 
-        // The reader's.
-        public long ReceivedTotal;
-        public long ReceivedMeasured;
-        public long GatingViolations;
-        public long BadEchoes;
-        public long ProtocolErrors;
-        public long LastMeasuredEchoNs;
+        /// <summary>The reader's: measured echoes seen, for the latency sample rate.</summary>
         public long MeasuredSeen;
 
         public void Dispose() => Signal.Dispose();

@@ -22,7 +22,7 @@ using NetZlink.Stress.WebSockets;
 namespace NetZlink.Stress.DotnetStack;
 
 /// <summary>An echo server over <see cref="SslStream"/> and/or <see cref="WebSocket"/> on plain .NET sockets.</summary>
-internal sealed class DotnetStreamEchoServer : IEchoServer
+internal sealed class DotnetStreamEchoServer : EchoServerBase
 {
     private const int ReadBufferBytes = 64 * 1024;
 
@@ -31,41 +31,23 @@ internal sealed class DotnetStreamEchoServer : IEchoServer
     private X509Certificate2? _certificate;
     private Socket? _listener;
     private Task? _accepting;
-    private Exception? _fault;
     private long _refusedUpgrades;
 
     /// <summary>Creates the server; nothing is read or bound until <see cref="Start"/>.</summary>
     public DotnetStreamEchoServer(ScenarioSettings settings)
+        : base(settings)
     {
-        Settings = settings ?? throw new ArgumentNullException(nameof(settings));
-        Times = new ServerTimes(settings.LatencySampleRate);
     }
 
     /// <summary>Upgrades refused (400, 404), over the server's life.</summary>
     public long RefusedUpgrades => Interlocked.Read(ref _refusedUpgrades);
 
-    public ScenarioSettings Settings { get; }
-
-    public int Port { get; private set; }
-
-    public long Connections => _open.Count;
-
-    public Exception? Fault => Volatile.Read(ref _fault);
-
-    /// <summary>Receive-to-send times: every --latency-sample-rate-th read of a connection.</summary>
-    public ServerTimes Times { get; }
-
-    ServerTimes? IEchoServer.Times => Times;
+    public override long Connections => _open.Count;
 
     /// <summary>Loads the certificate and key (tls, wss), binds BindHost:Port and starts accepting.</summary>
     /// <exception cref="System.Security.Cryptography.CryptographicException">The certificate or key cannot be read or do not match.</exception>
-    public void Start()
+    protected override int Bind()
     {
-        if (_listener is not null)
-        {
-            throw new InvalidOperationException("The echo server is already started.");
-        }
-
         if (TlsEngineSettings.UsesTls(Settings))
         {
             string certificate = Settings.TlsCertificateFile ?? throw new InvalidOperationException($"a {Settings.Transport} echo server needs --tls-cert");
@@ -75,15 +57,14 @@ internal sealed class DotnetStreamEchoServer : IEchoServer
             _certificate = X509CertificateLoader.LoadPkcs12(pem.Export(X509ContentType.Pkcs12), password: null);
         }
 
-        Platform.DescriptorLimit.RaiseSoftToHard();
         Socket listener = ServerListener.Open(Settings);
-        Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
         _listener = listener;
         _accepting = AcceptAsync(listener, _stop.Token);
+        return ((IPEndPoint)listener.LocalEndPoint!).Port;
     }
 
     /// <summary>Stops accepting and closes every connection.</summary>
-    public void Dispose()
+    protected override void Dispose(bool disposing)
     {
         _stop.Cancel();
         _listener?.Dispose();
@@ -169,7 +150,7 @@ internal sealed class DotnetStreamEchoServer : IEchoServer
         }
         catch (Exception e)
         {
-            Interlocked.CompareExchange(ref _fault, e, null);
+            ReportFault(e);
         }
         finally
         {

@@ -2,7 +2,7 @@
 // `merge` combines several hosts' values and which formats carry it. Everything that writes or
 // reads a result goes through this table: the RESULT and METRIC lines (ResultLines), the CSV
 // (MetricsCsvFile), the JSON and its merge_input object (SummaryJsonFile, MergeInputJson), the
-// compare report's run table (Compare/ReportTables), and `merge`, which reads a host's file back
+// compare report's run table (Reports/ReportTables), and `merge`, which reads a host's file back
 // (Merge/HostSummary) and combines hosts (Merge/HostMerger) field by field as the table says.
 // docs/scenarios.md's field table shows the same rows (a test holds the two together).
 //

@@ -27,53 +27,40 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
     private const long PhasePollNs = 1_000_000;
     private readonly LoadPlan _plan;
     private readonly ShardPacer? _pacer;
-    private readonly long[] _scheduledSent;
-    private readonly bool[] _blocked;
     private OpenSchedule? _schedule;
-    private readonly int[] _inflight;
-    private readonly long[] _sentPerConnection;
     private readonly bool[] _wantsTopUp;
     private int[] _topUp;
     private int[] _topUpDraining;
     private readonly byte[] _expectedFiller;
     private readonly int _packetsPerFrame;
     private int _topUpCount;
+    private long _measuredSeen;
     private LoadPhase _lastPhase = LoadPhase.Connect;
     private long _allocatedAtMeasureStart;
 
-    // Read by the runner while the shard runs (Volatile.Read), final once ObservedPhase is Done.
-    public long Connected;
-    public long ConnectFailed;
+    // Each slot's counters (the connection in it: what it has outstanding, its budget and schedule),
+    // the shard's totals in the same type (its Outstanding is the shard's in-flight count), and its
+    // connect results and closes. Written by the shard thread only; the runner reads the totals and
+    // tallies while the shard runs (AddTotals), final once ObservedPhase is Done. The runner reads
+    // one total per figure, never the slots: a sum over slots read one by one could pass zero in
+    // flight while the shard moved packets between them.
+    private readonly EchoConnectionCounters[] _connections;
+    private EchoConnectionCounters _totals;
+    private readonly ConnectionTallies _tallies = new();
 
     /// <summary>The TLS reason of the last connect whose handshake failed (read by other threads with Volatile.Read), or null.</summary>
     public string? LastTlsFailure;
-    public long ConnectTimedOut;
-    public long Disconnected;
-    public long SentTotal;
-    public long ReceivedTotal;
-    public long SentMeasured;
-    public long ReceivedMeasured;
-    public long InFlight;
-    public long GatingViolations;
-    public long BadEchoes;
     public long LostPartialBytes;
-    public long PeerClosed;
-    public long ProtocolErrors;
-    public long Lost;
     public long AllocatedDuringMeasure;
-    public long Late;
+    /// <summary>Open model, in the drain: measured packets still owed by this shard's open connections.</summary>
     public long Unsent;
-    public long LastMeasuredEchoNs;
     public int ObservedPhase;
 
     public EchoLoadHandler(EngineShard shard, LoadPlan plan, int shardCount)
     {
         _plan = plan;
         _pacer = plan.IsOpen ? new ShardPacer(shard.Index, shardCount, shard.SlotCount) : null;
-        _scheduledSent = plan.IsOpen ? new long[shard.SlotCount] : [];
-        _blocked = plan.IsOpen ? new bool[shard.SlotCount] : [];
-        _inflight = new int[shard.SlotCount];
-        _sentPerConnection = new long[shard.SlotCount];
+        _connections = new EchoConnectionCounters[shard.SlotCount];
         _wantsTopUp = new bool[shard.SlotCount];
         _topUp = new int[shard.SlotCount];
         _topUpDraining = new int[shard.SlotCount];
@@ -83,11 +70,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
             throw new ArgumentException($"A {plan.PacketLength}-byte packet does not fit the engine's {shard.SendScratch.Length}-byte send buffer.");
         }
 
-        _expectedFiller = new byte[plan.Size];
-        for (int i = 9; i < plan.Size; i++)
-        {
-            _expectedFiller[i] = LoadPlan.Filler(i);
-        }
+        _expectedFiller = plan.NewExpectedBody();
 
         Span<byte> scratch = shard.SendScratch;
         for (int p = 0; p < _packetsPerFrame; p++)
@@ -105,7 +88,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
 
     public void OnConnected(EngineShard shard, Connection connection)
     {
-        Connected++;
+        _tallies.Connected++;
         _plan.ColdStart.Connected();
         if (_pacer is null && LoadPlan.IsSending(_plan.Phase))
         {
@@ -120,58 +103,37 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
             Volatile.Write(ref LastTlsFailure, tls);
         }
 
-        if (failure.TimedOut)
-        {
-            ConnectTimedOut++;
-        }
-        else
-        {
-            ConnectFailed++;
-        }
+        _tallies.CountConnectFailure(failure.TimedOut);
     }
 
     public void OnPacket(EngineShard shard, Connection connection, ReadOnlySpan<byte> packet)
     {
-        if (packet.Length != _plan.PacketLength || (_plan.VerifyPayload && !packet[(4 + 9)..].SequenceEqual(_expectedFiller.AsSpan(9))))
+        int slot = connection.Slot;
+        EchoCount count = _totals.CountEcho(_plan, _expectedFiller, packet);
+        if (count == EchoCount.Bad)
         {
-            BadEchoes++;
             shard.Close(connection);
             return;
         }
 
-        int slot = connection.Slot;
-        if (_inflight[slot] == 0)
+        // Settled on the slot (an echo with nothing outstanding there is a gating violation), in the totals alike.
+        int settled = _connections[slot].SettleEchoes(1, shared: false);
+        _totals.Outstanding -= settled;
+        _totals.GatingViolations += 1 - settled;
+        if (count == EchoCount.Measured)
         {
-            GatingViolations++;
-        }
-        else
-        {
-            _inflight[slot]--;
-            InFlight--;
-        }
-
-        ReceivedTotal++;
-        if (_plan.ColdStart.WantsEchoes)
-        {
-            _plan.ColdStart.Echo(BinaryPrimitives.ReadInt64LittleEndian(packet[5..]));
-        }
-
-        if (packet[4] == 1)
-        {
-            long measured = ++ReceivedMeasured;
             int rate = _plan.LatencySampleRate;
-            bool sampled = rate > 0 && measured % rate == 0;
+            bool sampled = rate > 0 && ++_measuredSeen % rate == 0;
             // Open model: throughput counts until the last measured echo (see ScenarioRunner).
             long now = sampled || _pacer is not null ? LoadPlan.NowNanoseconds() : 0;
             if (_pacer is not null)
             {
-                LastMeasuredEchoNs = now;
+                Volatile.Write(ref _totals.LastMeasuredEchoNs, now);
             }
 
             if (sampled)
             {
-                long sentAt = BinaryPrimitives.ReadInt64LittleEndian(packet[5..]);
-                LatencyHistograms.Record(Histogram, now - sentAt);
+                LatencyHistograms.Record(Histogram, now - EchoConnectionCounters.SentAtNs(packet));
             }
         }
 
@@ -183,31 +145,34 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
 
     public void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes)
     {
-        Disconnected++;
+        ref EchoConnectionCounters c = ref _connections[connection.Slot];
         LostPartialBytes += lostBytes;
-        if (reason == ConnectionEndReason.Remote)
+        if (reason == ConnectionEndReason.ProtocolError)
         {
-            PeerClosed++;
-        }
-        else if (reason == ConnectionEndReason.ProtocolError)
-        {
-            ProtocolErrors++;
+            _totals.ProtocolErrors++;
         }
 
         // Whatever was outstanding on it will never come back: it stays counted as sent, not received,
         // and is lost (the partial packet dropped with it is one of these).
-        if (reason != ConnectionEndReason.EngineStopped)
-        {
-            Lost += _inflight[connection.Slot];
-        }
-
-        InFlight -= _inflight[connection.Slot];
-        _inflight[connection.Slot] = 0;
+        long outstanding = c.Outstanding;
+        c.Outstanding = 0;
+        // Lost before the in-flight count drops (the runner reads the in-flight count first).
+        _tallies.CountClose(outstanding, byPeer: reason == ConnectionEndReason.Remote, stopping: reason == ConnectionEndReason.EngineStopped);
+        Volatile.Write(ref _totals.Outstanding, _totals.Outstanding - outstanding);
         if (_lastPhase == LoadPhase.Drain && _schedule is { } schedule)
         {
             // Its measured packets not sent yet never will be: the drain stops waiting for them.
-            Unsent -= schedule.TotalFor(_pacer!.ConnectionOf(connection.Slot)) - _scheduledSent[connection.Slot];
+            Unsent -= schedule.TotalFor(_pacer!.ConnectionOf(connection.Slot)) - c.ScheduledSent;
         }
+    }
+
+    /// <summary>Adds this shard's totals and tallies to <paramref name="sum"/>.</summary>
+    public void AddTotals(ref LoadTotalsSum sum)
+    {
+        // Before Outstanding: the shard lowers Unsent after raising it (see SendOwed).
+        sum.AddUnsent(Volatile.Read(ref Unsent));
+        sum.Add(ref _totals);
+        sum.Add(_tallies);
     }
 
     public void OnDue(int slot)
@@ -296,7 +261,7 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
         }
         else if (LoadPlan.IsSending(phase))
         {
-            for (int slot = 0; slot < _inflight.Length; slot++)
+            for (int slot = 0; slot < _connections.Length; slot++)
             {
                 if (shard.IsConnected(slot))
                 {
@@ -318,18 +283,21 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
         {
             _schedule = schedule;
             _pacer!.Begin(schedule);
-            Array.Clear(_scheduledSent);
-            Array.Clear(_blocked);
+            for (int slot = 0; slot < _connections.Length; slot++)
+            {
+                Volatile.Write(ref _connections[slot].ScheduledSent, 0);
+                _connections[slot].Blocked = false;
+            }
         }
 
         if (phase == LoadPhase.Drain && _schedule is { } measured)
         {
             long unsent = 0;
-            for (int slot = 0; slot < _scheduledSent.Length; slot++)
+            for (int slot = 0; slot < _connections.Length; slot++)
             {
                 if (shard.IsConnected(slot))
                 {
-                    unsent += measured.TotalFor(_pacer!.ConnectionOf(slot)) - _scheduledSent[slot];
+                    unsent += measured.TotalFor(_pacer!.ConnectionOf(slot)) - _connections[slot].ScheduledSent;
                 }
             }
 
@@ -348,8 +316,9 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
 
     private void TopUp(EngineShard shard, int slot, byte phaseByte, bool measured)
     {
-        int want = _plan.Inflight - _inflight[slot];
-        long budget = _plan.PacketsPerConnection - _sentPerConnection[slot];
+        ref EchoConnectionCounters c = ref _connections[slot];
+        int want = (int)(_plan.Inflight - c.Outstanding);
+        long budget = _plan.PacketsPerConnection - c.Requested;
         if (budget < want)
         {
             want = (int)Math.Max(0, budget);
@@ -380,22 +349,18 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
                 return;
             }
 
-            _sentPerConnection[slot] += packets;
-            CountSent(slot, packets, measured);
+            CountSent(ref c, packets, measured, scheduled: false, late: false);
             want -= packets;
         }
     }
 
-    /// <summary>Counts <paramref name="packets"/> just handed to the engine for <paramref name="slot"/> as outstanding and sent.</summary>
-    private void CountSent(int slot, int packets, bool measured)
+    /// <summary>Counts <paramref name="packets"/> just handed to the engine for a slot: outstanding and sent, on the slot and in the shard's totals.</summary>
+    private void CountSent(ref EchoConnectionCounters c, int packets, bool measured, bool scheduled, bool late)
     {
-        _inflight[slot] += packets;
-        InFlight += packets;
-        SentTotal += packets;
-        if (measured)
-        {
-            SentMeasured += packets;
-        }
+        c.Outstanding += packets;
+        c.CountSent(packets, measured, scheduled, late);
+        _totals.Outstanding += packets;
+        _totals.CountSent(packets, measured, scheduled: false, late);
     }
 
     /// <summary>Open model: sends what <paramref name="slot"/> owes by <paramref name="now"/>, as far as the cap and the send queue let it.</summary>
@@ -403,23 +368,24 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
     {
         OpenSchedule schedule = _schedule!;
         int connectionIndex = _pacer!.ConnectionOf(slot);
-        long owed = schedule.DueFor(connectionIndex, now) - _scheduledSent[slot];
+        ref EchoConnectionCounters c = ref _connections[slot];
+        long owed = schedule.DueFor(connectionIndex, now) - c.ScheduledSent;
         if (owed <= 0)
         {
-            _blocked[slot] = false;
+            c.Blocked = false;
             return;
         }
 
         // Held back since an earlier try: everything it sends now left after its due time.
-        bool late = _blocked[slot] && measured;
-        int room = _plan.Inflight - _inflight[slot];
+        bool late = c.Blocked;
+        int room = (int)(_plan.Inflight - c.Outstanding);
         Span<byte> scratch = shard.SendScratch;
         int length = _plan.PacketLength;
         Connection connection = shard.ConnectionAt(slot);
         while (owed > 0 && room > 0)
         {
             int packets = (int)Math.Min(Math.Min(owed, room), _packetsPerFrame);
-            long first = _scheduledSent[slot];
+            long first = c.ScheduledSent;
             for (int p = 0; p < packets; p++)
             {
                 Span<byte> body = scratch.Slice((p * length) + 4, 9);
@@ -436,21 +402,16 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
             if (result == SendResult.Full)
             {
                 // Backpressure: try again next pass; what it sends then is late.
-                _blocked[slot] = true;
+                c.Blocked = true;
                 RequestTopUp(slot);
                 return;
             }
 
-            _scheduledSent[slot] += packets;
-            CountSent(slot, packets, measured);
-            if (late)
-            {
-                Late += packets;
-            }
+            CountSent(ref c, packets, measured, scheduled: true, late);
 
             if (draining)
             {
-                // After InFlight, released: a runner that sees it lower sees the packets in flight too.
+                // After Outstanding, released: a runner that sees it lower sees the packets in flight too.
                 Volatile.Write(ref Unsent, Unsent - packets);
             }
 
@@ -459,6 +420,6 @@ internal sealed class EchoLoadHandler : IConnectionHandler, IDueSink
         }
 
         // Still owing: the cap is reached, and an echo's top-up resumes it.
-        _blocked[slot] = owed > 0;
+        c.Blocked = owed > 0;
     }
 }

@@ -23,7 +23,7 @@ using NetZlink.Stress.Tls;
 namespace NetZlink.Stress.Scenarios;
 
 /// <summary>A STREAM echo server on its own thread, built on the library's <see cref="ServerEngine"/>.</summary>
-public sealed class EchoServer : IDisposable, IEchoServer
+public sealed class EchoServer : EchoServerBase
 {
     private const int MaxBacklogBytes = 8 * 1024 * 1024;
 
@@ -38,21 +38,14 @@ public sealed class EchoServer : IDisposable, IEchoServer
     private long _bytesEchoed;
     private long _slowConsumersClosed;
 
-    /// <summary>Creates the server; nothing is bound until <see cref="Start"/>.</summary>
+    /// <summary>Creates the server; nothing is bound until <see cref="EchoServerBase.Start"/>.</summary>
     public EchoServer(ScenarioSettings settings)
+        : base(settings)
     {
-        Settings = settings ?? throw new ArgumentNullException(nameof(settings));
-        Times = new ServerTimes(settings.LatencySampleRate);
     }
 
-    /// <summary>The settings it was created with (BindHost, Port, Backlog, Hwm, buffers).</summary>
-    public ScenarioSettings Settings { get; }
-
-    /// <summary>The port actually bound (useful with Port 0).</summary>
-    public int Port { get; private set; }
-
     /// <summary>Connections currently open.</summary>
-    public long Connections => Interlocked.Read(ref _connections);
+    public override long Connections => Interlocked.Read(ref _connections);
 
     /// <summary>Bytes echoed so far (handed to the socket, or held for it in order).</summary>
     public long BytesEchoed => Interlocked.Read(ref _bytesEchoed);
@@ -60,23 +53,12 @@ public sealed class EchoServer : IDisposable, IEchoServer
     /// <summary>Connections closed because their unsent echo passed the backlog limit.</summary>
     public long SlowConsumersClosed => Interlocked.Read(ref _slowConsumersClosed);
 
-    /// <summary>Its receive-to-send times: every --latency-sample-rate-th packet of a connection, its first included.</summary>
-    internal ServerTimes Times { get; }
-
-    ServerTimes? IEchoServer.Times => Times;
-
     /// <summary>The exception the serving thread died of, if any.</summary>
-    public Exception? Fault => _engine?.Fault;
+    public override Exception? Fault => _engine?.Fault;
 
     /// <summary>Binds and starts serving; throws an EndpointException (e.g. EADDRINUSE) when it cannot bind.</summary>
-    public void Start()
+    protected override int Bind()
     {
-        if (_engine is not null)
-        {
-            throw new InvalidOperationException("The echo server is already started.");
-        }
-
-        Platform.DescriptorLimit.RaiseSoftToHard();
         string host = Settings.BindHost.Contains(':', StringComparison.Ordinal) && !Settings.BindHost.StartsWith('[') ? $"[{Settings.BindHost}]" : Settings.BindHost;
         string port = Settings.Port == 0 ? "*" : Settings.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
         var engine = new ServerEngine(new EngineOptions
@@ -95,19 +77,18 @@ public sealed class EchoServer : IDisposable, IEchoServer
         try
         {
             engine.Start(shard => new EchoHandler(this, shard.SlotCount));
-            Port = HostPort.Parse(engine.BoundEndpoints[0]).Port;
+            _engine = engine;
+            return HostPort.Parse(engine.BoundEndpoints[0]).Port;
         }
         catch
         {
             engine.Dispose();
             throw;
         }
-
-        _engine = engine;
     }
 
-    /// <summary>Stops serving and closes every connection.</summary>
-    public void Dispose() => _engine?.Dispose();
+    /// <inheritdoc/>
+    protected override void Dispose(bool disposing) => _engine?.Dispose();
 
     /// <summary>Echoes every packet back to its connection; closes a slow consumer.</summary>
     private sealed class EchoHandler(EchoServer server, int slots) : IConnectionHandler

@@ -108,4 +108,16 @@ internal sealed class LoadPlan
 
     /// <summary>The filler byte at body offset <paramref name="offset"/> (bytes 0..8 are phase and time).</summary>
     public static byte Filler(int offset) => (byte)(offset * 31 + 7);
+
+    /// <summary>A packet body as every sender fills it, bytes 0 to 8 (the phase and the send time) left zero: what echoes are checked against.</summary>
+    public byte[] NewExpectedBody()
+    {
+        byte[] body = new byte[Size];
+        for (int i = 9; i < Size; i++)
+        {
+            body[i] = Filler(i);
+        }
+
+        return body;
+    }
 }

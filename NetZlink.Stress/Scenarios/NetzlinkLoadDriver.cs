@@ -66,33 +66,13 @@ internal sealed class NetzlinkLoadDriver : ILoadDriver
 
     public LoadTotals Totals()
     {
-        long connected = 0, failed = 0, timedOut = 0, disconnected = 0, sentTotal = 0, receivedTotal = 0;
-        long sentMeasured = 0, receivedMeasured = 0, inFlight = 0, gating = 0, bad = 0, peerClosed = 0, protocol = 0, lost = 0;
-        long late = 0, unsent = 0, lastEcho = 0;
+        var sum = new LoadTotalsSum();
         foreach (EchoLoadHandler h in _handlers)
         {
-            // Before InFlight: the shard lowers Unsent after raising InFlight (see EchoLoadHandler.SendOwed).
-            unsent += Volatile.Read(ref h.Unsent);
-            connected += Volatile.Read(ref h.Connected);
-            failed += Volatile.Read(ref h.ConnectFailed);
-            timedOut += Volatile.Read(ref h.ConnectTimedOut);
-            disconnected += Volatile.Read(ref h.Disconnected);
-            sentTotal += Volatile.Read(ref h.SentTotal);
-            receivedTotal += Volatile.Read(ref h.ReceivedTotal);
-            sentMeasured += Volatile.Read(ref h.SentMeasured);
-            receivedMeasured += Volatile.Read(ref h.ReceivedMeasured);
-            inFlight += Volatile.Read(ref h.InFlight);
-            gating += Volatile.Read(ref h.GatingViolations);
-            bad += Volatile.Read(ref h.BadEchoes);
-            peerClosed += Volatile.Read(ref h.PeerClosed);
-            protocol += Volatile.Read(ref h.ProtocolErrors);
-            lost += Volatile.Read(ref h.Lost);
-            late += Volatile.Read(ref h.Late);
-            lastEcho = Math.Max(lastEcho, Volatile.Read(ref h.LastMeasuredEchoNs));
+            h.AddTotals(ref sum);
         }
 
-        return new LoadTotals(connected, failed, timedOut, disconnected, sentTotal, receivedTotal,
-            sentMeasured, receivedMeasured, inFlight, gating, bad, peerClosed, protocol, lost, late, unsent, lastEcho);
+        return sum.ToTotals();
     }
 
     public bool HaveAllObserved(LoadPhase phase) => _handlers.All(h => Volatile.Read(ref h.ObservedPhase) == (int)phase);

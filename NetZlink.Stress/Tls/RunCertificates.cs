@@ -2,6 +2,8 @@
 // certificate it signs (names: localhost, this machine's name, 127.0.0.1 and ::1), as PEM files in
 // a fresh temporary directory that Dispose removes. The server child gets the certificate and key
 // paths (--tls-cert, --tls-key), the client the CA (--tls-ca); nothing outside the directory trusts the CA.
+// NetZlink.Tests compiles this file too (its TestCertificates): one certificate maker for both,
+// with the test's options (another CA name, a server certificate that has expired).
 using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
@@ -12,6 +14,9 @@ namespace NetZlink.Stress.Tls;
 internal sealed class RunCertificates : IDisposable
 {
     private const string DirectoryPrefix = "netzlink-stress-tls-";
+
+    /// <summary>The CA's name unless the caller names it.</summary>
+    public const string DefaultCaName = "CN=NetZlink.Stress run CA";
 
     private RunCertificates(string directory)
     {
@@ -30,14 +35,17 @@ internal sealed class RunCertificates : IDisposable
     /// <summary>The server certificate's private key (PKCS#8, not encrypted).</summary>
     public string KeyFile => Path.Combine(Directory, "server.key");
 
-    /// <summary>Makes the CA and the server certificate (valid from an hour ago for a day) and writes them.</summary>
-    public static RunCertificates Create()
+    /// <summary>
+    /// Makes the CA (named <paramref name="caName"/>) and the server certificate (valid from an hour
+    /// ago for a day; with <paramref name="expiredServer"/>, expired since yesterday) and writes them.
+    /// </summary>
+    public static RunCertificates Create(string caName = DefaultCaName, bool expiredServer = false)
     {
         string directory = System.IO.Directory.CreateTempSubdirectory(DirectoryPrefix).FullName;
         var files = new RunCertificates(directory);
         try
         {
-            files.Write();
+            files.Write(caName, expiredServer);
             return files;
         }
         catch
@@ -56,16 +64,18 @@ internal sealed class RunCertificates : IDisposable
         }
     }
 
-    private void Write()
+    private void Write(string caName, bool expiredServer)
     {
-        DateTimeOffset from = DateTimeOffset.UtcNow.AddHours(-1);
-        DateTimeOffset until = from.AddDays(1);
+        DateTimeOffset now = DateTimeOffset.UtcNow;
+        DateTimeOffset from = expiredServer ? now.AddDays(-2) : now.AddHours(-1);
+        DateTimeOffset until = expiredServer ? now.AddDays(-1) : from.AddDays(1);
 
         using var caKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        var caRequest = new CertificateRequest("CN=NetZlink.Stress run CA", caKey, HashAlgorithmName.SHA256);
+        var caRequest = new CertificateRequest(caName, caKey, HashAlgorithmName.SHA256);
         caRequest.CertificateExtensions.Add(new X509BasicConstraintsExtension(certificateAuthority: true, hasPathLengthConstraint: true, pathLengthConstraint: 0, critical: true));
         caRequest.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, critical: true));
-        using X509Certificate2 ca = caRequest.CreateSelfSigned(from, until);
+        // The CA covers the server certificate's whole validity and is valid now (an expired server's too).
+        using X509Certificate2 ca = caRequest.CreateSelfSigned(from, now.AddDays(1));
 
         using var serverKey = ECDsa.Create(ECCurve.NamedCurves.nistP256);
         var request = new CertificateRequest("CN=localhost", serverKey, HashAlgorithmName.SHA256);

@@ -3,7 +3,6 @@
 // directive is a program of its own; a block that does not continues the program before it in the same file
 // (docs/binding.md's poller and monitor fragments use its sockets). The engine example talks to a
 // local ServerEngine echo server: its endpoint in the text is replaced by the one bound here.
-using System.Diagnostics;
 using System.Text.RegularExpressions;
 using NetZlink.Engine;
 
@@ -17,7 +16,7 @@ public sealed partial class DocExamplesTests
 
     public static IEnumerable<TestCaseData> Programs()
     {
-        string root = RepositoryRoot();
+        string root = RepositoryRoot.Path;
         var files = new List<string> { Path.Combine(root, "README.md") };
         files.AddRange(Directory.GetFiles(Path.Combine(root, "docs"), "*.md").Order(StringComparer.Ordinal));
         foreach (string file in files)
@@ -74,7 +73,7 @@ public sealed partial class DocExamplesTests
                     <TreatWarningsAsErrors>true</TreatWarningsAsErrors>
                   </PropertyGroup>
                   <ItemGroup>
-                    <ProjectReference Include="{Path.Combine(RepositoryRoot(), "NetZlink", "NetZlink.csproj")}" />
+                    <ProjectReference Include="{Path.Combine(RepositoryRoot.Path, "NetZlink", "NetZlink.csproj")}" />
                   </ItemGroup>
                 </Project>
                 """);
@@ -100,35 +99,14 @@ public sealed partial class DocExamplesTests
 
     private static (int Exit, string Output) Run(string directory, params string[] args)
     {
-        var info = new ProcessStartInfo("dotnet") { WorkingDirectory = directory, RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (string arg in args)
-        {
-            info.ArgumentList.Add(arg);
-        }
-
-        using var process = Process.Start(info)!;
-        Task<string> stdout = process.StandardOutput.ReadToEndAsync();
-        Task<string> stderr = process.StandardError.ReadToEndAsync();
+        using ChildProcess process = ChildProcess.Start("dotnet", args, workingDirectory: directory);
+        process.CloseStdin();
         if (!process.WaitForExit(RunLimit))
         {
-            process.Kill(entireProcessTree: true);
-            return (-1, $"did not finish within {RunLimit}: {stdout.Result}{stderr.Result}");
+            return (-1, $"did not finish within {RunLimit}: {process.Stdout}{process.Stderr}");
         }
 
-        return (process.ExitCode, stdout.Result + stderr.Result);
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "NetZlink.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new DirectoryNotFoundException("NetZlink.sln not found above " + AppContext.BaseDirectory);
+        return (process.ExitCode, process.Stdout + "\n" + process.Stderr);
     }
 
     [GeneratedRegex(@"```csharp\n(.*?)```", RegexOptions.Singleline)]

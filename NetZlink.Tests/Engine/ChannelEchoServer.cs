@@ -9,10 +9,18 @@ namespace NetZlink.Tests.Engine;
 internal sealed class ChannelEchoServer : IAsyncDisposable
 {
     private readonly Task _loop;
+    private readonly bool _echo;
 
-    public ChannelEchoServer(int endpoints, EngineChannelOptions? channelOptions = null)
+    public ChannelEchoServer(int endpoints, EngineChannelOptions? channelOptions = null, bool echo = true)
+        : this(new ServerEngine(new EngineOptions { Endpoints = Enumerable.Repeat("tcp://127.0.0.1:*", endpoints).ToArray() }), channelOptions, echo)
     {
-        Engine = new ServerEngine(new EngineOptions { Endpoints = Enumerable.Repeat("tcp://127.0.0.1:*", endpoints).ToArray() });
+    }
+
+    /// <summary>An echo server on an engine made by the caller (not started yet); with <paramref name="echo"/> false it only records.</summary>
+    public ChannelEchoServer(ServerEngine engine, EngineChannelOptions? channelOptions = null, bool echo = true)
+    {
+        _echo = echo;
+        Engine = engine;
         Channel = Engine.StartChannel(channelOptions);
         _loop = Task.Run(ReadAll);
     }
@@ -66,7 +74,7 @@ internal sealed class ChannelEchoServer : IAsyncDisposable
                     case EngineEventKind.Packet:
                         Received[e.Connection.Index].Write(e.Packet);
                         Interlocked.Increment(ref Packets);
-                        if (!await Channel.SendAsync(e.Connection, e.PacketMemory))
+                        if (_echo && !await Channel.SendAsync(e.Connection, e.PacketMemory))
                         {
                             Interlocked.Increment(ref EchoesRefused);
                         }

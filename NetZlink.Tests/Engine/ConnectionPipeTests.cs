@@ -43,7 +43,7 @@ public sealed class ConnectionPipeTests
             }
             else if (e.Kind == EngineEventKind.Disconnected)
             {
-                ends.Add((e.Connection.Index, e.Reason));
+                ends.Add((e.Connection.Index, e.Reason!.Value));
             }
         }
 

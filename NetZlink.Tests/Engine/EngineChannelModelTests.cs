@@ -269,7 +269,7 @@ public sealed class EngineChannelModelTests
                             break;
                         case EngineEventKind.Disconnected:
                             _disconnects[i]++;
-                            _reasons.Add(e.Reason);
+                            _reasons.Add(e.Reason!.Value);
                             break;
                         case EngineEventKind.ConnectFailed:
                             Interlocked.Increment(ref _failed);

@@ -81,7 +81,7 @@ public sealed class EngineChannelTests
             Assert.That(Count(events, EngineEventKind.Connected), Is.EqualTo(2), "connections 0 and 2 reach the server");
             Assert.That(Count(events, EngineEventKind.ConnectFailed), Is.EqualTo(2), "connections 1 and 3 go to a closed port");
             Assert.That(events.Where(e => e.Kind == EngineEventKind.ConnectFailed).Select(e => e.Connection.Index), Is.EquivalentTo(new[] { 1, 3 }));
-            Assert.That(events.Where(e => e.Kind == EngineEventKind.ConnectFailed).All(e => e.Failure.Errno == 111), Is.True, "ECONNREFUSED");
+            Assert.That(events.Where(e => e.Kind == EngineEventKind.ConnectFailed).All(e => e.Failure!.Value.Errno == 111), Is.True, "ECONNREFUSED");
             Assert.That(events.Where(e => e.Kind == EngineEventKind.Disconnected).Select(e => (e.Connection.Index, e.Reason)),
                 Is.EquivalentTo(new[] { (0, ConnectionEndReason.EngineStopped), (2, ConnectionEndReason.EngineStopped) }));
             Assert.That(channel.Reader.Completion.IsCompletedSuccessfully, Is.True);

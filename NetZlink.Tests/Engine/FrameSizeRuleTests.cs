@@ -77,7 +77,7 @@ public sealed class FrameSizeRuleTests
                         Assert.Fail($"could not connect: {e.Failure}");
                         break;
                     case EngineEventKind.Disconnected:
-                        ends.Add(e.Reason);
+                        ends.Add(e.Reason!.Value);
                         break;
                 }
             }

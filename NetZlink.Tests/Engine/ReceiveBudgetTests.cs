@@ -75,7 +75,7 @@ public sealed class ReceiveBudgetTests
                     {
                         lock (ends)
                         {
-                            ends.Add((e.Connection.Index, e.Reason, e.LostBytes));
+                            ends.Add((e.Connection.Index, e.Reason!.Value, e.LostBytes));
                         }
                     }
                 }
@@ -146,7 +146,7 @@ public sealed class ReceiveBudgetTests
                     {
                         lock (ends)
                         {
-                            ends.Add((e.Connection.Index, e.Reason, e.LostBytes));
+                            ends.Add((e.Connection.Index, e.Reason!.Value, e.LostBytes));
                         }
                     }
                 }
@@ -191,7 +191,7 @@ public sealed class ReceiveBudgetTests
         var small = Assert.Throws<ArgumentOutOfRangeException>(() => new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], ReceiveBudgetPerConnection = 4 }))!;
         Assert.That(small.ParamName, Is.EqualTo("ReceiveBudgetPerConnection"));
         var shard = Assert.Throws<ArgumentOutOfRangeException>(() => new ServerEngine(new EngineOptions { Endpoints = ["tcp://127.0.0.1:*"], ReceiveBudgetPerShard = 1024 }))!;
-        Assert.That(shard.Message, Does.Contain("must be at least ReceiveBudgetPerConnection"));
+        Assert.That(shard.Message, Does.Contain("ReceiveBudgetPerShard must be at least").And.Contain("(ReceiveBudgetPerConnection: a shard holds at least one connection's bytes)"));
     }
 
     private static int Ends(List<(int, ConnectionEndReason, int)> ends)

@@ -44,7 +44,7 @@ public sealed class TlsFailureReasonTests
         using var patience = new CancellationTokenSource(Patience);
         EngineEvent e = await channel.Reader.ReadAsync(patience.Token);
         Assert.That(e.Kind, Is.EqualTo(EngineEventKind.ConnectFailed), e.ToString());
-        ConnectFailure f = e.Failure;
+        ConnectFailure f = e.Failure!.Value;
         var thrown = new IOException($"could not connect: {f}"); // README.md's client loop
         TestContext.Out.WriteLine(thrown.Message);
         Assert.Multiple(() =>

@@ -17,7 +17,7 @@ public sealed class PublicApiTests
     [Test]
     public void TheProject_ChecksItsPublicApiAtBuildTime()
     {
-        XDocument project = XDocument.Load(Path.Combine(RepositoryRoot(), "NetZlink", "NetZlink.csproj"));
+        XDocument project = XDocument.Load(Path.Combine(RepositoryRoot.Path, "NetZlink", "NetZlink.csproj"));
         Assert.That(
             project.Descendants("PackageReference").Select(e => (string?)e.Attribute("Include")),
             Has.Member("Microsoft.CodeAnalysis.PublicApiAnalyzers"),
@@ -36,7 +36,7 @@ public sealed class PublicApiTests
         var removed = new SortedSet<string>(StringComparer.Ordinal);
         foreach (string file in Files)
         {
-            foreach (string line in File.ReadAllLines(Path.Combine(RepositoryRoot(), "NetZlink", file)))
+            foreach (string line in File.ReadAllLines(Path.Combine(RepositoryRoot.Path, "NetZlink", file)))
             {
                 // A type's own line is its bare name: members carry "->" (their type) or a modifier.
                 // "*REMOVED*" marks a shipped symbol taken out since (the analyzer's convention).
@@ -69,18 +69,5 @@ public sealed class PublicApiTests
         Type? type = typeof(ZlinkContext).Assembly.GetType(name);
         Assert.That(type, Is.Not.Null, $"{name} exists");
         Assert.That(type!.IsVisible, Is.False, $"{name} is not public API");
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "NetZlink.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new InvalidOperationException("NetZlink.sln not found above " + AppContext.BaseDirectory);
     }
 }

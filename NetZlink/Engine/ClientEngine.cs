@@ -97,7 +97,7 @@ public sealed class ClientEngine : StreamEngine
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentOutOfRangeException.ThrowIfLessThan(connectionCount, 1);
-        options.Validate();
+        options.ThrowIfInvalid(server: false);
         EndpointTransports.EnsureSupported(options.Endpoints, "ClientEngine: Connect");
         EndpointHosts.EnsureResolvable(options.Endpoints);
         // Before anything is opened: fail with both numbers when the run cannot fit.

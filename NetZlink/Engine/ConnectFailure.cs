@@ -30,11 +30,23 @@ public readonly record struct ConnectFailure(bool TimedOut, int Errno, int Attem
     /// <summary>With <see cref="TlsError"/>: the X509 verification result (<c>X509_V_ERR_*</c>: 10 expired, 62 hostname mismatch, 20 unknown issuer), 0 when verification was not what failed.</summary>
     public int TlsVerifyResult { get; init; }
 
+    /// <summary>
+    /// Reconnect rounds made before the engine gave up (<see cref="EngineOptions.Reconnect"/>):
+    /// 0 for a connection that never came up; above 0 for one that was established, lost and
+    /// could not be connected again within <see cref="ReconnectPolicy.MaxAttempts"/> rounds.
+    /// </summary>
+    public int Reconnects { get; init; }
+
     /// <summary>The failure in words, e.g. <c>connect failed: EACCES (13) after 4 attempts; TLS: certificate has expired (X509 verify result 10)</c>.</summary>
     public override string ToString()
     {
         string what = TimedOut ? $"connect timed out after {Plural.Of(Attempts, "attempt")}"
             : $"connect failed: {EngineErrors.Name(Errno)} after {Plural.Of(Attempts, "attempt")}{(Permanent ? " (permanent)" : "")}";
+        if (Reconnects > 0)
+        {
+            what = $"reconnect gave up after {Plural.Of(Reconnects, "round")}, the last: {what}";
+        }
+
         return ZlinkSocket.DescribeTlsFailure(TlsError, TlsVerifyResult) is string tls ? $"{what}; {tls}" : what;
     }
 }

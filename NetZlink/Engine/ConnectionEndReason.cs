@@ -38,4 +38,11 @@ public enum ConnectionEndReason
     /// (docs/engine.md, "Receive memory"). The connection was closed; the engine runs on.
     /// </summary>
     ReceiveBudgetExceeded,
+
+    /// <summary>
+    /// Nothing arrived from the peer for <see cref="EngineOptions.IdleTimeout"/>: the engine took it
+    /// for a dead or stalled peer and closed the connection. A client engine with
+    /// <see cref="EngineOptions.Reconnect"/> reconnects it.
+    /// </summary>
+    IdleTimeout,
 }

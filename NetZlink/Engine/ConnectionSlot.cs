@@ -19,6 +19,19 @@ internal struct ConnectionSlot
     public int Attempts;
     public int LastErrno;
 
+    /// <summary>
+    /// The connection's generation: one more each time the slot's connection is established (a
+    /// client's reconnects, a server slot's next connection). A posted frame carries the value it
+    /// saw, and is sent only to that generation (read by posting threads: Volatile).
+    /// </summary>
+    public int Life;
+
+    /// <summary>When the connection last received anything (Stopwatch ticks), for <see cref="EngineOptions.IdleTimeout"/>.</summary>
+    public long LastReceiveTicks;
+
+    /// <summary>Reconnect rounds since the connection was last established (0: not reconnecting).</summary>
+    public int ReconnectRound;
+
     /// <summary>The span of the connect attempt in flight, when someone listens to the engine's ActivitySource.</summary>
     public System.Diagnostics.Activity? ConnectSpan;
 

@@ -113,6 +113,16 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
         => _engine.SendAsync(connection, frame, cancellationToken);
 
     /// <summary>
+    /// Drains the engine (<see cref="StreamEngine.DrainAsync"/>): writes are refused from now on,
+    /// every write already accepted is sent or counted as dropped, and the engine stops by the
+    /// deadline; <see cref="Reader"/> still delivers every event up to each connection's
+    /// <see cref="EngineEventKind.Disconnected"/> and then completes.
+    /// </summary>
+    /// <returns>True when everything accepted was flushed before the deadline.</returns>
+    public Task<bool> DrainAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
+        => _engine.DrainAsync(timeout, cancellationToken);
+
+    /// <summary>
     /// Says the application wants no more packets and stops the engine (waiting up to
     /// <see cref="StreamEngine.DisposeTimeout"/>). Packets that arrive from now on are given back
     /// to the pool unread (<see cref="DiscardedAfterDispose"/>); events already in the reader, and
@@ -256,6 +266,9 @@ public sealed class EngineChannel : IDisposable, IAsyncDisposable
 
             owner.Write(EngineEvent.Disconnected(connection, reason, lostBytes));
         }
+
+        public void OnReconnecting(EngineShard shard, Connection connection, int attempt, TimeSpan delay)
+            => owner.Write(EngineEvent.Reconnecting(connection, attempt, delay));
 
         public void OnPass(EngineShard shard)
         {

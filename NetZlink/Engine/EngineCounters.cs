@@ -14,4 +14,14 @@ public readonly record struct EngineCounters(
     long ProtocolErrors,
     long Disconnects,
     long LostPartialBytes,
-    long ReceiveBudgetExceeded);
+    long ReceiveBudgetExceeded)
+{
+    /// <summary>Reconnect rounds scheduled for connections that ended (<see cref="EngineOptions.Reconnect"/>).</summary>
+    public long Reconnects { get; init; }
+
+    /// <summary>Connections whose reconnect rounds ran out (also counted in <see cref="ConnectFailed"/> or <see cref="ConnectTimedOut"/>).</summary>
+    public long ReconnectsGaveUp { get; init; }
+
+    /// <summary>Connections closed because nothing arrived for <see cref="EngineOptions.IdleTimeout"/>.</summary>
+    public long IdleTimeouts { get; init; }
+}

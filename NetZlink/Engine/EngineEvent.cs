@@ -21,10 +21,12 @@ public readonly struct EngineEvent : IDisposable
     private readonly ConnectionEndReason _reason;
     private readonly ConnectFailure _failure;
     private readonly IDuplexPipe? _pipe;
+    private readonly long _delayTicks;
 
-    private EngineEvent(EngineEventKind kind, Connection connection, EngineChannel? owner, PacketLease? lease, int version, int value, ConnectionEndReason reason, ConnectFailure failure, IDuplexPipe? pipe = null)
+    private EngineEvent(EngineEventKind kind, Connection connection, EngineChannel? owner, PacketLease? lease, int version, int value, ConnectionEndReason reason, ConnectFailure failure, IDuplexPipe? pipe = null, long delayTicks = 0)
     {
         _pipe = pipe;
+        _delayTicks = delayTicks;
         Kind = kind;
         Connection = connection;
         _owner = owner;
@@ -49,14 +51,20 @@ public readonly struct EngineEvent : IDisposable
     /// <exception cref="ObjectDisposedException">The packet was given back (this event or a copy of it was disposed).</exception>
     public ReadOnlyMemory<byte> PacketMemory => Kind == EngineEventKind.Packet ? Array().AsMemory(0, _value) : default;
 
-    /// <summary>Why the connection ended (<see cref="EngineEventKind.Disconnected"/> only).</summary>
-    public ConnectionEndReason Reason => _reason;
+    /// <summary>Why the connection ended: set on <see cref="EngineEventKind.Disconnected"/> events, null on every other kind.</summary>
+    public ConnectionEndReason? Reason => Kind == EngineEventKind.Disconnected ? _reason : null;
 
     /// <summary>Bytes of a partial packet a custom framer's reassembly lost with the connection (<see cref="EngineEventKind.Disconnected"/> only; 0 with the default framer).</summary>
     public int LostBytes => Kind == EngineEventKind.Disconnected ? _value : 0;
 
-    /// <summary>How the connection's attempts ended (<see cref="EngineEventKind.ConnectFailed"/> only).</summary>
-    public ConnectFailure Failure => _failure;
+    /// <summary>How the connection's attempts ended: set on <see cref="EngineEventKind.ConnectFailed"/> events, null on every other kind.</summary>
+    public ConnectFailure? Failure => Kind == EngineEventKind.ConnectFailed ? _failure : null;
+
+    /// <summary>The reconnect round about to start, from 1 (<see cref="EngineEventKind.Reconnecting"/> only; 0 otherwise).</summary>
+    public int Attempt => Kind == EngineEventKind.Reconnecting ? _value : 0;
+
+    /// <summary>How long the engine waits before that round starts (<see cref="EngineEventKind.Reconnecting"/> only; zero otherwise).</summary>
+    public TimeSpan Delay => Kind == EngineEventKind.Reconnecting ? new TimeSpan(_delayTicks) : TimeSpan.Zero;
 
     /// <summary>
     /// The connection as a pipe pair (<see cref="EngineEventKind.Connected"/> events of a channel
@@ -80,6 +88,7 @@ public readonly struct EngineEvent : IDisposable
         EngineEventKind.Packet => $"Packet {Connection} ({Plural.Of(_value, "byte")})",
         EngineEventKind.Disconnected => $"Disconnected {Connection} ({_reason}, {Plural.Of(_value, "byte")} lost)",
         EngineEventKind.ConnectFailed => $"ConnectFailed {Connection} ({_failure})",
+        EngineEventKind.Reconnecting => $"Reconnecting {Connection} (round {_value} in {new TimeSpan(_delayTicks).TotalMilliseconds:0} ms)",
         _ => $"{Kind} {Connection}",
     };
 
@@ -98,6 +107,9 @@ public readonly struct EngineEvent : IDisposable
 
     internal static EngineEvent ConnectFailed(Connection connection, ConnectFailure failure)
         => new(EngineEventKind.ConnectFailed, connection, null, null, 0, 0, default, failure);
+
+    internal static EngineEvent Reconnecting(Connection connection, int attempt, TimeSpan delay)
+        => new(EngineEventKind.Reconnecting, connection, null, null, 0, attempt, default, default, null, delay.Ticks);
 
     private byte[] Array() =>
         _lease!.ArrayFor(_version) ?? throw new ObjectDisposedException(nameof(EngineEvent), $"The packet of {Connection} was already given back (this event, or a copy of it, was disposed).");

@@ -54,6 +54,22 @@ internal static partial class EngineLog
         Message = "{Engine}: a connection to {Endpoint} was refused: shard {Shard} holds MaxConnections ({MaxConnections}) connections")]
     internal static partial void AcceptRefused(ILogger logger, string engine, string endpoint, int shard, int maxConnections);
 
+    [LoggerMessage(EventId = 1016, EventName = "Reconnecting", Level = LogLevel.Debug,
+        Message = "{Engine}: connection {Connection} to {Endpoint} is reconnecting: round {Round} in {DelayMs} ms")]
+    internal static partial void Reconnecting(ILogger logger, string engine, int connection, string endpoint, int round, double delayMs);
+
+    [LoggerMessage(EventId = 1017, EventName = "ReconnectGaveUp", Level = LogLevel.Warning,
+        Message = "{Engine}: connection {Connection} to {Endpoint} could not be reconnected in {Rounds} rounds (the last: {Reason}); the engine gives up on it")]
+    internal static partial void ReconnectGaveUp(ILogger logger, string engine, int connection, string endpoint, int rounds, string reason);
+
+    [LoggerMessage(EventId = 1018, EventName = "IdleTimeout", Level = LogLevel.Information,
+        Message = "{Engine}: connection {Connection} ({Endpoint}) closed: nothing received for {IdleMs} ms (IdleTimeout)")]
+    internal static partial void IdleTimedOut(ILogger logger, string engine, int connection, string endpoint, double idleMs);
+
+    [LoggerMessage(EventId = 1019, EventName = "Draining", Level = LogLevel.Information,
+        Message = "{Engine} is draining: new posts are refused, held frames are flushed, then it stops (timeout {TimeoutMs} ms)")]
+    internal static partial void Draining(ILogger logger, string engine, double timeoutMs);
+
     [LoggerMessage(EventId = 1020, EventName = "PostDropped", Level = LogLevel.Warning,
         Message = "{Engine}: a posted frame for connection {Connection} was dropped: the connection was not established or ended first")]
     internal static partial void PostDropped(ILogger logger, string engine, int connection);

@@ -23,6 +23,9 @@ internal static class EngineMetrics
         Meter.CreateObservableCounter("netzlink.engine.bytes_sent", () => Sum(c => c.BytesSent), "By", "Bytes taken by the native sockets");
         Meter.CreateObservableCounter("netzlink.engine.frames_queued", () => Sum(c => c.FramesQueued), "{frame}", "Frames held for retry after the socket refused them");
         Meter.CreateObservableCounter("netzlink.engine.protocol_errors", () => Sum(c => c.ProtocolErrors), "{connection}", "Connections closed for bytes the framer rejected");
+        Meter.CreateObservableCounter("netzlink.engine.reconnects", () => Sum(c => c.Reconnects), "{round}", "Reconnect rounds scheduled for connections that ended (EngineOptions.Reconnect)");
+        Meter.CreateObservableCounter("netzlink.engine.reconnect_give_ups", () => Sum(c => c.ReconnectsGaveUp), "{connection}", "Connections whose reconnect rounds ran out");
+        Meter.CreateObservableCounter("netzlink.engine.idle_timeouts", () => Sum(c => c.IdleTimeouts), "{connection}", "Connections closed because nothing arrived for EngineOptions.IdleTimeout");
         Meter.CreateObservableCounter("netzlink.engine.receive_budget_exceeded", () => Sum(c => c.ReceiveBudgetExceeded), "{connection}", "Connections closed for holding more bytes of incomplete packets than a receive budget allows");
     }
 

@@ -148,6 +148,40 @@ public sealed class EngineOptions
     /// </summary>
     public double MessageTraceSampleRatio { get; set; }
 
+    /// <summary>
+    /// Dead-peer detection: a connection that has received nothing for this long is closed with
+    /// <see cref="ConnectionEndReason.IdleTimeout"/> (client and server engines). Checked on the
+    /// shard's passes with a coarse clock (no timer per connection), so a connection ends between
+    /// this and about a quarter more after its last bytes. <see cref="TimeSpan.Zero"/> (the
+    /// default): off. While a channel's reader holds its shard's reading back, the wait does not count.
+    /// </summary>
+    public TimeSpan IdleTimeout { get; set; }
+
+    /// <summary>
+    /// TCP keepalive (SO_KEEPALIVE) on every connection of the engine's STREAM sockets (tcp, tls,
+    /// ws and wss all run over TCP): true on, false off, null (the default) the OS default. With
+    /// it on, a peer that vanished without a word is found by the kernel, and its connection ends
+    /// as <see cref="ConnectionEndReason.Remote"/>.
+    /// </summary>
+    public bool? TcpKeepalive { get; set; }
+
+    /// <summary>TCP_KEEPIDLE: seconds of silence before the first keepalive probe (with <see cref="TcpKeepalive"/> on); 0 keeps the OS default.</summary>
+    public int TcpKeepaliveIdle { get; set; }
+
+    /// <summary>TCP_KEEPINTVL: seconds between keepalive probes (with <see cref="TcpKeepalive"/> on); 0 keeps the OS default.</summary>
+    public int TcpKeepaliveInterval { get; set; }
+
+    /// <summary>TCP_KEEPCNT: unanswered probes before the connection is dropped (with <see cref="TcpKeepalive"/> on); 0 keeps the OS default.</summary>
+    public int TcpKeepaliveCount { get; set; }
+
+    /// <summary>
+    /// Client engines: reconnect a connection that was established and then ended with
+    /// <see cref="ConnectionEndReason.Remote"/> or <see cref="ConnectionEndReason.IdleTimeout"/>,
+    /// with backoff, jitter, a cap and a give-up (docs/engine.md, "Reconnecting"). Null (the
+    /// default): a connection that ended stays ended.
+    /// </summary>
+    public ReconnectPolicy? Reconnect { get; set; }
+
     /// <summary>Name prefix of the shard threads.</summary>
     public string ThreadNamePrefix { get; set; } = "netzlink-shard";
 
@@ -159,45 +193,136 @@ public sealed class EngineOptions
 
     internal int EffectiveShardCount => ShardCount > 0 ? ShardCount : Environment.ProcessorCount;
 
-    internal void Validate()
+    /// <summary>
+    /// Checks every setting against its bounds and returns each problem as (setting, problem), for
+    /// example <c>("ConnectRetries", "must be at least 0 (is -1)")</c>; none when the settings are
+    /// usable. A setting of a nested object is named with its path (<c>Reconnect:Jitter</c>), as in
+    /// configuration. The engines' constructors throw for the first problem; the hosting package
+    /// turns every one into a line that names its configuration key.
+    /// </summary>
+    /// <param name="server">True for a <see cref="ServerEngine"/> (its settings are checked, the connect settings are not); false for a <see cref="ClientEngine"/>.</param>
+    public IEnumerable<(string Option, string Problem)> Validate(bool server)
     {
         if (Endpoints is null)
         {
-            throw new ArgumentNullException(nameof(Endpoints), "EngineOptions.Endpoints is null: name at least one endpoint (tcp://, tls://, ws:// or wss://) to connect to (client) or bind (server).");
+            yield return (nameof(Endpoints), "is null: name at least one endpoint (tcp://, tls://, ws:// or wss://) to connect to (client) or bind (server).");
+        }
+        else if (Endpoints.Count == 0)
+        {
+            yield return (nameof(Endpoints), server
+                ? "is empty: name at least one endpoint to bind (tcp://127.0.0.1:5555, tcp://*:*, tls://, ws://, wss://)"
+                : "is empty: name at least one endpoint to connect to (tcp://host:port, tls://, ws://host:port/path, wss://)");
         }
 
-        if (Endpoints.Count == 0)
+        int header = Framer?.HeaderSize ?? LengthPrefixFramer.Size;
+        if (Framer is null)
         {
-            throw new ArgumentException("EngineOptions.Endpoints is empty: name at least one endpoint (tcp://, tls://, ws:// or wss://) to connect to (client) or bind (server).");
+            yield return (nameof(Framer), "is null: leave it unset for the default framer (LengthPrefixFramer)");
         }
 
-        ArgumentOutOfRangeException.ThrowIfNegative(ShardCount);
-        ArgumentOutOfRangeException.ThrowIfLessThan(ConnectConcurrency, 1);
-        ArgumentOutOfRangeException.ThrowIfNegative(ConnectRetries);
-        ArgumentOutOfRangeException.ThrowIfLessThan(ReceiveChunkSize, 1024);
-        ArgumentOutOfRangeException.ThrowIfLessThan(SendScratchSize, 1024);
-        ArgumentOutOfRangeException.ThrowIfLessThan(MaxPacketSize, Framer.HeaderSize);
-        ArgumentOutOfRangeException.ThrowIfNegative(HighWaterMark);
-        ArgumentOutOfRangeException.ThrowIfLessThan(SendQueueCapacityPerConnection, 1);
-        ArgumentOutOfRangeException.ThrowIfLessThan(SendQueueCapacityPerShard, 1);
-        ArgumentOutOfRangeException.ThrowIfLessThan(ReceiveBudgetPerConnection, Framer.HeaderSize + 1);
-        if (ReceiveBudgetPerShard < ReceiveBudgetPerConnection)
+        foreach ((string option, string problem) in Checks(server, header))
         {
-            throw new ArgumentOutOfRangeException(nameof(ReceiveBudgetPerShard), ReceiveBudgetPerShard,
-                $"EngineOptions.ReceiveBudgetPerShard ({ReceiveBudgetPerShard}) must be at least ReceiveBudgetPerConnection ({ReceiveBudgetPerConnection}): a shard holds at least one connection's bytes.");
+            yield return (option, problem);
         }
 
-        ArgumentOutOfRangeException.ThrowIfLessThan(MaxConnections, 1);
-        ArgumentOutOfRangeException.ThrowIfGreaterThan(MaxConnections, 1 << 24);
-        ArgumentOutOfRangeException.ThrowIfLessThan(Backlog, 1);
-        if (!(MessageTraceSampleRatio is >= 0 and <= 1))
+        if (Reconnect is { } reconnect)
         {
-            throw new ArgumentOutOfRangeException(nameof(MessageTraceSampleRatio), MessageTraceSampleRatio, "MessageTraceSampleRatio must be from 0 to 1.");
+            foreach ((string option, string problem) in reconnect.Problems(nameof(Reconnect) + ":"))
+            {
+                yield return (option, problem);
+            }
+        }
+    }
+
+    private IEnumerable<(string Option, string Problem)> Checks(bool server, int header)
+    {
+        (string, string?)[] checks =
+        [
+            (nameof(ShardCount), AtLeast(ShardCount, 0, "0 means one per processor core")),
+            (nameof(HighWaterMark), AtLeast(HighWaterMark, 0)),
+            (nameof(SendBufferSize), AtLeast(SendBufferSize, 0, "0 keeps the OS default")),
+            (nameof(ReceiveBufferSize), AtLeast(ReceiveBufferSize, 0, "0 keeps the OS default")),
+            (nameof(ReceiveChunkSize), AtLeast(ReceiveChunkSize, 1024)),
+            (nameof(SendScratchSize), AtLeast(SendScratchSize, 1024)),
+            (nameof(MaxPacketSize), AtLeast(MaxPacketSize, header, "the framer's header size")),
+            (nameof(MaxPendingBytesPerConnection), AtLeast(MaxPendingBytesPerConnection, 0)),
+            (nameof(SendQueueCapacityPerConnection), AtLeast(SendQueueCapacityPerConnection, 1)),
+            (nameof(SendQueueCapacityPerShard), AtLeast(SendQueueCapacityPerShard, 1)),
+            (nameof(ReceiveBudgetPerConnection), AtLeast(ReceiveBudgetPerConnection, header + 1, "the framer's header size and one byte")),
+            (nameof(ReceiveBudgetPerShard), AtLeast(ReceiveBudgetPerShard, ReceiveBudgetPerConnection, "ReceiveBudgetPerConnection: a shard holds at least one connection's bytes")),
+            (nameof(MessageTraceSampleRatio), MessageTraceSampleRatio is >= 0 and <= 1 ? null : $"must be from 0 to 1 (is {Show(MessageTraceSampleRatio)})"),
+            (nameof(IdleTimeout), IdleTimeout >= TimeSpan.Zero ? null : $"must not be negative (00:00:00 turns it off) (is {IdleTimeout:c})"),
+            (nameof(TcpKeepaliveIdle), AtLeast(TcpKeepaliveIdle, 0, "seconds; 0 keeps the OS default")),
+            (nameof(TcpKeepaliveInterval), AtLeast(TcpKeepaliveInterval, 0, "seconds; 0 keeps the OS default")),
+            (nameof(TcpKeepaliveCount), AtLeast(TcpKeepaliveCount, 0, "0 keeps the OS default")),
+        ];
+        foreach ((string option, string? problem) in checks)
+        {
+            if (problem is not null)
+            {
+                yield return (option, problem);
+            }
+        }
+
+        if (server)
+        {
+            if (MaxConnections is not (>= 1 and <= 1 << 24))
+            {
+                yield return (nameof(MaxConnections), $"must be from 1 to {1 << 24} (is {Show(MaxConnections)})");
+            }
+
+            if (AtLeast(Backlog, 1) is string backlog)
+            {
+                yield return (nameof(Backlog), backlog);
+            }
+
+            yield break;
+        }
+
+        if (AtLeast(ConnectConcurrency, 1) is string concurrency)
+        {
+            yield return (nameof(ConnectConcurrency), concurrency);
         }
 
         if (ConnectTimeout <= TimeSpan.Zero)
         {
-            throw new ArgumentOutOfRangeException(nameof(ConnectTimeout), ConnectTimeout, "ConnectTimeout must be positive.");
+            yield return (nameof(ConnectTimeout), $"must be positive (is {ConnectTimeout:c})");
+        }
+
+        if (AtLeast(ConnectRetries, 0) is string retries)
+        {
+            yield return (nameof(ConnectRetries), retries);
+        }
+
+        if (ConnectRetryDelay < TimeSpan.Zero)
+        {
+            yield return (nameof(ConnectRetryDelay), $"must not be negative (is {ConnectRetryDelay:c})");
         }
     }
+
+    /// <summary>Throws for the first problem <see cref="Validate(bool)"/> finds, naming the setting.</summary>
+    internal void ThrowIfInvalid(bool server)
+    {
+        foreach ((string option, string problem) in Validate(server))
+        {
+            string message = $"EngineOptions.{option} {problem}";
+            if (option == nameof(Endpoints) && Endpoints is null)
+            {
+                throw new ArgumentNullException(option, message);
+            }
+
+            if (option == nameof(Endpoints))
+            {
+                throw new ArgumentException(message, option);
+            }
+
+            throw new ArgumentOutOfRangeException(option, message);
+        }
+    }
+
+    private static string? AtLeast(long value, long least, string? note = null)
+        => value >= least ? null : $"must be at least {Show(least)}{(note is null ? string.Empty : $" ({note})")} (is {Show(value)})";
+
+    private static string Show<T>(T value)
+        where T : IFormattable => value.ToString(null, System.Globalization.CultureInfo.InvariantCulture);
 }

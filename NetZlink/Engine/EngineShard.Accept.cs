@@ -10,6 +10,13 @@ public sealed partial class EngineShard
 
     private void Accept(uint routingId)
     {
+        if (Draining)
+        {
+            // A draining server takes no new connections (its endpoint is unbound already).
+            StreamFrames.RequestClose(_socket, routingId, _framing);
+            return;
+        }
+
         if (_freeSlots!.Count == 0)
         {
             // Every slot is taken (EngineOptions.MaxConnections): refuse, counted.
@@ -24,6 +31,8 @@ public sealed partial class EngineShard
         s.RoutingId = routingId;
         s.Serial = ((ServerEngine)_engine).NextConnectionIndex();
         s.State = ConnectionState.Connected;
+        s.LastReceiveTicks = _passTicks;
+        Volatile.Write(ref s.Life, s.Life + 1);
         _slotById![routingId] = slot;
         Counters.Connected++;
         ObserveConnected(slot);

@@ -16,6 +16,7 @@ public sealed unsafe partial class EngineShard
     private int _nextToConnect;
     private int _attemptsInFlight;
     private int _unresolved = -1;
+    private bool _resolvedReported;
 
     private int AttemptLimit => Math.Max(1, (_options.ConnectConcurrency + _shardCount - 1) / _shardCount);
 
@@ -31,12 +32,14 @@ public sealed unsafe partial class EngineShard
             _unresolved = _slots.Length;
             if (_unresolved == 0)
             {
+                _resolvedReported = true;
                 ((ClientEngine)_engine).OnShardConnectsResolved();
             }
         }
 
-        if (_unresolved == 0)
+        if (_unresolved == 0 || Draining)
         {
+            // A draining engine starts no attempt (nor reconnect round).
             return false;
         }
 
@@ -135,6 +138,14 @@ public sealed unsafe partial class EngineShard
             return;
         }
 
+        if (s.ReconnectRound > 0)
+        {
+            // A reconnect round ran out: the policy says whether another one follows.
+            ObserveAttemptFailed(slot, timedOut, errno, final: false);
+            ReconnectRoundFailed(slot, WithTlsReason(slot, new ConnectFailure(timedOut, errno, s.Attempts)));
+            return;
+        }
+
         s.State = ConnectionState.Failed;
         if (timedOut)
         {
@@ -147,15 +158,16 @@ public sealed unsafe partial class EngineShard
 
         ObserveAttemptFailed(slot, timedOut, errno, final: true);
         // The handler hears of it before ConnectsResolved can complete.
-        var failure = new ConnectFailure(timedOut, errno, s.Attempts);
-        if (!timedOut && errno is ZlinkConstants.EACCES or ZlinkConstants.EPROTO && IsTlsEndpoint(slot))
-        {
-            failure = failure with { TlsError = ReadTlsLastError(), TlsVerifyResult = ReadIntOption(ZlinkConstants.ZLINK_TLS_LAST_VERIFY_RESULT, 0) };
-        }
-
+        ConnectFailure failure = WithTlsReason(slot, new ConnectFailure(timedOut, errno, s.Attempts));
         _handler.OnConnectFailed(this, ConnectionAt(slot), failure);
         ConnectResolved();
     }
+
+    /// <summary>A failed TLS handshake's reason, read from the socket, added to <paramref name="failure"/>.</summary>
+    private ConnectFailure WithTlsReason(int slot, ConnectFailure failure)
+        => !failure.TimedOut && failure.Errno is ZlinkConstants.EACCES or ZlinkConstants.EPROTO && IsTlsEndpoint(slot)
+            ? failure with { TlsError = ReadTlsLastError(), TlsVerifyResult = ReadIntOption(ZlinkConstants.ZLINK_TLS_LAST_VERIFY_RESULT, 0) }
+            : failure;
 
     /// <summary>Whether the slot's connection goes to a tls:// or wss:// endpoint.</summary>
     private bool IsTlsEndpoint(int slot)
@@ -179,8 +191,11 @@ public sealed unsafe partial class EngineShard
 
     private void ConnectResolved()
     {
-        if (--_unresolved == 0)
+        // Reported once: a connection that reconnects is unresolved again for a while, but the
+        // engine's ConnectsResolved is about the first round of every connection.
+        if (--_unresolved == 0 && !_resolvedReported)
         {
+            _resolvedReported = true;
             ((ClientEngine)_engine).OnShardConnectsResolved();
         }
     }

@@ -121,6 +121,34 @@ public sealed partial class EngineShard
         }
     }
 
+    private void ObserveIdleTimeout(int slot, long idleTicks)
+    {
+        if (Gate(GatedEvent.IdleTimeout, LogLevel.Information))
+        {
+            EngineLog.IdleTimedOut(Log, EngineName, _slots[slot].Serial, EndpointOf(slot), idleTicks * 1000.0 / Stopwatch.Frequency);
+        }
+    }
+
+    private void ObserveReconnecting(int slot, int round, TimeSpan delay)
+    {
+        EngineTracing.Reconnect(EngineName, EndpointOf(slot), _slots[slot].Serial, round, delay.TotalMilliseconds, failure: null);
+        if (Gate(GatedEvent.Reconnecting, LogLevel.Debug))
+        {
+            EngineLog.Reconnecting(Log, EngineName, _slots[slot].Serial, EndpointOf(slot), round, delay.TotalMilliseconds);
+        }
+    }
+
+    private void ObserveReconnectGaveUp(int slot, ConnectFailure failure)
+    {
+        // The last round's failure in words (the rounds are in the message already).
+        string reason = (failure with { Reconnects = 0 }).ToString();
+        EngineTracing.Reconnect(EngineName, EndpointOf(slot), _slots[slot].Serial, failure.Reconnects, 0, reason);
+        if (Gate(GatedEvent.ReconnectGaveUp, LogLevel.Warning))
+        {
+            EngineLog.ReconnectGaveUp(Log, EngineName, _slots[slot].Serial, EndpointOf(slot), failure.Reconnects, reason);
+        }
+    }
+
     /// <summary>A connect attempt still open when the shard stops: its span ends as failed.</summary>
     private static void ObserveAttemptAbandoned(ref ConnectionSlot s)
     {

@@ -60,7 +60,9 @@ public sealed partial class EngineShard
         }
 
         _receivePaused = false;
-        ShiftConnectDeadlines(Stopwatch.GetTimestamp() - _pausedAt);
+        long paused = Stopwatch.GetTimestamp() - _pausedAt;
+        ShiftConnectDeadlines(paused);
+        ShiftIdleClocks(paused);
         return true;
     }
 

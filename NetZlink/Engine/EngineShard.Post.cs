@@ -27,6 +27,8 @@ public sealed unsafe partial class EngineShard
     private long _postedBytes;
     private long _postsAccepted;
     private bool _postClosed;
+    private bool _postDraining;
+    private long _refusedDraining;
     private TaskCompletionSource? _room;
 
     internal enum PostStatus
@@ -40,6 +42,9 @@ public sealed unsafe partial class EngineShard
 
     internal long PostedBytesHeld => Interlocked.Read(ref _postedBytes);
 
+    /// <summary>Posts refused because the engine was draining.</summary>
+    internal long RefusedDraining => Interlocked.Read(ref _refusedDraining);
+
     /// <summary>Any thread: copies the frame into a pooled buffer and queues it, if there is room.</summary>
     internal PostStatus TrySend(int slot, int connectionIndex, ReadOnlySpan<byte> frame)
     {
@@ -47,6 +52,14 @@ public sealed unsafe partial class EngineShard
         // sizes"): a frame goes in while the total stays within the capacity, or when nothing
         // else is held (the sum is the frame itself), so a frame larger than the capacity waits
         // for the connection (and the shard) to be empty instead of being refused for ever.
+        if (Volatile.Read(ref _postDraining))
+        {
+            // Refused for the drain whether or not there would be room (the check under the gate
+            // below catches a drain that begins meanwhile).
+            Interlocked.Increment(ref _refusedDraining);
+            return PostStatus.Closed;
+        }
+
         int length = frame.Length;
         int held = Interlocked.Add(ref _postedBytesBySlot[slot], length);
         if (held > _options.SendQueueCapacityPerConnection && held != length)
@@ -64,11 +77,17 @@ public sealed unsafe partial class EngineShard
 
         byte[] buffer = System.Buffers.ArrayPool<byte>.Shared.Rent(length);
         frame.CopyTo(buffer);
+        // The generation the poster can know of: a frame is sent only to it, never to a later one.
+        int life = Volatile.Read(ref _slots[slot].Life);
         lock (_postGate)
         {
-            if (!_postClosed)
+            if (_postDraining)
             {
-                _posted.Enqueue(new PostedFrame(slot, connectionIndex, buffer, length));
+                Interlocked.Increment(ref _refusedDraining);
+            }
+            else if (!_postClosed)
+            {
+                _posted.Enqueue(new PostedFrame(slot, connectionIndex, life, buffer, length));
                 _postsAccepted++;
                 buffer = null!;
             }
@@ -95,7 +114,7 @@ public sealed unsafe partial class EngineShard
         Task task;
         lock (_postGate)
         {
-            if (_postClosed)
+            if (_postClosed || _postDraining)
             {
                 return Task.CompletedTask;
             }
@@ -150,8 +169,9 @@ public sealed unsafe partial class EngineShard
         {
             taken++;
             ref ConnectionSlot s = ref _slots[frame.Slot];
-            // A server slot may hold a later connection by now: the frame was for the one it names.
-            SendResult result = s.State != ConnectionState.Connected || s.Serial != frame.ConnectionIndex
+            // A server slot may hold a later connection by now, and a client slot a reconnected
+            // one: the frame was for the connection (and the generation) it names.
+            SendResult result = s.State != ConnectionState.Connected || s.Serial != frame.ConnectionIndex || s.Life != frame.Life
                 ? SendResult.Closed
                 : SendCore(frame.Slot, frame.Buffer.AsSpan(0, frame.Length), posted: true);
             switch (result)
@@ -192,7 +212,14 @@ public sealed unsafe partial class EngineShard
         }
         else if (stopping)
         {
-            Counters.PostsDroppedStopped += s.PendingPostedFrames;
+            if (_drainDeadlinePassed)
+            {
+                Counters.PostsDroppedDeadline += s.PendingPostedFrames;
+            }
+            else
+            {
+                Counters.PostsDroppedStopped += s.PendingPostedFrames;
+            }
         }
         else
         {
@@ -222,11 +249,30 @@ public sealed unsafe partial class EngineShard
     {
         while (_posted.TryDequeue(out PostedFrame frame))
         {
-            Counters.PostsDroppedStopped++;
+            if (_drainDeadlinePassed)
+            {
+                Counters.PostsDroppedDeadline++;
+            }
+            else
+            {
+                Counters.PostsDroppedStopped++;
+            }
+
             ReleasePosted(frame.Slot, frame.Length);
             System.Buffers.ArrayPool<byte>.Shared.Return(frame.Buffer);
         }
     }
 
-    private readonly record struct PostedFrame(int Slot, int ConnectionIndex, byte[] Buffer, int Length);
+    /// <summary>Any thread: from now on posts are refused (counted), and senders waiting for room hear it.</summary>
+    private void CloseToPostsForDrain()
+    {
+        lock (_postGate)
+        {
+            _postDraining = true;
+        }
+
+        SignalRoom();
+    }
+
+    private readonly record struct PostedFrame(int Slot, int ConnectionIndex, int Life, byte[] Buffer, int Length);
 }

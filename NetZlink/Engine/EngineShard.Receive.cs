@@ -314,11 +314,24 @@ public sealed unsafe partial class EngineShard
 
         if (_accepting)
         {
-            return _slotById!.TryGetValue(routingId, out int accepted) ? accepted : -1;
+            if (!_slotById!.TryGetValue(routingId, out int accepted))
+            {
+                return -1;
+            }
+
+            _slots[accepted].LastReceiveTicks = _passTicks;
+            return accepted;
         }
 
         int slot = (int)(routingId & 0x00FF_FFFF);
-        return slot < _slots.Length && _slots[slot].RoutingId == routingId ? slot : -1;
+        if (slot >= _slots.Length || _slots[slot].RoutingId != routingId)
+        {
+            return -1;
+        }
+
+        // Anything from the peer (packets, bytes, its end) shows it is alive: IdleTimeout.
+        _slots[slot].LastReceiveTicks = _passTicks;
+        return slot;
     }
 
     /// <summary>A connection event, <paramref name="code"/> 1 (up) or 0 (gone), for the connection the id names.</summary>
@@ -358,6 +371,9 @@ public sealed unsafe partial class EngineShard
             Debug.Assert(s.Partial.IsEmpty && s.Partial.Buffer is null && s.Pending is null, "a new connection starts with empty buffers");
             _attemptsInFlight--;
             s.State = ConnectionState.Connected;
+            s.ReconnectRound = 0;
+            s.LastReceiveTicks = Stopwatch.GetTimestamp();
+            Volatile.Write(ref s.Life, s.Life + 1);
             Counters.Connected++;
             ObserveConnected(slot);
             _handler.OnConnected(this, ConnectionAt(slot));
@@ -444,6 +460,8 @@ public sealed unsafe partial class EngineShard
                 _freeSlots!.Push(slot);
             }
         }
+
+        MaybeReconnect(slot, reason);
     }
 
     /// <summary>

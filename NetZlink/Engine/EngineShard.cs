@@ -128,6 +128,7 @@ public sealed unsafe partial class EngineShard
         _waiting = new List<int>(Math.Min(slotCount, options.ConnectConcurrency) + 16);
         _pendingSends = new List<int>(64);
         _postedBytesBySlot = new int[slotCount];
+        InitLifecycle();
         _wakeFd = LibcMethods.eventfd(0, LibcMethods.EFD_NONBLOCK | LibcMethods.EFD_CLOEXEC);
         if (_wakeFd < 0)
         {
@@ -286,15 +287,19 @@ public sealed unsafe partial class EngineShard
                 long sentBefore = Counters.FramesSent + Counters.FramesQueued;
                 Volatile.Write(ref _passRequested, 0);
                 bool busy = DrainPosted();
+                long now = Stopwatch.GetTimestamp();
+                _passTicks = now;
                 if (ReceivingAllowed())
                 {
-                    busy |= AdvanceConnects(Stopwatch.GetTimestamp());
+                    busy |= AdvanceConnects(now);
                     busy |= ReceiveBatch();
+                    busy |= CloseIdleConnections(now);
                 }
 
                 _handler.OnPass(this);
                 busy |= RetryPendingSends();
                 busy |= Counters.FramesSent + Counters.FramesQueued != sentBefore;
+                AdvanceDrain(Stopwatch.GetTimestamp());
                 if (!busy && !_stopRequested)
                 {
                     Sleep();
@@ -328,6 +333,7 @@ public sealed unsafe partial class EngineShard
         }
 
         CloseToPosts();
+        NoteDrainDeadline();
         ConnectionEndReason reason = _engine.FaultStopped ? ConnectionEndReason.EngineFault
             : contextTerminated ? ConnectionEndReason.ContextTerminated
             : ConnectionEndReason.EngineStopped;
@@ -345,7 +351,7 @@ public sealed unsafe partial class EngineShard
 
     private void Sleep()
     {
-        int timeoutMs = _pendingSends.Count > 0 ? 1 : _receivePaused ? PausedSleepMs : NextTimerDelayMs();
+        int timeoutMs = _pendingSends.Count > 0 ? 1 : _receivePaused ? PausedSleepMs : LifecycleDelayMs(NextTimerDelayMs());
         bool timed = false;
         if (_wakeByTicks != long.MaxValue)
         {
@@ -439,6 +445,9 @@ public sealed unsafe partial class EngineShard
             }
 
             s.State = ConnectionState.Closed;
+            // Counted like every other end, so Connected - Disconnects (the live connections, the
+            // netzlink.engine.connections metric) is 0 once the engine has stopped.
+            Counters.Disconnects++;
             ObserveDisconnected(slot, reason);
             Counters.LostPartialBytes += lost;
             try

@@ -95,6 +95,43 @@ internal static class EngineTracing
     }
 
     /// <summary>
+    /// A reconnect span (kind Internal, no duration): a round scheduled (<paramref name="failure"/>
+    /// null), or the give-up, with status Error and the last round's reason.
+    /// </summary>
+    internal static void Reconnect(string engine, string endpoint, int connection, int round, double delayMs, string? failure)
+    {
+        if (!Source.HasListeners())
+        {
+            return;
+        }
+
+        Activity? previous = Activity.Current;
+        Activity.Current = null;
+        Activity? span = Source.StartActivity((failure is null ? "reconnect " : "reconnect_gave_up ") + endpoint, ActivityKind.Internal, parentContext: default);
+        if (span is not null)
+        {
+            if (span.IsAllDataRequested)
+            {
+                Describe(span, engine, endpoint, connection, peer: true);
+                span.SetTag("netzlink.reconnect.attempt", round);
+                if (failure is null)
+                {
+                    span.SetTag("netzlink.reconnect.delay_ms", delayMs);
+                }
+                else
+                {
+                    span.SetTag("error.type", "reconnect_gave_up");
+                    span.SetStatus(ActivityStatusCode.Error, failure);
+                }
+            }
+
+            span.Stop();
+        }
+
+        Activity.Current = previous;
+    }
+
+    /// <summary>
     /// A message span (kind Producer for "send", Consumer for "receive"). A send is a child of
     /// the poster's current activity; a receive, on a shard thread, has no parent.
     /// </summary>

@@ -43,6 +43,16 @@ public interface IConnectionHandler
     void OnDisconnected(EngineShard shard, Connection connection, ConnectionEndReason reason, int lostBytes);
 
     /// <summary>
+    /// A client connection that ended will be connected again (<see cref="EngineOptions.Reconnect"/>):
+    /// round <paramref name="attempt"/> (from 1) starts after <paramref name="delay"/>. Then comes
+    /// <see cref="OnConnected"/> for the same connection, another OnReconnecting, or a final
+    /// <see cref="OnConnectFailed"/> when the policy gives up. The default does nothing.
+    /// </summary>
+    void OnReconnecting(EngineShard shard, Connection connection, int attempt, TimeSpan delay)
+    {
+    }
+
+    /// <summary>
     /// Called once per pass of the shard loop, after received data was dispatched: the place to send.
     /// An idle shard makes a pass when something wakes it; <see cref="StreamEngine.RequestPass"/>
     /// asks for one from outside, <see cref="EngineShard.WakeBy"/> from a handler.

@@ -18,6 +18,9 @@ internal enum GatedEvent
     SlowPeer,
     SendRefused,
     ReceivePaused,
+    Reconnecting,
+    ReconnectGaveUp,
+    IdleTimeout,
 }
 
 internal struct LogGate

@@ -87,7 +87,7 @@ public sealed class ServerEngine : StreamEngine
     private static EngineOptions Checked(EngineOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        options.Validate();
+        options.ThrowIfInvalid(server: true);
         EndpointTransports.EnsureSupported(options.Endpoints, "ServerEngine: Bind");
         foreach (string endpoint in options.Endpoints)
         {

@@ -19,4 +19,8 @@ internal struct ShardCounters
     public long PostsSent;
     public long PostsDroppedClosed;
     public long PostsDroppedStopped;
+    public long PostsDroppedDeadline;
+    public long Reconnects;
+    public long ReconnectsGaveUp;
+    public long IdleTimeouts;
 }

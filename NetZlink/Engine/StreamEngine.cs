@@ -102,7 +102,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         get
         {
             SendQueueCounters c = ReadSendQueueCounters();
-            return c.DroppedClosed + c.DroppedStopped;
+            return c.DroppedClosed + c.DroppedStopped + c.DroppedDrainDeadline;
         }
     }
 
@@ -171,7 +171,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <summary>Posting counters summed over shards now (see <see cref="SendQueueCounters"/>).</summary>
     public SendQueueCounters ReadSendQueueCounters()
     {
-        long accepted = 0, sent = 0, closed = 0, stopped = 0, held = 0;
+        long accepted = 0, sent = 0, closed = 0, stopped = 0, held = 0, deadline = 0, refused = 0;
         foreach (EngineShard shard in _shards)
         {
             // Accepted first: a frame counted as sent or dropped below was accepted before.
@@ -184,10 +184,12 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             sent += Volatile.Read(ref c.PostsSent);
             closed += Volatile.Read(ref c.PostsDroppedClosed);
             stopped += Volatile.Read(ref c.PostsDroppedStopped);
+            deadline += Volatile.Read(ref c.PostsDroppedDeadline);
+            refused += shard.RefusedDraining;
             held += shard.PostedBytesHeld;
         }
 
-        return new SendQueueCounters(accepted, sent, closed, stopped, held);
+        return new SendQueueCounters(accepted, sent, closed, stopped, held) { DroppedDrainDeadline = deadline, RefusedDraining = refused };
     }
 
     private EngineShard.PostStatus TryPostCore(Connection connection, ReadOnlySpan<byte> frame)
@@ -274,6 +276,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     public EngineCounters ReadCounters()
     {
         long connected = 0, failed = 0, timedOut = 0, packets = 0, bytesIn = 0, frames = 0, bytesOut = 0, queued = 0, protocol = 0, disconnects = 0, lost = 0, budget = 0;
+        long reconnects = 0, gaveUp = 0, idle = 0;
         foreach (EngineShard shard in _shards)
         {
             ref ShardCounters c = ref shard.Counters;
@@ -289,9 +292,17 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             disconnects += Volatile.Read(ref c.Disconnects);
             lost += Volatile.Read(ref c.LostPartialBytes);
             budget += Volatile.Read(ref c.ReceiveBudgetExceeded);
+            reconnects += Volatile.Read(ref c.Reconnects);
+            gaveUp += Volatile.Read(ref c.ReconnectsGaveUp);
+            idle += Volatile.Read(ref c.IdleTimeouts);
         }
 
-        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost, budget);
+        return new EngineCounters(connected, failed, timedOut, packets, bytesIn, frames, bytesOut, queued, protocol, disconnects, lost, budget)
+        {
+            Reconnects = reconnects,
+            ReconnectsGaveUp = gaveUp,
+            IdleTimeouts = idle,
+        };
     }
 
     /// <summary>errno → count of failed connect attempts (and other native errors the shards met).</summary>
@@ -351,6 +362,90 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     {
         RequestStop();
         return Volatile.Read(ref _started) == 0 ? Task.CompletedTask : _stopped.Task.WaitAsync(cancellationToken);
+    }
+
+    /// <summary>
+    /// Stops the engine gracefully within <paramref name="timeout"/>: intake stops at once
+    /// (<see cref="TrySend"/> and <see cref="SendAsync"/> return false, counted in
+    /// <see cref="SendQueueCounters.RefusedDraining"/>; a server unbinds and takes no new
+    /// connection; a client starts no connect or reconnect), every frame already accepted is
+    /// handed to the native socket, which flushes it to its connection before closing it (the
+    /// socket's LINGER becomes the time left), and then every shard stops as with
+    /// <see cref="StopAsync"/> (connections end with <see cref="ConnectionEndReason.EngineStopped"/>,
+    /// a channel's reader completes after the last event). Frames still held when the deadline
+    /// passes (or <paramref name="cancellationToken"/> fires) are counted as dropped
+    /// (<see cref="SendQueueCounters.DroppedDrainDeadline"/>), and frames for connections that
+    /// ended meanwhile as <see cref="SendQueueCounters.DroppedClosed"/>. Completes by the deadline
+    /// whatever happens (a shard stuck in a handler callback finishes on its own); completes at
+    /// once for an engine that was never started or has stopped. See docs/engine.md, "Draining".
+    /// </summary>
+    /// <param name="timeout">The deadline, from now; <see cref="Timeout.InfiniteTimeSpan"/> for none (then the socket's last flush takes at most 30 s).</param>
+    /// <param name="cancellationToken">Makes the deadline now when it fires (no exception: the drain ends as at its deadline).</param>
+    /// <returns>
+    /// True when every shard had flushed what it held and stopped before the deadline; false when
+    /// the deadline came first (frames may have been dropped, counted) or the engine had stopped
+    /// some other way.
+    /// </returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (and not infinite).</exception>
+    public async Task<bool> DrainAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
+    {
+        if (timeout < TimeSpan.Zero && timeout != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(timeout), timeout, "DrainAsync needs a timeout of zero or more, or Timeout.InfiniteTimeSpan.");
+        }
+
+        if (Volatile.Read(ref _started) == 0)
+        {
+            // Nothing was accepted, so nothing can be lost.
+            return true;
+        }
+
+        if (_stopped.Task.IsCompleted)
+        {
+            return false;
+        }
+
+        long start = System.Diagnostics.Stopwatch.GetTimestamp();
+        long deadline = timeout == Timeout.InfiniteTimeSpan
+            ? long.MaxValue
+            : start + (long)Math.Min(long.MaxValue / 4, timeout.TotalSeconds * System.Diagnostics.Stopwatch.Frequency);
+        if (Logger.IsEnabled(LogLevel.Information))
+        {
+            EngineLog.Draining(Logger, Name, timeout == Timeout.InfiniteTimeSpan ? -1 : timeout.TotalMilliseconds);
+        }
+
+        foreach (EngineShard shard in _shards)
+        {
+            shard.BeginDrain(deadline);
+        }
+
+        using CancellationTokenRegistration registration = cancellationToken.Register(
+            static state =>
+            {
+                foreach (EngineShard shard in (EngineShard[])state!)
+                {
+                    shard.DrainDeadlineNow();
+                }
+            },
+            _shards);
+        try
+        {
+            TimeSpan left = timeout == Timeout.InfiniteTimeSpan ? Timeout.InfiniteTimeSpan : timeout - System.Diagnostics.Stopwatch.GetElapsedTime(start);
+            await _stopped.Task.WaitAsync(left < TimeSpan.Zero && left != Timeout.InfiniteTimeSpan ? TimeSpan.Zero : left, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is TimeoutException or OperationCanceledException)
+        {
+            // The deadline passed (by this clock, perhaps a moment before a shard's): it is now for
+            // every shard, which stops at its next pass and counts what it held as dropped for it.
+            foreach (EngineShard shard in _shards)
+            {
+                shard.DrainDeadlineNow();
+            }
+
+            return false;
+        }
+
+        return _shards.All(s => s.DrainedInTime);
     }
 
     /// <summary>
@@ -638,6 +733,15 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             if (_options.Tls is { } tls)
             {
                 SetTls(socket, tls);
+            }
+
+            if (_options.TcpKeepalive is bool keepalive)
+            {
+                // The native STREAM socket sets these on every connection's TCP socket (tcp, tls, ws, wss).
+                SetInt(socket, (int)SocketOption.TcpKeepalive, keepalive ? 1 : 0, "TCP_KEEPALIVE");
+                SetInt(socket, (int)SocketOption.TcpKeepaliveIdle, _options.TcpKeepaliveIdle > 0 ? _options.TcpKeepaliveIdle : -1, "TCP_KEEPALIVE_IDLE");
+                SetInt(socket, (int)SocketOption.TcpKeepaliveInterval, _options.TcpKeepaliveInterval > 0 ? _options.TcpKeepaliveInterval : -1, "TCP_KEEPALIVE_INTVL");
+                SetInt(socket, (int)SocketOption.TcpKeepaliveCount, _options.TcpKeepaliveCount > 0 ? _options.TcpKeepaliveCount : -1, "TCP_KEEPALIVE_CNT");
             }
 
             ConfigureShardSocket(socket, shard);

@@ -23,14 +23,14 @@
  *
  * The COUNTS line, on stdout after the run: "COUNTS" then space-separated name=value
  * pairs, values never containing spaces, in this order:
- *   version=3
+ *   version=4
  *   scenario ccu size inflight warmup_s measure_s drain_timeout_s latency_sample_rate rate
  *       what was run (s0: ccu=1 inflight=1 latency_sample_rate=1; rate 0: closed loop)
  *   io=epoll|uring
  *       the I/O layer that ran (uring only when --io uring was asked for and not refused);
  *       a reader takes a line without it (older builds) as epoll
  *   connected connect_failed connect_timed_out disconnected sent_total received_total
- *   sent_measured received_measured in_flight gating_violations bad_echoes peer_closed
+ *   sent_measured received_measured in_flight gating_violation bad_echoes peer_closed
  *   protocol_errors lost late
  *       the counters NetZlink.Stress's stacks keep (its LoadTotals), at the end of the run
  *   drain_timeout=0|1 drain_wait=none|settle|drain|echo outstanding=N unsent=N
@@ -52,7 +52,9 @@
  *   Both lists are lowest first, each value cut to its 11 most significant bits (the lowest
  *   value of its HdrHistogram bucket at 3 significant digits, so the .NET side's histogram is
  *   the one it would have recorded from the raw values). Version 3 added the startup and
- *   first_n fields.
+ *   first_n fields; version 4 spells gating_violation as the result field does
+ *   (gating_violations before). NetZlink.Stress keeps the names in LimitEchoCounts.Names, and its
+ *   tests check this printf against them and against the result schema.
  *
  * --rate N (s2 only) is the open model of NetZlink.Stress (Scenarios/OpenSchedule.cs): N
  * packets a second over all connections, packet n of a sending phase due at its start +
@@ -1154,12 +1156,12 @@ static uint64_t since_start(const client_t *c, uint64_t t)
 static void print_counts(client_t *c)
 {
     const opts_t *o = c->o;
-    printf("COUNTS version=3 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
+    printf("COUNTS version=4 scenario=%s ccu=%d size=%d inflight=%d warmup_s=%g measure_s=%g drain_timeout_s=%g "
            "latency_sample_rate=%d rate=%.17g io=%s",
            o->scenario, c->ccu, o->size, c->inflight, o->warmup, o->measure, o->drain_timeout, c->sample_rate,
            c->open ? o->rate : 0.0, c->io->name);
     printf(" connected=%lld connect_failed=%lld connect_timed_out=%lld disconnected=%lld sent_total=%lld "
-           "received_total=%lld sent_measured=%lld received_measured=%lld in_flight=%lld gating_violations=%lld "
+           "received_total=%lld sent_measured=%lld received_measured=%lld in_flight=%lld gating_violation=%lld "
            "bad_echoes=%lld peer_closed=%lld protocol_errors=%lld lost=%lld late=%lld",
            (long long)c->connected, (long long)c->connect_fail, (long long)c->connect_timeout,
            (long long)c->disconnected, (long long)c->sent_total, (long long)c->recv_total,

@@ -42,12 +42,12 @@ for s in s0 s1 s2; do
   [ "$(echo "$out" | grep -c '^COUNTS ')" -eq 1 ] || fail "$s: not exactly one COUNTS line"
   ! echo "$out" | grep -q '^RESULT ' || fail "$s: limit_echo judges nothing, so prints no RESULT line"
   line=$(echo "$out" | grep '^COUNTS ')
-  [ "$(value version "$line")" = 3 ] || fail "$s: version"
+  [ "$(value version "$line")" = 4 ] || fail "$s: version"
   [ "$(value scenario "$line")" = $s ] || fail "$s: scenario"
   [ "$(value io "$line")" = "$io" ] || fail "$s: io= is not $io"
   want=20; [ $s = s0 ] && want=1
   [ "$(value connected "$line")" = $want ] || fail "$s: connected is not $want"
-  for zero in connect_failed connect_timed_out disconnected in_flight gating_violations bad_echoes peer_closed \
+  for zero in connect_failed connect_timed_out disconnected in_flight gating_violation bad_echoes peer_closed \
               protocol_errors lost late drain_timeout unsent interrupted rate; do
     [ "$(value $zero "$line")" = 0 ] || fail "$s: $zero is not 0"
   done

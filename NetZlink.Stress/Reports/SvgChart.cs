@@ -6,7 +6,7 @@ using System.Globalization;
 using System.Net;
 using System.Text;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>Draws the report's charts as SVG markup.</summary>
 internal static class SvgChart

@@ -2,10 +2,11 @@
 // font or link to anywhere) with the report's tables and three charts: s2 throughput per stack,
 // s2 latency percentiles per stack, and s2 throughput over time per stack.
 using System.Globalization;
+using NetZlink.Stress.Scenarios;
 using System.Net;
 using System.Text;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>Renders a <see cref="CompareReport"/> as HTML.</summary>
 internal static class HtmlReport

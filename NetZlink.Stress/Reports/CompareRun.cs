@@ -1,5 +1,5 @@
 // One (stack, scenario) run of a compare: what it wrote, or why it wrote nothing.
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>The outcome of one run.</summary>
 /// <param name="Stack">netzlink, dotnet or c-epoll.</param>

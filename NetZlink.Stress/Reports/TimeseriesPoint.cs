@@ -1,7 +1,7 @@
 // One row of a run's --timeseries-csv, and the reader of the file.
 using System.Globalization;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>The client's progress over one second.</summary>
 internal readonly record struct TimeseriesPoint(double Elapsed, string Phase, double SentPerSecond, double ReceivedPerSecond, long InFlight)

@@ -1,8 +1,9 @@
 // DIR/report.md: the comparison table for every stack and scenario, the ratios, and what failed.
 using System.Globalization;
+using NetZlink.Stress.Scenarios;
 using System.Text;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>Renders a <see cref="CompareReport"/> as Markdown.</summary>
 internal static class MarkdownReport

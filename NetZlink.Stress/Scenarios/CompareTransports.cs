@@ -3,11 +3,14 @@
 // other transports prefix it ("tls-s2", "ws-s2", "wss-s2"), which makes the row ids <stack>-tls-s2
 // and the folders DIR/<stack>/tls-s2. c-epoll and c-uring (limit_echo) speak tcp only, so they have no
 // tls, ws or wss runs at all.
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Scenarios;
 
 /// <summary>Names for --transports and the labels of per-transport runs.</summary>
 internal static class CompareTransports
 {
+    /// <summary>The label of s2 run as an open model beside the closed loop (compare --rate).</summary>
+    public const string OpenScenario = "s2-open";
+
     /// <summary>The default and, without --transports, the only one.</summary>
     public const string Tcp = "tcp";
 

@@ -2,7 +2,7 @@
 // both runs and a positive denominator; otherwise there is none (shown as "n/a", never as 0).
 using System.Globalization;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>Ratio math and formatting.</summary>
 internal static class Ratios

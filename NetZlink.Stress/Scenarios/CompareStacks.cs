@@ -1,8 +1,7 @@
 // The stacks `compare` runs side by side: the two .NET stacks of NetZlink.Stress and the C limit
 // rows, limit_echo on its two I/O layers.
-using NetZlink.Stress.Scenarios;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Scenarios;
 
 /// <summary>Names for --stacks.</summary>
 internal static class CompareStacks

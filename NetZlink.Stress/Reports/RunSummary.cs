@@ -4,7 +4,7 @@ using System.Globalization;
 using System.Text.Json;
 using NetZlink.Stress.Output;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>The fields of one summary.json object.</summary>
 internal sealed class RunSummary

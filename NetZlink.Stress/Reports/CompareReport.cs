@@ -2,7 +2,7 @@
 // ratios each row needs.
 using NetZlink.Stress.Scenarios;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>The runs of one compare and how to look them up.</summary>
 /// <param name="Settings">The scenario flags every run shared.</param>

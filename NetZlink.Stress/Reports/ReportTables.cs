@@ -4,7 +4,7 @@ using System.Globalization;
 using NetZlink.Stress.Output;
 using NetZlink.Stress.Scenarios;
 
-namespace NetZlink.Stress.Compare;
+namespace NetZlink.Stress.Reports;
 
 /// <summary>Builds the report's tables from a <see cref="CompareReport"/>.</summary>
 internal static class ReportTables
@@ -190,9 +190,9 @@ internal static class ReportTables
 
     /// <summary>What the s2-open rows are, when the compare has them (--rate); null otherwise.</summary>
     public static string? OpenModelNote(CompareReport report) =>
-        report.Scenarios.Any(s => CompareTransports.Split(s).Scenario == CompareCommandLine.OpenScenario)
+        report.Scenarios.Any(s => CompareTransports.Split(s).Scenario == CompareTransports.OpenScenario)
             ? string.Create(CultureInfo.InvariantCulture,
-                $"{CompareCommandLine.OpenScenario}: s2 as an open model at {report.Settings.Rate:0.###} packets/s over all connections (--rate): each packet leaves at its due time, --inflight stays a cap, and its latency counts from the due time, so a stall shows in the percentiles; late = measured packets the cap or a full send queue held past their due time. The other rows are closed-loop (rate 0). c-epoll's s2-open row is limit_echo --rate, the same schedule in C.")
+                $"{CompareTransports.OpenScenario}: s2 as an open model at {report.Settings.Rate:0.###} packets/s over all connections (--rate): each packet leaves at its due time, --inflight stays a cap, and its latency counts from the due time, so a stall shows in the percentiles; late = measured packets the cap or a full send queue held past their due time. The other rows are closed-loop (rate 0). c-epoll's s2-open row is limit_echo --rate, the same schedule in C.")
             : null;
 
     /// <summary>Runs that failed, with why (their reason, or what went wrong around them).</summary>
