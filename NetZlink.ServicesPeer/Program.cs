@@ -3,6 +3,8 @@
 //   registry <pub> <router> <heartbeat_timeout_ms> <broadcast_ms> <seconds> [peer_pub...]
 //   receiver <registry_router> <bind> <service> <weight> <seconds>
 //   gateway  <registry_pub> <service> <count> <seconds>
+//   spot     <registry_router> <registry_pub> <bind> <count> <seconds>
+//   bench-gateway <count> <size>, bench-spot <count> <size>: the figures (as the C peer's)
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;
@@ -11,11 +13,14 @@ using NetZlink.Services;
 
 try
 {
-    return args.Length == 0 ? Fail("usage: registry|receiver|gateway ...") : args[0] switch
+    return args.Length == 0 ? Fail("usage: registry|receiver|gateway|spot ...") : args[0] switch
     {
         "registry" => await Registry(args),
         "receiver" => await Receiver(args),
         "gateway" => await Gateway(args),
+        "spot" => await Spot(args),
+        "bench-gateway" => await BenchGateway(Int(args[1]), Int(args[2])),
+        "bench-spot" => await BenchSpot(Int(args[1]), Int(args[2])),
         _ => Fail("unknown role " + args[0]),
     };
 }
@@ -143,5 +148,298 @@ static async Task<int> Gateway(string[] a)
     }
 
     Console.WriteLine($"PASS gateway {seen.Count} replies in {clock.ElapsedMilliseconds} ms");
+    return 0;
+}
+
+// The SPOT role of zlink_services_peer.c: subscribes to net.exact, net.sync, net.end and net.pat:*, reports
+// SYNC and GOT; publishes ref.sync until "GO" on stdin, then the batch and ref.end.
+static async Task<int> Spot(string[] a)
+{
+    int count = Int(a[4]);
+    using var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(Int(a[5])));
+    using var context = new ZlinkContext();
+    await using var node = new ZlinkSpotNode(context, new SpotNodeOptions { HeartbeatInterval = TimeSpan.FromMilliseconds(100) });
+    node.Bind(a[3]);
+    await node.ConnectRegistryAsync(a[1]);
+    await node.RegisterAsync(cancellationToken: deadline.Token);
+    await using var discovery = new ZlinkDiscovery(context, ServiceType.Spot);
+    await discovery.ConnectRegistryAsync(a[2]);
+    await node.SetDiscoveryAsync(discovery);
+    using ZlinkSpotPublisher pub = node.CreatePublisher();
+    await using ZlinkSpotSubscriber sub = node.CreateSubscriber();
+    sub.Subscribe("net.exact");
+    sub.Subscribe("net.sync");
+    sub.Subscribe("net.end");
+    sub.SubscribePattern("net.pat:*");
+    Console.WriteLine($"READY spot {a[3]} on {ZlinkLibrary.LoadedFrom}");
+
+    long exact = 0, pattern = 0, other = 0;
+    bool ended = false;
+    Task reader = Task.Run(async () =>
+    {
+        bool synced = false;
+        await foreach (SpotMessage m in sub.Messages.ReadAllAsync(deadline.Token))
+        {
+            using (m)
+            {
+                string body = Encoding.UTF8.GetString(m[0]);
+                switch (m.Topic)
+                {
+                    case "net.sync":
+                        if (!synced)
+                        {
+                            synced = true;
+                            Console.WriteLine("SYNC");
+                        }
+
+                        break;
+                    case "net.end":
+                        ended = true;
+                        Console.WriteLine($"GOT exact={exact} pattern={pattern} other={other}");
+                        return;
+                    case "net.exact" when m.PartCount == 1 && body == $"e-{exact}":
+                        exact++;
+                        break;
+                    case var t when t == $"net.pat:{pattern}" && m.PartCount == 1 && body == $"p-{pattern}":
+                        pattern++;
+                        break;
+                    default:
+                        Console.WriteLine($"OTHER {m.Topic} {body}");
+                        other++;
+                        break;
+                }
+            }
+        }
+    });
+
+    using var go = new CancellationTokenSource();
+    Task syncing = Task.Run(async () =>
+    {
+        while (!go.IsCancellationRequested)
+        {
+            pub.Publish("ref.sync", "sync"u8);
+            await Task.Delay(20, CancellationToken.None);
+        }
+    });
+
+    while (await Console.In.ReadLineAsync(deadline.Token) is { } line)
+    {
+        if (line == "GO" && !go.IsCancellationRequested)
+        {
+            await go.CancelAsync();
+            await syncing;
+            for (int i = 0; i < count; i++)
+            {
+                pub.Publish("ref.exact", Encoding.UTF8.GetBytes($"e-{i}"));
+                pub.Publish($"ref.pat:{i}", Encoding.UTF8.GetBytes($"p-{i}"));
+                pub.Publish("ref.nope", Encoding.UTF8.GetBytes($"x-{i}"));
+            }
+
+            pub.Publish("ref.end", "end"u8);
+            Console.WriteLine($"SENT {count}");
+        }
+    }
+
+    await go.CancelAsync();
+    await syncing;
+    await Task.WhenAny(reader, Task.Delay(2000, CancellationToken.None));
+    if (!Volatile.Read(ref ended) || exact != count || pattern != count || other != 0)
+    {
+        return Fail($"spot got exact={exact} pattern={pattern} other={other} of {count} (end {(ended ? "seen" : "not seen")})");
+    }
+
+    await reader;
+    if (node.RefusedMessages != 0)
+    {
+        return Fail($"spot node refused {node.RefusedMessages}: {node.LastRefusal}");
+    }
+
+    Console.WriteLine("PASS spot");
+    return 0;
+}
+
+static string Result(string shape, double rate, List<double> rttUs)
+{
+    rttUs.Sort();
+    return string.Create(CultureInfo.InvariantCulture,
+        $"RESULT {shape} msgs_per_s={rate:F0} rtt_p50_us={rttUs[rttUs.Count / 2]:F1} rtt_p99_us={rttUs[rttUs.Count * 99 / 100]:F1}");
+}
+
+// As run_bench_gateway in zlink_services_peer.c: registry, echo receiver, discovery + gateway in
+// one process; <count> requests with up to 256 in flight, then 2,000 one at a time.
+static async Task<int> BenchGateway(int count, int size)
+{
+    using var context = new ZlinkContext();
+    await using var registry = new ZlinkRegistry(context, new RegistryOptions { PubEndpoint = "tcp://127.0.0.1:*", RouterEndpoint = "tcp://127.0.0.1:*" });
+    await using var receiver = new ZlinkReceiver(context);
+    receiver.Bind("tcp://127.0.0.1:*");
+    await receiver.ConnectRegistryAsync(registry.RouterEndpoint);
+    await receiver.RegisterAsync("bench");
+    using var stop = new CancellationTokenSource();
+    Task echo = Task.Run(async () =>
+    {
+        try
+        {
+            await foreach (ServiceMessage m in receiver.Requests.ReadAllAsync(stop.Token))
+            {
+                using (m)
+                {
+                    receiver.Send(m.Peer, m[0]);
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    });
+    await using var discovery = new ZlinkDiscovery(context);
+    await discovery.ConnectRegistryAsync(registry.PubEndpoint);
+    await using var gateway = new ZlinkGateway(context, discovery);
+    byte[] payload = new byte[size];
+    Array.Fill(payload, (byte)'x');
+    for (int i = 0; i < 100; i++)
+    {
+        await gateway.SendAsync("bench", payload);
+        (await gateway.ReceiveAsync()).Dispose();
+    }
+
+    var clock = Stopwatch.StartNew();
+    int sent = 0, got = 0;
+    while (got < count)
+    {
+        while (sent < count && sent - got < 256)
+        {
+            await gateway.SendAsync("bench", payload);
+            sent++;
+        }
+
+        (await gateway.ReceiveAsync()).Dispose();
+        got++;
+    }
+
+    double rate = count / clock.Elapsed.TotalSeconds;
+    var rtt = new List<double>(2000);
+    for (int i = 0; i < 2000; i++)
+    {
+        long t0 = Stopwatch.GetTimestamp();
+        await gateway.SendAsync("bench", payload);
+        (await gateway.ReceiveAsync()).Dispose();
+        rtt.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+    }
+
+    Console.WriteLine(Result("gateway", rate, rtt));
+    await stop.CancelAsync();
+    await echo;
+    return 0;
+}
+
+// As run_bench_spot: two nodes, A's PUB to B's SUB; <count> publishes received by a task on B,
+// then 2,000 ping-pongs through B.
+static async Task<int> BenchSpot(int count, int size)
+{
+    using var context = new ZlinkContext();
+    var options = new SpotNodeOptions { PublishHighWaterMark = 0, SubscribeHighWaterMark = 0, SubscriberCapacity = count + 1000 };
+    await using var a = new ZlinkSpotNode(context, options);
+    await using var b = new ZlinkSpotNode(context, options);
+    a.Bind("tcp://127.0.0.1:*");
+    b.Bind("tcp://127.0.0.1:*");
+    await b.ConnectPeerAsync(a.BoundEndpoint!);
+    await a.ConnectPeerAsync(b.BoundEndpoint!);
+    using ZlinkSpotPublisher apub = a.CreatePublisher();
+    using ZlinkSpotPublisher bpub = b.CreatePublisher();
+    await using ZlinkSpotSubscriber bsub = b.CreateSubscriber();
+    await using ZlinkSpotSubscriber asub = a.CreateSubscriber();
+    bsub.Subscribe("bench");
+    bsub.Subscribe("ping");
+    asub.Subscribe("pong");
+    long received = 0;
+    using var stop = new CancellationTokenSource();
+    Task consumer = Task.Run(async () =>
+    {
+        try
+        {
+            await foreach (SpotMessage m in bsub.Messages.ReadAllAsync(stop.Token))
+            {
+                using (m)
+                {
+                    if (m.Topic == "ping")
+                    {
+                        bpub.Publish("pong", m[0]);
+                    }
+                    else
+                    {
+                        Interlocked.Increment(ref received);
+                    }
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    });
+    byte[] payload = new byte[size];
+    Array.Fill(payload, (byte)'x');
+    while (Interlocked.Read(ref received) == 0)
+    {
+        apub.Publish("bench", payload);
+        await Task.Delay(10);
+    }
+
+    await Task.Delay(100);
+    long start = Interlocked.Read(ref received);
+    var clock = Stopwatch.StartNew();
+    for (int i = 0; i < count; i++)
+    {
+        apub.Publish("bench", payload);
+    }
+
+    while (Interlocked.Read(ref received) < start + count)
+    {
+        if (clock.Elapsed > TimeSpan.FromSeconds(60))
+        {
+            return Fail($"spot bench: {Interlocked.Read(ref received) - start} of {count} arrived");
+        }
+
+        await Task.Delay(1);
+    }
+
+    double rate = count / clock.Elapsed.TotalSeconds;
+    var rtt = new List<double>(2000);
+    // The first ping waits for the pong subscription to reach B.
+    using (var first = new CancellationTokenSource(TimeSpan.FromSeconds(30)))
+    {
+        while (true)
+        {
+            apub.Publish("ping", payload);
+            using var poll = CancellationTokenSource.CreateLinkedTokenSource(first.Token);
+            poll.CancelAfter(50);
+            try
+            {
+                (await asub.ReceiveAsync(poll.Token)).Dispose();
+                break;
+            }
+            catch (OperationCanceledException) when (!first.IsCancellationRequested)
+            {
+            }
+        }
+    }
+
+    await Task.Delay(100);
+    while (asub.Messages.TryRead(out SpotMessage extra))
+    {
+        extra.Dispose();
+    }
+
+    for (int i = 0; i < 2000; i++)
+    {
+        long t0 = Stopwatch.GetTimestamp();
+        apub.Publish("ping", payload);
+        (await asub.ReceiveAsync()).Dispose();
+        rtt.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+    }
+
+    Console.WriteLine(Result("spot", rate, rtt));
+    await stop.CancelAsync();
+    await consumer;
     return 0;
 }

@@ -135,6 +135,13 @@ public sealed class ServiceInteropTests
             }
         }
 
+        /// <summary>Writes a line to the peer's stdin.</summary>
+        public async Task WriteLineAsync(string line)
+        {
+            await _process.StandardInput.WriteLineAsync(line);
+            await _process.StandardInput.FlushAsync();
+        }
+
         /// <summary>Closes stdin (the end signal) and checks the peer passed.</summary>
         public async Task<string> FinishAsync()
         {
@@ -294,5 +301,139 @@ public sealed class ServiceInteropTests
         await zreceiver.FinishAsync();
         await theirs.FinishAsync();
         Assert.That(ours.RefusedMessages, Is.Zero, ours.LastRefusal);
+    }
+
+    /// <summary>A NetZlink SPOT node and the peer's SPOT node, registered in one registry (ours or
+    /// the peer's kind), find each other through discovery and exchange exact and pattern topics
+    /// both ways: every matching message once and in order, nothing unsubscribed.</summary>
+    [TestCase("zlink", "ours")]
+    [TestCase("zlink", "theirs")]
+    [TestCase("managed", "ours")]
+    [TestCase("managed", "theirs")]
+    public async Task A_NetZlink_spot_node_and_a_zlink_spot_node_exchange_topics_both_ways(string kind, string registryKind)
+    {
+        const int count = 200;
+        using var context = new ZlinkContext();
+        ZlinkRegistry? ours = null;
+        Peer? theirs = null;
+        string router, pub;
+        if (registryKind == "ours")
+        {
+            ours = new ZlinkRegistry(context, ServiceRoundTripTests.FastRegistry());
+            (router, pub) = (ours.RouterEndpoint, ours.PubEndpoint);
+        }
+        else
+        {
+            (pub, router) = (FreeTcp(), FreeTcp());
+            theirs = new Peer(kind, "registry", pub, router, "2000", "300", "60");
+            await theirs.LineAsync("READY");
+        }
+
+        try
+        {
+            await using var peer = new Peer(kind, "spot", router, pub, FreeTcp(), count.ToString(System.Globalization.CultureInfo.InvariantCulture), "60");
+            await peer.LineAsync("READY");
+            await using var node = new ZlinkSpotNode(context, SpotTests.FastNode());
+            node.Bind("tcp://127.0.0.1:*");
+            await node.ConnectRegistryAsync(router);
+            await node.RegisterAsync(cancellationToken: Wait.Token);
+            await using var discovery = new ZlinkDiscovery(context, ServiceType.Spot);
+            await discovery.ConnectRegistryAsync(pub);
+            await node.SetDiscoveryAsync(discovery);
+            await using ZlinkSpotSubscriber sub = node.CreateSubscriber();
+            sub.Subscribe("ref.exact");
+            sub.Subscribe("ref.sync");
+            sub.Subscribe("ref.end");
+            sub.SubscribePattern("ref.pat:*");
+            using ZlinkSpotPublisher publisher = node.CreatePublisher();
+
+            // NetZlink to the peer: probe until its subscriptions reached us, then the batch.
+            using (var synced = new CancellationTokenSource())
+            {
+                Task probing = Task.Run(async () =>
+                {
+                    while (!synced.IsCancellationRequested)
+                    {
+                        publisher.Publish("net.sync", "sync"u8);
+                        await Task.Delay(20, CancellationToken.None);
+                    }
+                });
+                await peer.LineAsync("SYNC");
+                await synced.CancelAsync();
+                await probing;
+            }
+
+            for (int i = 0; i < count; i++)
+            {
+                publisher.Publish("net.exact", System.Text.Encoding.UTF8.GetBytes($"e-{i}"));
+                publisher.Publish($"net.pat:{i}", System.Text.Encoding.UTF8.GetBytes($"p-{i}"));
+                publisher.Publish("net.nope", System.Text.Encoding.UTF8.GetBytes($"x-{i}"));
+            }
+
+            publisher.Publish("net.end", "end"u8);
+            TestContext.Out.WriteLine($"published {count} x 3 and net.end; peers {string.Join(',', node.Peers)}");
+            Assert.That(await peer.LineAsync("GOT"), Is.EqualTo($"GOT exact={count} pattern={count} other=0"));
+
+            // The peer to NetZlink: its probes arrive once our subscriptions reached it; then GO.
+            while (true)
+            {
+                using SpotMessage m = await sub.ReceiveAsync(Wait.Token);
+                if (m.Topic == "ref.sync")
+                {
+                    break;
+                }
+            }
+
+            await peer.WriteLineAsync("GO");
+            int exact = 0, pattern = 0, other = 0;
+            while (true)
+            {
+                using SpotMessage m = await sub.ReceiveAsync(Wait.Token);
+                string body = System.Text.Encoding.UTF8.GetString(m[0]);
+                if (m.Topic == "ref.end")
+                {
+                    break;
+                }
+
+                if (m.Topic == "ref.sync")
+                {
+                    continue;
+                }
+
+                if (m.Topic == "ref.exact" && body == $"e-{exact}")
+                {
+                    exact++;
+                }
+                else if (m.Topic == $"ref.pat:{pattern}" && body == $"p-{pattern}")
+                {
+                    pattern++;
+                }
+                else
+                {
+                    TestContext.Out.WriteLine($"unexpected {m.Topic} {body}");
+                    other++;
+                }
+            }
+
+            Assert.That((exact, pattern, other), Is.EqualTo((count, count, 0)), "from the peer: every match once, in order, nothing else");
+            IReadOnlyList<ReceiverInfo> nodes = discovery.GetReceivers(ZlinkSpotNode.DefaultServiceName);
+            Assert.That(nodes, Has.Count.EqualTo(2), "both nodes listed as SPOT services");
+            Assert.That(nodes.Select(n => n.RoutingId.Length), Is.All.EqualTo(4), "SPOT node ids are 4 bytes");
+            await peer.FinishAsync();
+            Assert.That(node.RefusedMessages + discovery.RefusedMessages, Is.Zero, node.LastRefusal ?? discovery.LastRefusal);
+        }
+        finally
+        {
+            if (ours is not null)
+            {
+                await ours.DisposeAsync();
+            }
+
+            if (theirs is not null)
+            {
+                await theirs.FinishAsync();
+                await theirs.DisposeAsync();
+            }
+        }
     }
 }

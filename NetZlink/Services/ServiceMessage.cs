@@ -112,6 +112,19 @@ public sealed class ServiceMessage : IDisposable
         return m;
     }
 
+    /// <summary>A copy in buffers of its own (a SPOT message that goes to several subscribers).</summary>
+    internal ServiceMessage Clone()
+    {
+        ThrowIfDisposed();
+        ServiceMessage copy = Rent(Service, Peer);
+        for (int i = 0; i < _parts; i++)
+        {
+            copy.AddPart(this[i]);
+        }
+
+        return copy;
+    }
+
     internal void AddPart(ReadOnlySpan<byte> part)
     {
         if (_length + part.Length > _data.Length)

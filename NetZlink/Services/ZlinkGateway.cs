@@ -10,6 +10,18 @@ public sealed class GatewayOptions
     /// <summary>How long a send waits for room at a receiver whose queue is full (high-water mark
     /// 1,000,000 messages, as zlink) before it counts as not sent (1 s).</summary>
     public TimeSpan SendPatience { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The PEM file of the CAs a receiver's certificate is verified against on
+    /// <c>tls://</c> and <c>wss://</c> endpoints (zlink_gateway_set_tls_client's <c>ca_cert</c>).
+    /// Null (and <see cref="TlsTrustSystem"/> false): no TLS.</summary>
+    public string? TlsCaFile { get; set; }
+
+    /// <summary>The name checked against the receivers' certificates and sent as SNI
+    /// (zlink_gateway_set_tls_client's <c>hostname</c>).</summary>
+    public string? TlsHostname { get; set; }
+
+    /// <summary>Also trust the system's CA store (zlink_gateway_set_tls_client's <c>trust_system</c>).</summary>
+    public bool TlsTrustSystem { get; set; }
 }
 
 /// <summary>
@@ -44,6 +56,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         }
 
         ZlinkRegistry.Positive(options.SendPatience, nameof(options.SendPatience));
+        ServiceTls.CheckClient(options.TlsCaFile, options.TlsHostname, options.TlsTrustSystem, nameof(options));
         _worker = new Worker(context, discovery, options);
     }
 
@@ -207,6 +220,8 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
                 Router.Socket.SetOption(SocketOption.RoutingId, RoutingIdBytes);
             }
 
+            // zlink_gateway_set_tls_client: before the ROUTER connects to any receiver.
+            ServiceTls.ApplyClient(Router.Socket, options.TlsCaFile, options.TlsHostname, options.TlsTrustSystem);
             _observer = service => Post(() => Refresh(service));
             discovery.AddObserver(_observer);
             StartThread();

@@ -12,6 +12,14 @@ public sealed class ReceiverOptions
 
     /// <summary>How often each registration is renewed with a HEARTBEAT (5 s).</summary>
     public TimeSpan HeartbeatInterval { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>The PEM certificate (chain) file the ROUTER presents to gateways over <c>tls://</c>
+    /// or <c>wss://</c> (zlink_receiver_set_tls_server's <c>cert</c>); set with
+    /// <see cref="TlsKeyFile"/> before <see cref="ZlinkReceiver.Bind"/>. Null: no TLS.</summary>
+    public string? TlsCertificateFile { get; set; }
+
+    /// <summary>The PEM private key file of <see cref="TlsCertificateFile"/> (zlink_receiver_set_tls_server's <c>key</c>).</summary>
+    public string? TlsKeyFile { get; set; }
 }
 
 /// <summary>
@@ -38,14 +46,15 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
             throw new ArgumentException($"a routing id has 1 to {ServiceProtocol.MaxRoutingIdLength} bytes, not {rid.Length}", nameof(options));
         }
 
-        _worker = new Worker(context, options);
+        ServiceTls.CheckServer(options.TlsCertificateFile, options.TlsKeyFile, nameof(options));
+        _worker = new Worker(context, options, options.RoutingId is { } id ? (byte[])id.Clone() : Worker.NewRoutingId());
     }
 
     /// <summary>The routing id of the receiver's ROUTER: what registries list and gateways address.</summary>
     public RoutingId RoutingId => new(_worker.RoutingIdBytes);
 
     /// <summary>The last endpoint bound (with the port a <c>*</c> took).</summary>
-    public string? BoundEndpoint => _worker.BoundEndpoint;
+    public string? BoundEndpoint => _worker.Bound;
 
     /// <summary>Requests as a stream (the same queue <see cref="ReceiveAsync"/> reads). Dispose each.</summary>
     public ChannelReader<ServiceMessage> Requests => _worker.Router.Incoming;
@@ -179,29 +188,14 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
         }
     }
 
-    private sealed class Registration
+    private sealed class Worker : RegisteringWorker
     {
-        public required string Endpoint;
-        public uint Weight;
-    }
-
-    private sealed class Worker : ServiceWorker
-    {
-        private readonly long _heartbeatMs;
-        private readonly Dictionary<string, Registration> _registrations = new(StringComparer.Ordinal);
-        private readonly Queue<(string What, TaskCompletionSource<RegisterAckMessage> Done)> _awaitingAck = new();
-        private readonly List<byte[]> _frames = [];
-        private ZlinkSocket? _dealer;
-        private string? _registryEndpoint;
-        private long _nextHeartbeat;
         private volatile string? _bound;
 
-        public Worker(ZlinkContext context, ReceiverOptions options)
-            : base(context, "zlink receiver")
+        public Worker(ZlinkContext context, ReceiverOptions options, byte[] routingId)
+            : base(context, "zlink receiver", ServiceType.Gateway, options.HeartbeatInterval, routingId)
         {
-            _heartbeatMs = (long)options.HeartbeatInterval.TotalMilliseconds;
             Router = new SharedRouter(context, static _ => "");
-            RoutingIdBytes = options.RoutingId is { } id ? (byte[])id.Clone() : NewRoutingId();
             try
             {
                 Router.Socket.SetOption(SocketOption.RoutingId, RoutingIdBytes);
@@ -213,18 +207,19 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
                 Router.Socket.SetOption(SocketOption.RoutingId, RoutingIdBytes);
             }
 
+            // zlink_receiver_set_tls_server: the ROUTER gateways connect to serves TLS.
+            ServiceTls.ApplyServer(Router.Socket, options.TlsCertificateFile, options.TlsKeyFile);
+
             StartThread();
         }
 
         public SharedRouter Router { get; }
 
-        public byte[] RoutingIdBytes { get; }
+        protected override string? BoundEndpoint => _bound;
 
-        public string? BoundEndpoint => _bound;
+        public string? Bound => _bound;
 
-        protected override int TickMilliseconds => (int)Math.Clamp(_heartbeatMs / 2, 5, 100);
-
-        private static byte[] NewRoutingId()
+        internal static byte[] NewRoutingId()
         {
             var id = new byte[5];
             uint r = (uint)Random.Shared.NextInt64(1, uint.MaxValue);
@@ -239,140 +234,6 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
             {
                 Router.Socket.Bind(endpoint);
                 _bound = Router.Socket.LastEndpoint;
-            }
-        }
-
-        public Task<bool> ConnectRegistryAsync(string endpoint) => InvokeAsync(() =>
-        {
-            _dealer?.Dispose();
-            _dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
-            _dealer.SetOption(SocketOption.RoutingId, RoutingIdBytes);
-            _dealer.Connect(endpoint);
-            _registryEndpoint = endpoint;
-            FailAwaiting(new ServiceRegistrationException($"the registry connection was replaced by one to {endpoint}"));
-            PollSetChanged();
-            return true;
-        });
-
-        private string Advertised(string? advertise)
-        {
-            if (!string.IsNullOrEmpty(advertise))
-            {
-                return advertise;
-            }
-
-            string bound = _bound ?? throw new InvalidOperationException("RegisterAsync without an advertised endpoint needs Bind first");
-            const string tcp = "tcp://";
-            if (bound.StartsWith(tcp, StringComparison.Ordinal))
-            {
-                int colon = bound.LastIndexOf(':');
-                string host = bound[tcp.Length..colon];
-                if (host is "*" or "0.0.0.0")
-                {
-                    return tcp + "127.0.0.1" + bound[colon..];
-                }
-            }
-
-            return bound;
-        }
-
-        public async Task RegisterAsync(string service, string? advertise, uint weight, CancellationToken cancellationToken)
-        {
-            string endpoint = Advertised(advertise);
-            ReceiverOptionsCheck(endpoint);
-            Task<RegisterAckMessage> ack = await InvokeAsync(() =>
-            {
-                Task<RegisterAckMessage> t = SendExpectingAck($"REGISTER {service} at {endpoint}",
-                    ServiceProtocol.EncodeRegistryRequest(ServiceProtocol.Register, ServiceType.Gateway, service, endpoint, weight));
-                _registrations[service] = new Registration { Endpoint = endpoint, Weight = weight };
-                _nextHeartbeat = NowMs + _heartbeatMs;
-                return t;
-            }).ConfigureAwait(false);
-            RegisterAckMessage answer = await ack.WaitAsync(cancellationToken).ConfigureAwait(false);
-            if (answer.Status != 0)
-            {
-                await InvokeAsync(() => _registrations.Remove(service)).ConfigureAwait(false);
-                throw new ServiceRegistrationException(answer.Status, answer.Error, $"REGISTER {service} at {endpoint} refused");
-            }
-        }
-
-        private static void ReceiverOptionsCheck(string endpoint) => CheckText(endpoint, "advertiseEndpoint");
-
-        public async Task UpdateWeightAsync(string service, uint weight, CancellationToken cancellationToken)
-        {
-            Task<RegisterAckMessage> ack = await InvokeAsync(() =>
-            {
-                if (!_registrations.TryGetValue(service, out Registration? r))
-                {
-                    throw new InvalidOperationException($"service {service} is not registered by this receiver");
-                }
-
-                r.Weight = weight;
-                return SendExpectingAck($"UPDATE_WEIGHT {service}",
-                    ServiceProtocol.EncodeRegistryRequest(ServiceProtocol.UpdateWeight, ServiceType.Gateway, service, r.Endpoint, weight));
-            }).ConfigureAwait(false);
-            RegisterAckMessage answer = await ack.WaitAsync(cancellationToken).ConfigureAwait(false);
-            if (answer.Status != 0)
-            {
-                throw new ServiceRegistrationException(answer.Status, answer.Error, $"UPDATE_WEIGHT {service} refused");
-            }
-        }
-
-        public Task<bool> UnregisterAsync(string service) => InvokeAsync(() =>
-        {
-            if (!_registrations.Remove(service, out Registration? r))
-            {
-                throw new InvalidOperationException($"service {service} is not registered by this receiver");
-            }
-
-            if (!TrySendMultipart(Dealer(), ServiceProtocol.EncodeRegistryRequest(ServiceProtocol.Unregister, ServiceType.Gateway, service, r.Endpoint, null)))
-            {
-                throw new InvalidOperationException($"UNREGISTER {service} not sent: the registry connection is full or not up");
-            }
-
-            return true;
-        });
-
-        private ZlinkSocket Dealer() => _dealer ?? throw new InvalidOperationException("connect to a registry first (ConnectRegistryAsync)");
-
-        private Task<RegisterAckMessage> SendExpectingAck(string what, List<byte[]> frames)
-        {
-            var done = new TaskCompletionSource<RegisterAckMessage>(TaskCreationOptions.RunContinuationsAsynchronously);
-            if (!TrySendMultipart(Dealer(), frames))
-            {
-                throw new InvalidOperationException($"{what} not sent: the registry connection is full or not up");
-            }
-
-            _awaitingAck.Enqueue((what, done));
-            return done.Task;
-        }
-
-        /// <summary>Sends a whole message without waiting: false when its first frame is refused
-        /// (the library then takes the rest once it took the first).</summary>
-        internal static bool TrySendMultipart(ZlinkSocket socket, List<byte[]> frames)
-        {
-            for (int i = 0; i < frames.Count; i++)
-            {
-                bool last = i + 1 == frames.Count;
-                if (!socket.TrySend(frames[i], last ? SendFlags.None : SendFlags.SendMore))
-                {
-                    if (i == 0)
-                    {
-                        return false;
-                    }
-
-                    throw new InvalidOperationException($"frame {i} of a control message refused after its first was taken");
-                }
-            }
-
-            return true;
-        }
-
-        private void FailAwaiting(Exception e)
-        {
-            while (_awaitingAck.TryDequeue(out var a))
-            {
-                a.Done.TrySetException(e);
             }
         }
 
@@ -394,30 +255,13 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
             }
         }
 
-        protected override void AddPollItems(ZlinkPoller poller)
-        {
-            poller.Add(Router.FileDescriptor, PollEvents.PollIn); // 1
-            if (_dealer is not null)
-            {
-                poller.Add(_dealer, PollEvents.PollIn); // 2
-            }
-        }
+        protected override void AddOwnPollItems(ZlinkPoller poller) => poller.Add(Router.FileDescriptor, PollEvents.PollIn); // 1
 
-        protected override void OnPolled(ZlinkPoller poller)
+        protected override void OnOwnPolled(ZlinkPoller poller)
         {
             if ((poller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
             {
                 DrainRouter();
-            }
-
-            if (_dealer is not null && poller.Count > 2 && (poller.GetReturnedEvents(2) & PollEvents.PollIn) != 0)
-            {
-                _frames.Clear();
-                while (_dealer.TryReceiveMultipart(_frames))
-                {
-                    HandleAck();
-                    _frames.Clear();
-                }
             }
         }
 
@@ -432,50 +276,10 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
             }
         }
 
-        private void HandleAck()
-        {
-            if (!TryDecode(ServiceProtocol.DecodeRegisterAck, _frames, out RegisterAckMessage ack))
-            {
-                return;
-            }
+        // The descriptor is edge-like: look again every tick so nothing waits on a lost edge.
+        protected override void OnOwnTick(long nowMs) => DrainRouter();
 
-            if (_awaitingAck.TryDequeue(out var waiting))
-            {
-                waiting.Done.TrySetResult(ack);
-            }
-            else
-            {
-                Refuse($"REGISTER_ACK (status {ack.Status}) that answers nothing sent");
-            }
-        }
-
-        protected override void OnTick(long nowMs)
-        {
-            // The descriptor is edge-like: look again every tick so nothing waits on a lost edge.
-            DrainRouter();
-            if (_dealer is null || _registrations.Count == 0 || nowMs < _nextHeartbeat)
-            {
-                return;
-            }
-
-            foreach (var (service, r) in _registrations)
-            {
-                // A registry connection that cannot take it now misses one heartbeat, not the worker's time.
-                if (!TrySendMultipart(_dealer, ServiceProtocol.EncodeRegistryRequest(ServiceProtocol.Heartbeat, ServiceType.Gateway, service, r.Endpoint, null)))
-                {
-                    Refuse($"HEARTBEAT {service} not sent: the registry connection is full or not up");
-                }
-            }
-
-            _nextHeartbeat = nowMs + _heartbeatMs;
-        }
-
-        protected override void OnStopped()
-        {
-            FailAwaiting(new ObjectDisposedException(nameof(ZlinkReceiver)));
-            _dealer?.Dispose();
-            Router.Complete();
-        }
+        protected override void OnOwnStopped() => Router.Complete();
 
         protected override void DisposeShared() => Router.Dispose();
     }

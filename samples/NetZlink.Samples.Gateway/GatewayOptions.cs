@@ -3,7 +3,7 @@ using Microsoft.Extensions.Options;
 
 namespace NetZlink.Samples.Gateway;
 
-/// <summary>Where the gateway listens and where it forwards.</summary>
+/// <summary>Where the gateway listens and how it finds its backends.</summary>
 public sealed class GatewayOptions
 {
     /// <summary>The configuration section these settings are read from.</summary>
@@ -12,21 +12,24 @@ public sealed class GatewayOptions
     /// <summary>The ROUTER endpoint clients send requests to (<c>tcp://127.0.0.1:*</c> picks a free port).</summary>
     public string FrontendEndpoint { get; set; } = "tcp://127.0.0.1:5570";
 
-    /// <summary>The STREAM backend each request is forwarded to, length-prefixed (an echo server, for example).</summary>
-    public string BackendEndpoint { get; set; } = "tcp://127.0.0.1:27110";
+    /// <summary>The publish endpoint of the registry the backends register with (a ZlinkDiscovery follows it).</summary>
+    public string RegistryEndpoint { get; set; } = "tcp://127.0.0.1:5550";
 
-    /// <summary>How long one request may wait for the backend before the client gets an error reply.</summary>
+    /// <summary>The service name the backends register under.</summary>
+    public string Service { get; set; } = "echo";
+
+    /// <summary>How long one request may wait for the backends (all its tries) before the client gets an error reply.</summary>
     public TimeSpan BackendTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>How long one try waits for its answer before the request is sent again (to the next
+    /// backend: a backend that died with the request is not asked again once discovery drops it).</summary>
+    public TimeSpan AttemptTimeout { get; set; } = TimeSpan.FromSeconds(1);
 
     /// <summary>The largest request body accepted, in bytes (the ROUTER drops a client that sends a larger message).</summary>
     public int MaxRequestBytes { get; set; } = 64 * 1024;
 
-    /// <summary>
-    /// The largest MaxRequestBytes: a request goes to the backend as one length-prefixed packet, and
-    /// the engine sends and receives packets up to EngineOptions.MaxPacketSize, header included
-    /// (docs/engine.md, "Frame sizes": the posting capacity bounds what is held, not one packet).
-    /// </summary>
-    public static int RequestLimit => new NetZlink.Engine.EngineOptions().MaxPacketSize - 4;
+    /// <summary>The largest MaxRequestBytes (16 MiB): a request is held whole until it is answered.</summary>
+    public static int RequestLimit => 16 * 1024 * 1024;
 
     /// <summary>Null when the "Gateway" section of <paramref name="configuration"/> reads and checks; else what is wrong.</summary>
     public static string? ReadProblem(IConfiguration configuration)
@@ -46,14 +49,19 @@ public sealed class GatewayOptions
     /// <summary>Null when the settings are usable, else what is wrong.</summary>
     public string? Validate()
     {
-        if (string.IsNullOrWhiteSpace(FrontendEndpoint) || string.IsNullOrWhiteSpace(BackendEndpoint))
+        if (string.IsNullOrWhiteSpace(FrontendEndpoint) || string.IsNullOrWhiteSpace(RegistryEndpoint) || string.IsNullOrWhiteSpace(Service))
         {
-            return "Gateway:FrontendEndpoint and Gateway:BackendEndpoint must be set";
+            return "Gateway:FrontendEndpoint, Gateway:RegistryEndpoint and Gateway:Service must be set";
         }
 
         if (BackendTimeout <= TimeSpan.Zero)
         {
             return $"Gateway:BackendTimeout must be positive (is {BackendTimeout})";
+        }
+
+        if (AttemptTimeout <= TimeSpan.Zero || AttemptTimeout > BackendTimeout)
+        {
+            return $"Gateway:AttemptTimeout must be positive and at most Gateway:BackendTimeout (is {AttemptTimeout})";
         }
 
         return MaxRequestBytes < 1 || MaxRequestBytes > RequestLimit ? $"Gateway:MaxRequestBytes must be 1..{RequestLimit} (is {MaxRequestBytes})" : null;

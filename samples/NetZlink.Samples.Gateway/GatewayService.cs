@@ -1,7 +1,7 @@
 // The service: a ROUTER socket takes requests ([client identity][empty delimiter, when the client
-// sends one][body]) with the async binding; each request is forwarded to the backend over
-// the client engine and the client gets [identity][delimiter][reply body] back, or an error reply
-// ("error: ...") when the backend fails or is too slow. One loop receives, one loop sends the
+// sends one][body]) with the async binding; each request is forwarded to a backend of the service
+// found through discovery (ServiceLink) and the client gets [identity][delimiter][reply body]
+// back, or an error reply ("error: ...") when no backend answers in time. One loop receives, one loop sends the
 // replies (a socket allows one receive and one send in flight at once), and the requests waiting
 // for the backend run in between.
 using System.Text;
@@ -10,8 +10,8 @@ using Microsoft.Extensions.Options;
 
 namespace NetZlink.Samples.Gateway;
 
-/// <summary>Answers requests on a ROUTER socket by forwarding them to a STREAM backend.</summary>
-internal sealed partial class GatewayService(IOptions<GatewayOptions> options, BackendLink backend, ILogger<GatewayService> logger, IHostApplicationLifetime lifetime) : BackgroundService
+/// <summary>Answers requests on a ROUTER socket by forwarding them to the service's backends.</summary>
+internal sealed partial class GatewayService(IOptions<GatewayOptions> options, ILogger<GatewayService> logger, IHostApplicationLifetime lifetime) : BackgroundService
 {
     // Failed requests are logged one by one up to this many, then once per this many.
     private const int FailureLogEvery = 1000;
@@ -30,14 +30,15 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, B
         // and a client sending more than MaxRequestBytes in one message is disconnected by the socket.
         router.SendHighWaterMark = 0;
         router.MaxMessageSize = _options.MaxRequestBytes;
+        await using var backend = new ServiceLink(context, _options, logger);
         try
         {
             router.Bind(_options.FrontendEndpoint);
+            await backend.StartAsync().ConfigureAwait(false);
         }
         catch (Exception e) when (e is ZlinkException or ArgumentException)
         {
-            // An endpoint that cannot be bound: one line, exit code 2 (a backend that does not
-            // resolve stops the host's start before this service runs: Program.cs).
+            // An endpoint that cannot be bound or connected to: one line, exit code 2.
             LogCannotStart(e.Message);
             Environment.ExitCode = 2;
             lifetime.StopApplication();
@@ -45,19 +46,7 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, B
         }
 
         string listening = router.LastEndpoint;
-        LogListening(listening, _options.BackendEndpoint);
-        using var closing = new LinkCloser(backend);
-        _ = backend.Connected.ContinueWith(
-            t =>
-            {
-                // The engine does not reconnect: without its backend the gateway could only fail.
-                LogBackendUnreachable(t.Exception!.InnerException!.Message);
-                Environment.ExitCode = 3;
-                lifetime.StopApplication();
-            },
-            CancellationToken.None,
-            TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously,
-            TaskScheduler.Default);
+        LogListening(listening, _options.Service, _options.RegistryEndpoint);
         var replies = Channel.CreateUnbounded<List<byte[]>>(new UnboundedChannelOptions { SingleReader = true });
         int inFlight = 0;
         var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -96,10 +85,10 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, B
         await sender.ConfigureAwait(false);
         long served = Interlocked.Read(ref _served);
         long failed = Interlocked.Read(ref _failed);
-        LogStopped(served, failed);
+        LogStopped(served, failed, backend.Resent, backend.LateReplies);
     }
 
-    private async Task ForwardAsync(List<byte[]> request, BackendLink backend, ChannelWriter<List<byte[]>> replies)
+    private async Task ForwardAsync(List<byte[]> request, ServiceLink backend, ChannelWriter<List<byte[]>> replies)
     {
         // [identity][delimiter?][body]: everything before the body is the envelope, returned as is.
         List<byte[]> reply = request.GetRange(0, request.Count - 1);
@@ -111,18 +100,12 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, B
                 throw new InvalidDataException("a request needs an identity and a body");
             }
 
-            if (body.Length == 0)
-            {
-                // The backend's packets carry a body of at least one byte.
-                throw new InvalidDataException("the request is empty");
-            }
-
             if (body.Length > _options.MaxRequestBytes)
             {
                 throw new InvalidDataException($"the request is {body.Length} bytes; the limit is {_options.MaxRequestBytes}");
             }
 
-            reply.Add(await backend.RequestAsync(body, _options.BackendTimeout, CancellationToken.None).ConfigureAwait(false));
+            reply.Add(await backend.RequestAsync(body, CancellationToken.None).ConfigureAwait(false));
             Interlocked.Increment(ref _served);
         }
         catch (Exception e)
@@ -159,27 +142,18 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, B
         }
     }
 
-    /// <summary>Fails the requests still waiting for the backend when the service ends, however it ends.</summary>
-    private sealed class LinkCloser(BackendLink link) : IDisposable
-    {
-        public void Dispose() => link.Close();
-    }
-
-    [LoggerMessage(Level = LogLevel.Information, Message = "gateway listening on {Endpoint}, forwarding to {Backend}")]
-    private partial void LogListening(string endpoint, string backend);
+    [LoggerMessage(Level = LogLevel.Information, Message = "gateway listening on {Endpoint}, forwarding to the backends of {Service} listed by {Registry}")]
+    private partial void LogListening(string endpoint, string service, string registry);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "gateway stopping: {InFlight} requests in flight")]
     private partial void LogStopping(int inFlight);
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "gateway stopped: {Served} requests served, {Failed} failed")]
-    private partial void LogStopped(long served, long failed);
+    [LoggerMessage(Level = LogLevel.Information, Message = "gateway stopped: {Served} requests served, {Failed} failed, {Resent} tries sent again, {Late} late answers dropped")]
+    private partial void LogStopped(long served, long failed, long resent, long late);
 
     [LoggerMessage(Level = LogLevel.Warning, Message = "request failed ({Failed} so far; logged for the first 10, then every 1000th): {Reason}")]
     private partial void LogRequestFailed(long failed, string reason);
 
     [LoggerMessage(Level = LogLevel.Critical, Message = "gateway cannot start: {Reason}")]
     private partial void LogCannotStart(string reason);
-
-    [LoggerMessage(Level = LogLevel.Critical, Message = "gateway stopping: the backend cannot be reached ({Reason})")]
-    private partial void LogBackendUnreachable(string reason);
 }

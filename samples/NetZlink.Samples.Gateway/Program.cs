@@ -1,12 +1,17 @@
 // The gateway sample: a Generic Host worker service. Settings come from appsettings.json, the
 // environment (Gateway__FrontendEndpoint=...) or the command line (--Gateway:FrontendEndpoint=...).
 // Ctrl+C or SIGTERM stops it: the host cancels the service, which stops taking requests, answers
-// or fails the ones in flight and closes its socket; then the host stops the client engine.
+// or fails the ones in flight and closes its sockets.
+// "registry" and "backend" as the first argument run the other two parts of a demo instead
+// (Backends.cs): a registry, and an echo backend that registers with it.
 using Microsoft.Extensions.Options;
 using NetZlink;
-using NetZlink.Engine;
-using NetZlink.Extensions.Hosting;
 using NetZlink.Samples.Gateway;
+
+if (args.Length > 0 && args[0] is "registry" or "backend")
+{
+    return await Backends.RunAsync(args[0], args[1..]);
+}
 
 HostApplicationBuilder builder = Host.CreateApplicationBuilder(args);
 builder.Logging.AddSimpleConsole(o =>
@@ -29,22 +34,6 @@ builder.Services.AddOptions<GatewayOptions>()
     .ValidateOnStart();
 builder.Services.AddSingleton<IValidateOptions<GatewayOptions>, GatewayOptionsValidator>();
 
-// The backend connection: a ClientEngine the host starts before the service and stops after it,
-// logging through the host's logger. Its endpoint is Gateway:BackendEndpoint; any other engine
-// setting can be given under Gateway:Backend (Gateway:Backend:ConnectTimeout=00:00:02), checked
-// at start like the gateway's own.
-builder.Services.AddOptions<NetZlinkClientEngineOptions>()
-    .Configure<IOptions<GatewayOptions>>((backend, gateway) =>
-    {
-        backend.Engine.Endpoints = [gateway.Value.BackendEndpoint];
-        backend.Engine.ConnectRetries = 10;
-        backend.Engine.Name = "backend";
-    });
-builder.Services.AddNetZlinkClientEngine(builder.Configuration.GetSection("Gateway:Backend"))
-    .UseHandler((services, _) => services.GetRequiredService<BackendLink>().CreateHandler());
-builder.Services.AddSingleton<BackendLink>();
-// Its health (Healthy, Degraded, Unhealthy: docs/hosting.md), for a probe or an HTTP endpoint.
-builder.Services.AddHealthChecks().AddNetZlinkHealthChecks();
 builder.Services.AddHostedService<GatewayService>();
 builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));
 
@@ -55,13 +44,12 @@ try
 }
 catch (Exception e) when (e is ArgumentException or ZlinkException or OptionsValidationException)
 {
-    // A backend host name that does not resolve, or engine settings that do not hold: one line, exit 2.
+    // Settings that do not hold: one line, exit 2.
     await Console.Error.WriteLineAsync($"gateway cannot start: {e.Message}");
     return 2;
 }
 
 await host.WaitForShutdownAsync();
 
-// 0 after a clean stop; 2 when it could not start (an endpoint it cannot bind or resolve) and 3
-// when the backend could not be reached.
+// 0 after a clean stop; 2 when it could not start (an endpoint it cannot bind or connect to).
 return Environment.ExitCode;

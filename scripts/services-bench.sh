@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Gateway request/reply and SPOT publish figures: NetZlink's managed services against zlink 1.3's
+# C services, run alternately on this machine (docs/benchmarks.md, "The service layer").
+#   scripts/services-bench.sh [rounds] [count] [size]        (defaults: 3 rounds, 50000, 64 bytes)
+# Needs ZLINK_REFERENCE_LIBRARY (a real zlink 1.3 libzlink.so) and a built solution (Release).
+# Each round runs, one after another: zlink's C services (native/tests/interop/zlink_services_peer.c
+# bench-*), NetZlink's managed services on NetZlink's library, and the same managed services on
+# zlink's library. Every run is one process over tcp on 127.0.0.1; see the peer's comment for what
+# is measured. Prints every run, then the median of each column.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+rounds=${1:-3}
+count=${2:-50000}
+size=${3:-64}
+: "${ZLINK_REFERENCE_LIBRARY:?set ZLINK_REFERENCE_LIBRARY to a real zlink 1.3 libzlink.so}"
+peer_dll="$root/NetZlink.ServicesPeer/bin/Release/net10.0/NetZlink.ServicesPeer.dll"
+[ -f "$peer_dll" ] || { echo "build the solution first (dotnet build NetZlink.sln -c Release)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cc -O2 -o "$work/peer" "$root/native/tests/interop/zlink_services_peer.c" -ldl -lpthread
+
+run() { # kind shape -> "rate p50 p99"
+  local out
+  case $1 in
+    zlink) out=$(ZLINK_REFERENCE_LIBRARY="$ZLINK_REFERENCE_LIBRARY" "$work/peer" "bench-$2" "$count" "$size") ;;
+    netzlink) out=$(dotnet "$peer_dll" "bench-$2" "$count" "$size") ;;
+    managed-on-zlink) out=$(NETZLINK_NATIVE_LIBRARY="$ZLINK_REFERENCE_LIBRARY" dotnet "$peer_dll" "bench-$2" "$count" "$size") ;;
+  esac
+  echo "$out" | sed -n 's/^RESULT [a-z]* msgs_per_s=\([0-9.]*\) rtt_p50_us=\([0-9.]*\) rtt_p99_us=\([0-9.]*\)$/\1 \2 \3/p'
+}
+
+echo "rounds=$rounds count=$count size=$size load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for shape in gateway spot; do
+  for kind in zlink netzlink managed-on-zlink; do : > "$work/$shape-$kind"; done
+  for r in $(seq "$rounds"); do
+    for kind in zlink netzlink managed-on-zlink; do
+      result=$(run "$kind" "$shape")
+      echo "$shape round $r $kind: $result"
+      echo "$result" >> "$work/$shape-$kind"
+    done
+  done
+done
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+echo
+echo "| shape | implementation | msgs/s | rtt p50 us | rtt p99 us |"
+echo "|---|---|---|---|---|"
+for shape in gateway spot; do
+  for kind in zlink netzlink managed-on-zlink; do
+    f="$work/$shape-$kind"
+    echo "| $shape | $kind | $(cut -d' ' -f1 "$f" | median) | $(cut -d' ' -f2 "$f" | median) | $(cut -d' ' -f3 "$f" | median) |"
+  done
+done
