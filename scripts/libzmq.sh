@@ -173,6 +173,8 @@ zmp_dir=native/libzmq
 zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp zmp_transport.h)
 # the peer table and the routing id of monitor events (docs/native.md#peers-of-the-zmp-socket-types)
 zmp_files+=(peers.patch zmp_peers.h zmp_peers.hpp zmp_peers.cpp)
+# the reason of a ZMP connection's DISCONNECTED event (docs/zlink-abi.md#monitoring)
+zmp_files+=(reason.patch)
 zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }
@@ -213,7 +215,7 @@ cp -a "$src" "$patched"
 for f in "${zmp_files[@]}"; do
   case $f in *.hpp | *.cpp | *.h) cp "$zmp_dir/$f" "$patched/src/" ;; esac
 done
-for p in zmp.patch speed.patch peers.patch $([ -z "$toolchain" ] || echo cross-run-checks.patch); do
+for p in zmp.patch speed.patch peers.patch reason.patch $([ -z "$toolchain" ] || echo cross-run-checks.patch); do
   if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/$p"; then
     echo "libzmq: $zmp_dir/$p does not apply to $src" >&2
     exit 1
