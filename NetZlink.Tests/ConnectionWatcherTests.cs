@@ -152,6 +152,34 @@ public sealed class ConnectionWatcherTests
         States.AssertConnectOrder(beatingLog.Seen, proxy.Endpoint);
     }
 
+    [Test, CancelAfter(60_000)]
+    public void AProtocolError_EndsBothSidesWithHandshakeFailed_AndTheSenderComesBack()
+    {
+        using var context = new ZlinkContext();
+        using var receiver = context.CreateSocket(ZlinkSocketType.Router);
+        receiver.MaxMessageSize = 64;
+        receiver.SetOption(SocketOption.RouterHandover, 1); // the sender comes back under its routing id
+        string endpoint = Endpoints.BindFresh(receiver, "tcp");
+        using var sender = context.CreateSocket(ZlinkSocketType.Dealer);
+        sender.ReconnectInterval = 20;
+        var receiverLog = new WatchLog(receiver.WatchConnections());
+        var senderLog = new WatchLog(sender.WatchConnections());
+        sender.Connect(endpoint);
+        senderLog.Until(ConnectionState.Connected);
+        receiverLog.Until(ConnectionState.Connected);
+
+        sender.Send(new byte[65]); // over the receiver's MAXMSGSIZE: it sends a ZMP ERROR and drops the connection
+        ConnectionStateChange dropped = receiverLog.Until(ConnectionState.Disconnected);
+        ConnectionStateChange told = senderLog.Until(ConnectionState.Disconnected);
+        Assert.That(dropped.Reason, Is.EqualTo(DisconnectReason.HandshakeFailed), "the side that found the protocol error (zlink 1.3's rule)");
+        Assert.That(told.Reason, Is.EqualTo(DisconnectReason.HandshakeFailed), "the side that received the peer's ERROR (zlink 1.3's rule)");
+
+        senderLog.Until(ConnectionState.Connected);
+        sender.Send("small"u8);
+        Assert.That(Wait.Message(receiver)[1], Is.EqualTo("small"u8.ToArray()));
+        States.AssertConnectOrder(senderLog.Seen, endpoint);
+    }
+
     [Test, CancelAfter(30_000)]
     public void DisposingTheContext_EndsTheWatchWithClosed()
     {
