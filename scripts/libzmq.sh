@@ -173,6 +173,8 @@ zmp_dir=native/libzmq
 zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_engine.cpp zmp_transport.h)
 # the peer table and the routing id of monitor events (docs/native.md#peers-of-the-zmp-socket-types)
 zmp_files+=(peers.patch zmp_peers.h zmp_peers.hpp zmp_peers.cpp)
+# a ROUTER's CONNECT_ROUTING_ID naming a peer it still has: refused or handed over, no abort
+zmp_files+=(router-connect-id.patch)
 # the reason of a ZMP connection's DISCONNECTED event (docs/zlink-abi.md#monitoring)
 zmp_files+=(reason.patch)
 zmp_hash() {
@@ -215,7 +217,13 @@ cp -a "$src" "$patched"
 for f in "${zmp_files[@]}"; do
   case $f in *.hpp | *.cpp | *.h) cp "$zmp_dir/$f" "$patched/src/" ;; esac
 done
-for p in zmp.patch speed.patch peers.patch reason.patch $([ -z "$toolchain" ] || echo cross-run-checks.patch); do
+# the patches: the *.patch entries of zmp_files, in their order (one list), then the cross one
+patches=()
+for f in "${zmp_files[@]}"; do
+  case $f in *.patch) patches+=("$f") ;; esac
+done
+[ -z "$toolchain" ] || patches+=(cross-run-checks.patch)
+for p in "${patches[@]}"; do
   if ! patch -d "$patched" -p1 --quiet --no-backup-if-mismatch <"$zmp_dir/$p"; then
     echo "libzmq: $zmp_dir/$p does not apply to $src" >&2
     exit 1

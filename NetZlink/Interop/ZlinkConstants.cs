@@ -93,6 +93,10 @@ internal static class ZlinkConstants
     internal const int ZLINK_TLS_LAST_VERIFY_RESULT = 1005;
     internal const int ZLINK_STREAM_RCVBUDGET = 1006;
 
+    // Drops a STREAM connection that cannot take more output (write-only: its 4-byte routing id,
+    // optionally a big-endian WebSocket close code; ws/wss send that close, 1008 by default).
+    internal const int ZLINK_STREAM_DROP = 1007;
+
     // ZLINK_STREAM_FRAMING values: LENGTH (the default, zlink 1.3's wire [u32 BE length][body],
     // one whole body per payload), RAW (bytes as they arrive; events are zero-length payloads),
     // BATCH (LENGTH's wire; each payload one or more whole packets, headers included).

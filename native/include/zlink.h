@@ -324,6 +324,20 @@ ZLINK_EXPORT void zlink_msgv_close(zlink_msg_t *parts, size_t count);
  * dropped, its disconnect's ZLINK_STREAM_EVENT_ERRNO ENOBUFS. -1 (the
  * default): no limit. */
 #define ZLINK_STREAM_RCVBUDGET 1006
+/* ZLINK_STREAM_DROP (write-only, NetZlink extension): drops a connection
+ * that cannot take more output (a slow consumer). The value is its 4-byte
+ * routing id (as the id frame), optionally followed by a WebSocket close
+ * code, 2 bytes big-endian (default 1008, policy violation; 1000-1003,
+ * 1007-1014 or 3000-4999). What the connection's send queue holds and has
+ * not started writing is dropped; ws:// and wss:// then send a close frame
+ * with that code (reason "slow consumer") behind the rest of a frame that
+ * started, then half-close TCP (a FIN, not a reset) and discard what the
+ * peer still sends until its side ends (bounded by LINGER when above 0,
+ * else 10 s); tcp:// and tls:// close at once. The disconnect's
+ * ZLINK_STREAM_EVENT_ERRNO is ENOBUFS, its DISCONNECTED event LOCAL.
+ * EHOSTUNREACH when no connected peer has that id (a connection already
+ * closing is left to its close). */
+#define ZLINK_STREAM_DROP 1007
 
 #define ZLINK_DONTWAIT 1
 #define ZLINK_SNDMORE 2

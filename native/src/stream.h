@@ -95,6 +95,8 @@ typedef struct zl_conn {
     uint8_t peer_closing;  /* ws: flushing before our close reply
                               (zl_conn_peer_closed) */
     uint64_t progress_ms;  /* peer_closing: when bytes last went out */
+    uint8_t dropped;       /* ZLINK_STREAM_DROP: closing, its unsent
+                              messages dropped (zl_conn_drop) */
     zl_endpoint_t *ep;
     struct zl_conn *ep_prev, *ep_next;
     struct ssl_st *ssl;    /* tls:// connections (stream_tls.c), else NULL */
@@ -393,6 +395,10 @@ void zl_ws_goodbye(zl_stream_t *s, zl_conn_t *c);
  * protocol error, 1007 text that is not UTF-8, 1009 a length over
  * MAXMSGSIZE) */
 void zl_ws_fail(zl_stream_t *s, zl_conn_t *c, unsigned status);
+/* ZLINK_STREAM_DROP (zl_conn_drop): a close frame with code and the reason
+ * "slow consumer", queued behind what the caller kept of the queue. 0, or
+ * -1 (no close frame can go: close at once). */
+int zl_ws_drop_close(zl_stream_t *s, zl_conn_t *c, unsigned code);
 /* 1 when the peer's close frame was read and our reply is still to be
  * queued (the stream layer queues it behind the accepted bytes,
  * zl_conn_peer_closed) */
@@ -478,9 +484,10 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len);
 /* One message of alen bytes at a followed by blen bytes at b */
 int zl_conn_queue2(zl_stream_t *s, zl_conn_t *c, const void *a, size_t alen,
                    const void *b, size_t blen);
-/* The same, ahead of every message not started yet (ws control frames)
- * except the ones at the front whose first byte is lead (pongs stay in the
- * order of their pings) */
+/* The same, ahead of every message not started yet (ws pongs); an
+ * unstarted message at the front whose first byte is lead (the pong to an
+ * earlier ping) is replaced, so at most one such message waits and pongs
+ * still go out in the order of their pings */
 int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
                         size_t len, uint8_t lead);
 /* ws: the peer's close frame was read; the bytes accepted before it are
@@ -489,6 +496,13 @@ int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
  * went out, else the errno of why not (ETIMEDOUT, ECONNRESET). */
 void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c);
 #define ZL_WS_STALL_MS 30000
+/* ZLINK_STREAM_DROP: the messages not started yet are dropped; ws: a close
+ * frame with code goes behind the rest of a frame that started, and the
+ * TCP connection closes once it went (bounded by LINGER when > 0, else
+ * ZL_WS_DROP_MS); other transports close at once. The 0x00's cause is
+ * ENOBUFS; CLOSE_FAILED when the close frame could not go out. */
+void zl_conn_drop(zl_stream_t *s, zl_conn_t *c, unsigned code);
+#define ZL_WS_DROP_MS 10000
 /* EPOLLOUT interest of c on or off (EPOLLIN always) */
 void zl_conn_set_out(zl_stream_t *s, zl_conn_t *c, int want_out);
 void zl_setup_fd(zl_stream_t *s, int fd, int family);

@@ -151,6 +151,7 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->tls_dead = 0;
     c->tls_wpend = 0;
     c->peer_closing = 0;
+    c->dropped = 0;
     c->progress_ms = 0;
     c->ssl = NULL;
     c->ws = NULL;
@@ -396,6 +397,23 @@ int zl_conn_queue(zl_stream_t *s, zl_conn_t *c, const void *data, size_t len)
     return zl_conn_queue2(s, c, NULL, 0, data, len);
 }
 
+/* How many messages at the queue's front have started: a partly sent head
+ * and the messages a TLS record waiting to be retried took bytes of
+ * (OpenSSL wants the same bytes again). *pos: where the first one that has
+ * not starts. Only the first limit messages are looked at. */
+static uint32_t q_started(const zl_conn_t *c, uint32_t limit, size_t *pos)
+{
+    const zl_sendq_t *q = &c->q;
+    uint32_t at = 0, mask = q->lcap - 1;
+    size_t p = q->head;
+    while (at < limit && ((at == 0 && q->partial) || p - q->head < c->tls_wpend)) {
+        p += q->lens[(q->lhead + at) & mask];
+        at++;
+    }
+    *pos = p;
+    return at;
+}
+
 int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
                         size_t len, uint8_t lead)
 {
@@ -407,20 +425,20 @@ int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
         return -1;
     zl_sendq_t *q = &c->q;
     uint32_t mask = q->lcap - 1;
-    /* rotate the new message to the front: behind a partly sent head, the
-     * messages a TLS record waiting to be retried took bytes of (OpenSSL
-     * wants the same bytes again), and the unstarted messages there that
-     * begin with lead */
-    uint32_t at = 0;
-    size_t pos = q->head;
-    while (at < q->lcount - 1 &&
-           ((at == 0 && q->partial) || pos - q->head < c->tls_wpend)) {
-        pos += q->lens[(q->lhead + at) & mask];
-        at++;
-    }
-    while (at < q->lcount - 1 && (uint8_t)q->buf[pos] == lead) {
-        pos += q->lens[(q->lhead + at) & mask];
-        at++;
+    /* the new message goes to the front, behind the ones that started */
+    size_t pos;
+    uint32_t at = q_started(c, q->lcount - 1, &pos);
+    /* an unstarted message there that begins with lead (the pong to an
+     * earlier ping) is replaced: at most one such message is queued, so a
+     * peer that sends pings and never reads cannot make the queue grow
+     * (RFC 6455 5.5.3: a pong for the latest ping only) */
+    if (at < q->lcount - 1 && (uint8_t)q->buf[pos] == lead) {
+        size_t old = q->lens[(q->lhead + at) & mask];
+        memmove(q->buf + pos, q->buf + pos + old, q->tail - pos - old);
+        q->tail -= old;
+        for (uint32_t i = at; i + 1 < q->lcount; i++)
+            q->lens[(q->lhead + i) & mask] = q->lens[(q->lhead + i + 1) & mask];
+        q->lcount--;
     }
     size_t after = q->tail - len - pos;
     memmove(q->buf + pos + len, q->buf + pos, after);
@@ -447,10 +465,45 @@ static int error_reason(int e)
                                            : ZLINK_DISCONNECT_TRANSPORT_ERROR;
 }
 
+/* Reads and discards what the peer sent that nobody will read, so that
+ * closing the descriptor sends a FIN after our last bytes, not a reset
+ * (which makes the peer lose what it has not read yet); bounded, never
+ * blocks. 1 when the peer's side ended (EOF or an error). */
+static int discard_input(zl_conn_t *c)
+{
+    char buf[4096];
+    for (int i = 0; i < 256; i++) {
+        ssize_t n = zl_raw_recv(c, buf, sizeof buf);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                       errno != EINTR))
+            return 1;
+        if (n < 0)
+            return 0;
+    }
+    return 0;
+}
+
 /* A ZC_CLOSING connection's queue went out: it closes, LOCAL, or REMOTE
- * when it was the peer's close that started it. */
+ * when it was the peer's close that started it. A dropped ws connection
+ * (zl_conn_drop) whose close frame went half-closes instead: a FIN behind
+ * the close frame, and what the peer still sends is read and discarded
+ * until it closes its side (or the drop's timer ends it), so the peer
+ * reads the close frame and a FIN, never a reset. */
 static void closing_done(zl_stream_t *s, zl_conn_t *c)
 {
+    if (c->dropped == 2)
+        return; /* half-closed already, waiting for the peer's end */
+    if (c->dropped == 1) {
+        c->dropped = 2;
+        zl_tls_end(c, 1); /* wss: close_notify before the FIN */
+        shutdown(c->fd, SHUT_WR);
+        zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                    ZL_TAG(ZT_CONN, c->serial, c->idx));
+        c->want_out = 0;
+        if (discard_input(c))
+            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, ENOBUFS);
+        return;
+    }
     zl_conn_close(s, c,
                   c->peer_closing ? ZLINK_DISCONNECT_REMOTE
                                   : ZLINK_DISCONNECT_LOCAL,
@@ -512,6 +565,18 @@ int zl_conn_flush(zl_stream_t *s, zl_conn_t *c)
 void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
 {
     int established = c->state == ZC_ACTIVE || c->state == ZC_CLOSING;
+    if (c->dropped) {
+        /* ZLINK_STREAM_DROP: whatever ends it, the cause is the drop; a
+         * close frame still queued did not reach the peer */
+        if (c->q.lcount)
+            zl_emit(s, ZLINK_EVENT_CLOSE_FAILED,
+                    (uint64_t)(err && err != ENOBUFS ? err : ETIMEDOUT), c,
+                    NULL, NULL);
+        reason = ZLINK_DISCONNECT_LOCAL;
+        err = ENOBUFS;
+        if (c->fd >= 0)
+            discard_input(c);
+    }
     if (c->peer_closing && c->q.lcount) {
         /* ws: bytes accepted before the peer's close (or our close reply)
          * could not go out: never silently; CLOSE_FAILED and the 0x00
@@ -543,6 +608,16 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
     zl_conn_release(s, c);
 }
 
+/* c stops being a peer and waits for its queue to go out (EPOLLOUT) */
+static void start_closing(zl_stream_t *s, zl_conn_t *c)
+{
+    c->state = ZC_CLOSING;
+    peer_remove(s, c);
+    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
+                ZL_TAG(ZT_CONN, c->serial, c->idx));
+    c->want_out = 1;
+}
+
 void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
 {
     /* ws: a close frame (1000) behind what is queued, flushed before the
@@ -555,14 +630,40 @@ void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
         return;
     }
     /* flush what the application already handed us, then close */
-    c->state = ZC_CLOSING;
-    peer_remove(s, c);
-    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
-                ZL_TAG(ZT_CONN, c->serial, c->idx));
-    c->want_out = 1;
+    start_closing(s, c);
     if (s->opts.linger > 0)
         c->timer_id = zl_loop_timer_add(
             &s->loop, zl_now_ms() + (uint64_t)s->opts.linger, ZTM_CONN, c->idx);
+}
+
+void zl_conn_drop(zl_stream_t *s, zl_conn_t *c, unsigned code)
+{
+    zl_sendq_t *q = &c->q;
+    /* keep the messages that started: the stream is cut at a message (ws:
+     * frame) boundary */
+    size_t pos;
+    uint32_t at = q_started(c, q->lcount, &pos);
+    if (at < q->lcount) {
+        q->tail = pos;
+        q->lcount = at;
+        if (at == 0) {
+            s->nqueued--;
+            q->head = q->tail = 0;
+        }
+    }
+    c->dropped = 1;
+    if (!c->ws || zl_ws_drop_close(s, c, code) != 0) {
+        zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, ENOBUFS);
+        return;
+    }
+    start_closing(s, c);
+    /* the whole close (the frame out, the peer's side ended) is bounded */
+    c->timer_id = zl_loop_timer_add(
+        &s->loop,
+        zl_now_ms() + (uint64_t)(s->opts.linger > 0 ? s->opts.linger
+                                                    : ZL_WS_DROP_MS),
+        ZTM_CONN, c->idx);
+    zl_conn_flush(s, c);
 }
 
 void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c)
@@ -574,11 +675,7 @@ void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c)
     }
     c->peer_closing = 1;
     c->progress_ms = zl_now_ms();
-    c->state = ZC_CLOSING;
-    peer_remove(s, c);
-    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
-                ZL_TAG(ZT_CONN, c->serial, c->idx));
-    c->want_out = 1;
+    start_closing(s, c);
     if (zl_conn_flush(s, c) < 0)
         return; /* all went (or the peer is gone): closed */
     if (s->opts.linger == 0) {
@@ -919,7 +1016,12 @@ void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
         hs_step(s, c);
         break;
     case ZC_CLOSING:
-        if ((ev & (EPOLLERR | EPOLLHUP)) && c->peer_closing)
+        if (c->dropped == 2) {
+            /* half-closed after a drop: the peer's bytes are discarded
+             * until its side ends */
+            if (discard_input(c) || (ev & EPOLLERR))
+                zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, ENOBUFS);
+        } else if ((ev & (EPOLLERR | EPOLLHUP)) && c->peer_closing)
             zl_conn_close(s, c, ZLINK_DISCONNECT_REMOTE, ECONNRESET);
         else if (ev & (EPOLLERR | EPOLLHUP))
             zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);

@@ -1,7 +1,9 @@
 /*
- * stream_loop.c - the STREAM engine's event loop core: the epoll set, the
- * wake-up eventfd, the timer heap and its timerfd (reconnects, connect
- * timeouts, close lingering, accept retries), and the pump, which runs due
+ * stream_loop.c - the STREAM engine's event loop core: the descriptor set
+ * through one of two backends (epoll in stream_epoll.c, io_uring in
+ * stream_uring.c), the wake-up eventfd, the timer heap and its timerfd
+ * (reconnects, connect timeouts, close lingering, accept retries), and the
+ * pump, which runs due
  * timers, waits on the set once and routes each event by its tag to the
  * state machine's handlers (stream_conn.c). Readable connections are only
  * put on the ready list here; their data is read later, straight into the
@@ -31,44 +33,32 @@ uint64_t zl_wall_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* ---- epoll set and wake-up ------------------------------------------------ */
+/* ---- the descriptor set (either backend) and wake-up ----------------------- */
 
 int zl_loop_ctl(zl_loop_t *l, int op, int fd, uint32_t events, uint64_t tag)
 {
     if (l->uring)
         return zl_uring_ctl(l, op, fd, events, tag);
-    struct epoll_event ev;
-    ev.events = events;
-    ev.data.u64 = tag;
-    return epoll_ctl(l->epfd, op, fd, &ev);
+    return zl_epoll_ctl(l, op, fd, events, tag);
 }
 
 void zl_loop_del(zl_loop_t *l, int fd)
 {
     if (l->uring && zl_uring_del(l, fd))
         return;
-    epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
-}
-
-/* the loop's own descriptors are in the epoll set with either backend */
-static int epoll_add(zl_loop_t *l, int fd, uint64_t tag)
-{
-    struct epoll_event ev;
-    ev.events = EPOLLIN;
-    ev.data.u64 = tag;
-    return epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev);
+    zl_epoll_del(l, fd);
 }
 
 int zl_loop_init(zl_loop_t *l, int shutdown_fd, int backend)
 {
-    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    l->epfd = zl_epoll_open();
     l->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     l->uring = NULL;
     if (l->epfd < 0 || l->evfd < 0 || l->tfd < 0 ||
-        epoll_add(l, l->evfd, ZL_TAG(ZT_EVFD, 0, 0)) != 0 ||
-        epoll_add(l, l->tfd, ZL_TAG(ZT_TIMERFD, 0, 0)) != 0 ||
-        epoll_add(l, shutdown_fd, ZL_TAG(ZT_SHUTDOWN, 0, 0)) != 0 ||
+        zl_epoll_ctl(l, EPOLL_CTL_ADD, l->evfd, EPOLLIN, ZL_TAG(ZT_EVFD, 0, 0)) != 0 ||
+        zl_epoll_ctl(l, EPOLL_CTL_ADD, l->tfd, EPOLLIN, ZL_TAG(ZT_TIMERFD, 0, 0)) != 0 ||
+        zl_epoll_ctl(l, EPOLL_CTL_ADD, shutdown_fd, EPOLLIN, ZL_TAG(ZT_SHUTDOWN, 0, 0)) != 0 ||
         (backend == ZL_BACKEND_URING && zl_uring_open(l) != 0)) {
         int e = errno;
         if (l->epfd >= 0)
@@ -266,7 +256,7 @@ static int pump_uring(zl_stream_t *s, int timeout_ms)
         zl_timers_run(s);
     int n = zl_uring_reap(l, l->evs, ZL_EV_BATCH);
     if (n == 0 && timeout_ms != 0) {
-        int m = epoll_wait(l->epfd, l->evs, ZL_EV_BATCH, timeout_ms);
+        int m = zl_epoll_wait(l, timeout_ms);
         for (int i = 0; i < m; i++)
             if ((unsigned)(l->evs[i].data.u64 >> 56) != ZT_RING)
                 dispatch(s, &l->evs[i]);
@@ -291,7 +281,7 @@ int zl_pump(zl_stream_t *s, int timeout_ms)
         return pump_uring(s, timeout_ms);
     if (l->heap_n)
         zl_timers_run(s);
-    int n = epoll_wait(l->epfd, l->evs, ZL_EV_BATCH, timeout_ms);
+    int n = zl_epoll_wait(l, timeout_ms);
     for (int i = 0; i < n; i++)
         dispatch(s, &l->evs[i]);
     return 0;

@@ -71,6 +71,15 @@ void zl_loop_wake(zl_loop_t *l);
 uint32_t zl_loop_timer_add(zl_loop_t *l, uint64_t due, uint32_t kind,
                            uint32_t idx);
 
+/* stream_epoll.c: the epoll backend, and the set every socket has (with
+ * io_uring the ring's descriptor and the loop's own descriptors sit in it,
+ * so ZLINK_FD works the same for both). zl_epoll_wait fills l->evs and
+ * returns the count (0 when interrupted). */
+int zl_epoll_open(void);
+int zl_epoll_ctl(zl_loop_t *l, int op, int fd, uint32_t events, uint64_t tag);
+void zl_epoll_del(zl_loop_t *l, int fd);
+int zl_epoll_wait(zl_loop_t *l, int timeout_ms);
+
 /* stream_uring.c: the backend a new socket of a context uses, from the
  * context's ZLINK_IO_BACKEND (0: not set), else the environment variable
  * ZLINK_IO_BACKEND (epoll or io_uring), else the default; io_uring falls

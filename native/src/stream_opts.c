@@ -6,6 +6,7 @@
  * direction its row does not allow, is EINVAL.
  */
 #include "stream.h"
+#include "ws_frame.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -212,6 +213,23 @@ static int ext_set(zl_stream_t *s, int opt, const void *v, size_t len)
         s->opts.rcvbudget = b;
         return 0;
     }
+    if (opt == ZLINK_STREAM_DROP) {
+        unsigned code = 1008;
+        if (!v || (len != 4 && len != 6))
+            return zl_fail(EINVAL);
+        const unsigned char *b = v;
+        if (len == 6) {
+            code = (unsigned)b[4] << 8 | b[5];
+            if (!zl_ws_close_code_ok(code))
+                return zl_fail(EINVAL);
+        }
+        zl_conn_t *c = zl_conn_by_id(s, zl_get_be32(b));
+        if (!c || (c->state != ZC_ACTIVE && c->state != ZC_CLOSING))
+            return zl_fail(EHOSTUNREACH);
+        if (c->state == ZC_ACTIVE)
+            zl_conn_drop(s, c, code);
+        return 0;
+    }
     /* EVENT, EVENT_ERRNO and the TLS results are read-only */
     if (opt != ZLINK_STREAM_FRAMING || !v || len != sizeof x)
         return zl_fail(EINVAL);
@@ -235,6 +253,8 @@ static int ext_get(zl_stream_t *s, int opt, void *v, size_t *len)
         *len = n;
         return 0;
     }
+    if (opt == ZLINK_STREAM_DROP)
+        return zl_fail(EINVAL); /* write-only */
     if (opt == ZLINK_STREAM_RCVBUDGET) {
         if (!v || !len || *len != sizeof s->opts.rcvbudget)
             return zl_fail(EINVAL);
@@ -266,7 +286,7 @@ static int is_ext(int opt)
     if (opt == ZLINK_TLS_LAST_ERROR || opt == ZLINK_TLS_LAST_VERIFY_RESULT)
         return zl_tls_available(); /* else EINVAL like the TLS options */
     return (opt >= ZLINK_STREAM_FRAMING && opt <= ZLINK_STREAM_EVENT_ERRNO) ||
-           opt == ZLINK_STREAM_RCVBUDGET;
+           opt == ZLINK_STREAM_RCVBUDGET || opt == ZLINK_STREAM_DROP;
 }
 
 int zl_stream_setsockopt(zl_handle_t *h, int opt, const void *v, size_t len)

@@ -172,10 +172,8 @@ int zl_uring_open(zl_loop_t *l)
         errno = -rc;
         return -1;
     }
-    struct epoll_event ev;
-    ev.events = EPOLLIN;
-    ev.data.u64 = ZL_TAG(ZT_RING, 0, 0);
-    if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, u->ring.ring_fd, &ev) != 0) {
+    if (zl_epoll_ctl(l, EPOLL_CTL_ADD, u->ring.ring_fd, EPOLLIN,
+                     ZL_TAG(ZT_RING, 0, 0)) != 0) {
         int e = errno;
         io_uring_queue_exit(&u->ring);
         free(u);

@@ -17,6 +17,7 @@
  * The build enables ws wherever it found OpenSSL (native/CMakeLists.txt).
  */
 #include "stream.h"
+#include "ws_frame.h"
 
 #include <errno.h>
 #include <string.h>
@@ -33,15 +34,8 @@
 #define WS_MASKS 256     /* random bytes drawn at once for frame masks */
 #define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
-/* frame opcodes (RFC 6455, 5.2) */
-enum {
-    OP_CONT = 0x0,
-    OP_TEXT = 0x1,
-    OP_BINARY = 0x2,
-    OP_CLOSE = 0x8,
-    OP_PING = 0x9,
-    OP_PONG = 0xa
-};
+/* frame opcodes (RFC 6455, 5.2; ws_frame.h) */
+enum { OP_CLOSE = ZL_WS_OP_CLOSE, OP_PONG = ZL_WS_OP_PONG };
 
 enum { HS_SEND = 1, HS_RECV, HS_DONE };
 enum { END_NONE = 0, END_EOF, END_ERR };
@@ -67,21 +61,8 @@ struct zl_ws {
     char accept[32]; /* client: the Sec-WebSocket-Accept expected */
     /* bytes read together with the head, decoded before the transport's */
     size_t pre_off, pre_len;
-    /* receive: the frame being decoded */
-    uint8_t hdr[14]; /* a header's bytes so far */
-    uint8_t hdr_len;
-    uint8_t in_frame; /* a frame's payload is being received */
-    uint8_t in_msg;   /* a fragmented data message waits for continuation */
-    uint8_t rx_op;
-    uint8_t rx_fin;   /* the frame ends its message */
-    uint8_t rx_text;  /* the data message being received is text */
-    uint32_t utf8;    /* text: the UTF-8 validator's state (utf8_step) */
-    uint8_t rx_key[4]; /* the frame's mask (all zero when unmasked) */
-    uint8_t rx_masked;
-    uint64_t rx_left; /* payload bytes of the frame still to come */
-    uint64_t rx_pos;  /* payload bytes of the frame so far (mask phase) */
-    uint8_t ctl[125];
-    size_t ctl_len;
+    /* receive: the frame being decoded (ws_frame.c) */
+    zl_wsd_t d;
     uint8_t masks[WS_MASKS];
     size_t mask_off;
 };
@@ -91,28 +72,6 @@ struct zl_ws {
 int zl_ws_available(void)
 {
     return 1;
-}
-
-/* n bytes from src to dst, XORed with the mask key starting at phase
- * (payload offset % 4); dst may be src or below it (in-place decoding
- * moves payload down over the headers it drops). */
-static void mask_copy(uint8_t *dst, const uint8_t *src, size_t n,
-                      const uint8_t key[4], uint64_t phase)
-{
-    uint8_t k[8];
-    for (int i = 0; i < 8; i++)
-        k[i] = key[(phase + (uint64_t)i) & 3];
-    uint64_t k64;
-    memcpy(&k64, k, 8);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t v;
-        memcpy(&v, src + i, 8); /* loaded before the store below */
-        v ^= k64;
-        memcpy(dst + i, &v, 8);
-    }
-    for (; i < n; i++)
-        dst[i] = src[i] ^ k[i & 7];
 }
 
 /* a fresh mask per frame, from a buffer refilled with RAND_bytes */
@@ -137,32 +96,18 @@ const char *zl_ws_frame(zl_stream_t *s, zl_conn_t *c, int opcode,
     uint8_t *h = (uint8_t *)zl_txbuf(s, total + 14);
     if (!h)
         return NULL;
-    size_t n = 0;
-    int mask = !c->ws->server;
-    h[n++] = (uint8_t)(0x80 | (opcode & 0x0f)); /* FIN, no RSV */
-    uint8_t mbit = mask ? 0x80 : 0;
-    if (total < 126) {
-        h[n++] = (uint8_t)(mbit | total);
-    } else if (total < 65536) {
-        h[n++] = (uint8_t)(mbit | 126);
-        h[n++] = (uint8_t)(total >> 8);
-        h[n++] = (uint8_t)total;
-    } else {
-        h[n++] = (uint8_t)(mbit | 127);
-        for (int i = 7; i >= 0; i--)
-            h[n++] = (uint8_t)((uint64_t)total >> (8 * i));
-    }
-    if (mask) {
+    size_t n;
+    if (!c->ws->server) {
         uint8_t key[4];
         if (next_mask(c->ws, key) != 0)
             return NULL;
-        memcpy(h + n, key, 4);
-        n += 4;
+        n = zl_ws_put_header(h, opcode, total, key);
         if (plen)
-            mask_copy(h + n, pre, plen, key, 0);
+            zl_ws_mask_copy(h + n, pre, plen, key, 0);
         if (len)
-            mask_copy(h + n + plen, data, len, key, plen);
+            zl_ws_mask_copy(h + n + plen, data, len, key, plen);
     } else {
+        n = zl_ws_put_header(h, opcode, total, NULL);
         if (plen)
             memcpy(h + n, pre, plen);
         if (len)
@@ -221,6 +166,17 @@ int zl_ws_queue_close(zl_stream_t *s, zl_conn_t *c, unsigned status)
     uint8_t st[2];
     put_status(st, status);
     return queue_close(s, c, st, 2);
+}
+
+int zl_ws_drop_close(zl_stream_t *s, zl_conn_t *c, unsigned code)
+{
+    /* the reason says why, for the peer's logs */
+    static const char why[] = "slow consumer";
+    uint8_t p[2 + sizeof why - 1];
+    put_status(p, code);
+    memcpy(p + 2, why, sizeof why - 1);
+    c->ws->peer_close = 0; /* our close answers theirs too */
+    return queue_close(s, c, p, sizeof p);
 }
 
 int zl_ws_peer_closed(const zl_conn_t *c)
@@ -487,6 +443,7 @@ int zl_ws_start(zl_stream_t *s, zl_conn_t *c, int server, const char *path,
     w->s = s;
     w->c = c;
     w->server = (uint8_t)server;
+    w->d.server = w->server;
     w->tls = c->ssl != NULL;
     w->mask_off = WS_MASKS;
     w->path = strdup(path ? path : "/");
@@ -652,238 +609,56 @@ static void fail_ws(zl_ws_t *w, unsigned status)
     w->end_errno = EPROTO;
 }
 
-static void fail_proto(zl_ws_t *w)
+/* a ping, a pong or a valid close frame complete in w->d.ctl */
+static void control(zl_ws_t *w, uint8_t event)
 {
-    fail_ws(w, 1002);
-}
-
-/* One byte through the incremental UTF-8 validator (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF). The state packs the
- * continuation bytes still needed (bits 16-17) and the range the next one
- * must fall in (lo: bits 8-15, hi: bits 0-7); 0 is "between characters".
- * Returns the new state, or UTF8_BAD. */
-#define UTF8_BAD 0xffffffffu
-static uint32_t utf8_step(uint32_t st, uint8_t b)
-{
-    uint32_t need = st >> 16;
-    if (need) {
-        if (b < ((st >> 8) & 0xff) || b > (st & 0xff))
-            return UTF8_BAD;
-        return need == 1 ? 0 : ((need - 1) << 16 | 0x80u << 8 | 0xbf);
-    }
-    if (b < 0x80)
-        return 0;
-    if (b >= 0xc2 && b <= 0xdf)
-        return 1u << 16 | 0x80u << 8 | 0xbf;
-    if (b == 0xe0)
-        return 2u << 16 | 0xa0u << 8 | 0xbf;
-    if (b == 0xed) /* no surrogates */
-        return 2u << 16 | 0x80u << 8 | 0x9f;
-    if (b >= 0xe1 && b <= 0xef)
-        return 2u << 16 | 0x80u << 8 | 0xbf;
-    if (b == 0xf0)
-        return 3u << 16 | 0x90u << 8 | 0xbf;
-    if (b >= 0xf1 && b <= 0xf3)
-        return 3u << 16 | 0x80u << 8 | 0xbf;
-    if (b == 0xf4) /* up to U+10FFFF */
-        return 3u << 16 | 0x80u << 8 | 0x8f;
-    return UTF8_BAD;
-}
-
-/* whether n bytes at p continue the text in *st (ASCII runs skip ahead) */
-static int utf8_ok(uint32_t *st, const uint8_t *p, size_t n)
-{
-    uint32_t v = *st;
-    for (size_t i = 0; i < n; i++) {
-        if (v == 0 && p[i] < 0x80)
-            continue;
-        v = utf8_step(v, p[i]);
-        if (v == UTF8_BAD)
-            return 0;
-    }
-    *st = v;
-    return 1;
-}
-
-/* A close code a peer may send (RFC 6455 7.4 and IANA's registry):
- * 1000-1003, 1007-1014, 3000-4999. 1004 is reserved, 1005, 1006 and 1015
- * never go on the wire, 1016-2999 are unassigned. */
-static int close_code_ok(unsigned code)
-{
-    return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
-           (code >= 3000 && code <= 4999);
-}
-
-/* a control frame complete in w->ctl */
-static void control(zl_ws_t *w)
-{
-    if (w->rx_op == OP_PING) {
+    if (event == ZL_WSD_PING) {
         size_t fl;
         const char *f;
         if (w->close_sent || w->peer_close)
             return;
-        /* behind the pongs still waiting at the front, so pongs go out in
-         * the order of their pings */
-        f = zl_ws_frame(w->s, w->c, OP_PONG, NULL, 0, w->ctl, w->ctl_len, &fl);
+        /* at the front, in place of a pong not started yet (answer the
+         * latest ping only: a peer that pings and never reads cannot grow
+         * the queue), behind one whose bytes started */
+        f = zl_ws_frame(w->s, w->c, OP_PONG, NULL, 0, w->d.ctl, w->d.ctl_len,
+                        &fl);
         if (!f || zl_conn_queue_front(w->s, w->c, f, fl, 0x80 | OP_PONG) != 0) {
             w->end = END_ERR;
             w->end_errno = ENOMEM;
         }
-    } else if (w->rx_op == OP_CLOSE) {
-        uint32_t st = 0;
-        if (w->ctl_len == 1 ||
-            (w->ctl_len >= 2 &&
-             (!close_code_ok((unsigned)w->ctl[0] << 8 | w->ctl[1]) ||
-              !utf8_ok(&st, w->ctl + 2, w->ctl_len - 2) || st != 0))) {
-            fail_proto(w);
-            return;
-        }
+    } else if (event == ZL_WSD_CLOSE) {
         /* answered by the stream layer (zl_ws_peer_closed): behind the
          * bytes accepted before, with its status echoed */
         w->peer_close = 1;
-        w->reply_len = w->ctl_len >= 2 ? 2 : 0;
-        memcpy(w->reply, w->ctl, w->reply_len);
+        w->reply_len = w->d.ctl_len >= 2 ? 2 : 0;
+        memcpy(w->reply, w->d.ctl, w->reply_len);
         w->end = END_EOF;
     } /* a pong: nothing to do */
 }
 
-static int is_ctrl(uint8_t op)
-{
-    return (op & 0x8) != 0;
-}
-
-/* the size of the header whose first two bytes are h */
-static size_t hdr_size(const uint8_t *h)
-{
-    uint8_t l7 = h[1] & 0x7f;
-    return 2 + (l7 == 126 ? 2 : l7 == 127 ? 8 : 0) + ((h[1] & 0x80) ? 4 : 0);
-}
-
-/* The header in w->hdr is complete: checks it and starts its frame.
- * 0, or -1 after fail_proto. */
-static int frame_start(zl_ws_t *w)
-{
-    const uint8_t *h = w->hdr;
-    uint8_t fin = h[0] >> 7, op = h[0] & 0x0f, masked = h[1] >> 7;
-    uint64_t len = h[1] & 0x7f;
-    size_t at = 2;
-    int ok;
-    if (len == 126) {
-        len = (uint64_t)h[2] << 8 | h[3];
-        ok = len >= 126; /* only the shortest length form */
-        at = 4;
-    } else if (len == 127) {
-        len = 0;
-        for (int i = 0; i < 8; i++)
-            len = len << 8 | h[2 + i];
-        ok = len >= 65536 && !(len >> 63);
-        at = 10;
-    } else {
-        ok = 1;
-    }
-    switch (op) {
-    case OP_CONT:
-        ok = ok && w->in_msg;
-        break;
-    case OP_TEXT:
-    case OP_BINARY:
-        ok = ok && !w->in_msg;
-        break;
-    case OP_CLOSE:
-    case OP_PING:
-    case OP_PONG:
-        ok = ok && fin && len <= 125;
-        break;
-    default:
-        ok = 0;
-        break;
-    }
-    if (!ok || (h[0] & 0x70) || masked != w->server) {
-        fail_proto(w);
-        return -1;
-    }
-    if (!is_ctrl(op)) {
-        w->in_msg = !fin;
-        if (op != OP_CONT) {
-            w->rx_text = op == OP_TEXT;
-            w->utf8 = 0;
-        }
-    }
-    w->rx_fin = fin;
-    w->rx_op = op;
-    w->rx_left = len;
-    w->rx_pos = 0;
-    w->rx_masked = masked;
-    if (masked)
-        memcpy(w->rx_key, h + at, 4);
-    else
-        memset(w->rx_key, 0, 4);
-    w->ctl_len = 0;
-    w->in_frame = 1;
-    return 0;
-}
-
-static void frame_end(zl_ws_t *w)
-{
-    w->in_frame = 0;
-    if (is_ctrl(w->rx_op))
-        control(w);
-    else if (w->rx_fin && w->rx_text && w->utf8 != 0)
-        fail_ws(w, 1007); /* a text message ending inside a character */
-}
-
-/* Decodes n input bytes at in: the payload of data frames goes to out,
- * which has room for room bytes and may be in itself or below it (the
- * payload moves down over the headers dropped), control payloads to
- * w->ctl. Stops early only when out is full or the connection's end is
- * decided. Returns the input bytes used; *made: the payload bytes out got. */
+/* Decodes n input bytes at in (ws_frame.c): the payload of data frames
+ * goes to out, which has room for room bytes and may be in itself or below
+ * it (the payload moves down over the headers dropped); control frames are
+ * acted on as they complete, a broken rule fails the connection. Stops
+ * early only when out is full or the connection's end is decided. Returns
+ * the input bytes used; *made: the payload bytes out got. */
 static size_t decode(zl_ws_t *w, const uint8_t *in, size_t n, uint8_t *out,
                      size_t room, size_t *made)
 {
     size_t i = 0, o = 0;
     while (i < n && !w->end) {
-        if (!w->in_frame) {
-            size_t need = w->hdr_len < 2 ? 2 : hdr_size(w->hdr);
-            while (w->hdr_len < need && i < n) {
-                w->hdr[w->hdr_len++] = in[i++];
-                if (w->hdr_len == 2)
-                    need = hdr_size(w->hdr);
-            }
-            if (w->hdr_len < need)
-                break;
-            w->hdr_len = 0;
-            if (frame_start(w) != 0)
-                break;
-            if (w->rx_left == 0)
-                frame_end(w);
-            continue;
+        size_t m;
+        i += zl_wsd_decode(&w->d, in + i, n - i, out + o, room - o, &m);
+        o += m;
+        uint8_t ev = w->d.event;
+        if (ev == ZL_WSD_NONE)
+            break; /* out is full, or the input was all used */
+        if (ev == ZL_WSD_FAIL) {
+            fail_ws(w, w->d.fail_code);
+            break;
         }
-        size_t k = n - i;
-        if (k > w->rx_left)
-            k = (size_t)w->rx_left;
-        if (is_ctrl(w->rx_op)) {
-            mask_copy(w->ctl + w->ctl_len, in + i, k, w->rx_key, w->rx_pos);
-            w->ctl_len += k;
-        } else {
-            if (k > room - o)
-                k = room - o;
-            if (k == 0)
-                break; /* out is full */
-            if (w->rx_masked)
-                mask_copy(out + o, in + i, k, w->rx_key, w->rx_pos);
-            else if (out + o != in + i)
-                memmove(out + o, in + i, k);
-            if (w->rx_text && !utf8_ok(&w->utf8, out + o, k)) {
-                fail_ws(w, 1007); /* not UTF-8: this chunk is not delivered */
-                break;
-            }
-            o += k;
-        }
-        i += k;
-        w->rx_left -= k;
-        w->rx_pos += k;
-        if (w->rx_left == 0)
-            frame_end(w);
+        w->d.event = ZL_WSD_NONE;
+        control(w, ev);
     }
     *made = o;
     return i;
@@ -895,7 +670,7 @@ static size_t decode(zl_ws_t *w, const uint8_t *in, size_t n, uint8_t *out,
  * goes straight into buf and is decoded in place, so a batch costs one
  * recv (one SSL_read for wss) like tcp://, and nothing is left over: the
  * payload of n input bytes is at most n bytes. Only the partial header at
- * the end of a read (w->hdr) and a control frame's payload (w->ctl) are
+ * the end of a read and a control frame's payload (in w->d, ws_frame.h) are
  * kept, and a read that carried no payload at all (headers, control
  * frames) is followed by another one.
  */
@@ -1055,6 +830,14 @@ int zl_ws_peer_closed(const zl_conn_t *c)
 {
     (void)c;
     return 0;
+}
+
+int zl_ws_drop_close(zl_stream_t *s, zl_conn_t *c, unsigned code)
+{
+    (void)s;
+    (void)c;
+    (void)code;
+    return -1;
 }
 
 int zl_ws_queue_reply(zl_stream_t *s, zl_conn_t *c)

@@ -8,13 +8,17 @@
  * the same options, the socket BIO, the failure reasons. The WebSocket
  * upgrade uses stream_ws.c's request and response texts and checks. What is
  * here: the handshake's order and I/O on a bare descriptor (no pump, no send
- * queue: libzmq's engine polls), and a frame layer cut to what ZMP needs:
+ * queue: libzmq's engine polls), and the frames, through the decoder the
+ * STREAM engine's ws uses too (ws_frame.c, the same rules and close codes):
  * each zl_zt_send is one binary message; received binary, text and
- * continuation payloads are one byte stream; ping is answered, a close
- * frame ends the stream (answered with a close), anything malformed fails
- * the connection with close 1002 and EPROTO.
+ * continuation payloads are one byte stream; a ping is answered (only the
+ * latest of those whose pong has not started going out), a close frame
+ * ends the stream (answered with a close echoing its code), anything
+ * malformed fails the connection with close 1002 (1007 for text that is not
+ * UTF-8) and EPROTO.
  */
 #include "stream.h"
+#include "ws_frame.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -31,6 +35,7 @@
 #define ZT_HEAD_MAX 8192        /* longest upgrade request or response */
 #define ZT_FRAME_MAX (256 << 10) /* payload of one message sent */
 #define ZT_MASKS 256
+#define NO_PONG ((size_t)-1)
 
 enum { PH_TLS = 1, PH_WS_SEND, PH_WS_RECV, PH_DONE, PH_FAILED };
 
@@ -58,12 +63,11 @@ struct zl_zt {
     uint8_t masks[ZT_MASKS];
     size_t mask_off;
     uint8_t close_sent;
-    /* frames in */
-    uint8_t hdr[14], hdr_len, in_frame, in_msg, op, masked;
-    uint8_t key[4];
-    uint64_t left, pos;
-    uint8_t ctl[125];
-    size_t ctl_len;
+    /* where in ob the pong not started yet is (the last frame there:
+     * nothing is appended behind it but a close), or NO_PONG */
+    size_t pong_at;
+    /* frames in (ws_frame.c) */
+    zl_wsd_t d;
     uint8_t in_end; /* 1: the stream ended (close frame), 2: failed */
     int in_errno;
 };
@@ -90,6 +94,8 @@ zl_zt_t *zl_zt_new(int fd, int server, void *tls_ctx, const char *tls_host,
     t->server = (uint8_t)(server != 0);
     t->ws = (uint8_t)(ws != 0);
     t->mask_off = ZT_MASKS;
+    t->pong_at = NO_PONG;
+    t->d.server = t->server;
     if (tls_ctx) {
         t->ssl = zl_tls_ssl_new(tls_ctx, fd, server,
                                 tls_host && *tls_host ? tls_host : NULL);
@@ -340,8 +346,10 @@ int zl_zt_crossed(const zl_zt_t *t)
 
 static int ob_reserve(zl_zt_t *t, size_t more)
 {
-    if (t->ooff == t->olen)
+    if (t->ooff == t->olen) {
         t->ooff = t->olen = 0;
+        t->pong_at = NO_PONG;
+    }
     if (t->olen + more <= t->ocap)
         return 0;
     size_t cap = t->ocap ? t->ocap : 256;
@@ -363,24 +371,10 @@ static int put_frame(zl_zt_t *t, int opcode, const uint8_t *p, size_t n)
     if (ob_reserve(t, n + 14) != 0)
         return -1;
     uint8_t *h = t->ob + t->olen;
-    size_t hl = 2;
-    h[0] = (uint8_t)(0x80 | opcode);
-    if (n < 126) {
-        h[1] = (uint8_t)n;
-    } else if (n <= 0xffff) {
-        h[1] = 126;
-        h[2] = (uint8_t)(n >> 8);
-        h[3] = (uint8_t)n;
-        hl = 4;
-    } else {
-        h[1] = 127;
-        for (int i = 0; i < 8; i++)
-            h[2 + i] = (uint8_t)((uint64_t)n >> (56 - 8 * i));
-        hl = 10;
-    }
-    uint8_t *body = h + hl;
+    size_t hl;
     if (t->server) {
-        memcpy(body, p, n);
+        hl = zl_ws_put_header(h, opcode, n, NULL);
+        memcpy(h + hl, p, n);
     } else {
         if (t->mask_off + 4 > ZT_MASKS) {
             if (RAND_bytes(t->masks, ZT_MASKS) != 1) {
@@ -391,12 +385,8 @@ static int put_frame(zl_zt_t *t, int opcode, const uint8_t *p, size_t n)
         }
         const uint8_t *k = t->masks + t->mask_off;
         t->mask_off += 4;
-        h[1] |= 0x80;
-        memcpy(body, k, 4);
-        body += 4;
-        hl += 4;
-        for (size_t i = 0; i < n; i++)
-            body[i] = p[i] ^ k[i & 3];
+        hl = zl_ws_put_header(h, opcode, n, k);
+        zl_ws_mask_copy(h + hl, p, n, k, 0);
     }
     t->olen += hl + n;
     return 0;
@@ -419,6 +409,7 @@ int zl_zt_flush(zl_zt_t *t)
         free(t->ob);
         t->ob = NULL;
         t->ocap = t->olen = t->ooff = 0;
+        t->pong_at = NO_PONG;
     }
     return 1;
 }
@@ -472,80 +463,31 @@ static void in_fail(zl_zt_t *t, unsigned status)
     t->in_errno = EPROTO;
 }
 
-/* a control frame's payload is complete */
-static void control(zl_zt_t *t)
+/* A ping: a pong with its payload. A pong not started yet is replaced
+ * (RFC 6455 5.5.3 lets a pong answer the latest ping only), so a peer that
+ * sends pings and never reads holds at most two pongs here: one partly
+ * written and one waiting. */
+static void ping(zl_zt_t *t)
 {
-    if (t->op == 0x9) { /* ping: pong with its payload */
-        if (!t->close_sent)
-            put_frame(t, 0xa, t->ctl, t->ctl_len);
-        zl_zt_flush(t);
-    } else if (t->op == 0x8) { /* close: the stream ends; echo the code */
-        if (t->ctl_len == 1) {
-            in_fail(t, 1002);
-            return;
-        }
-        if (!t->close_sent && put_frame(t, 0x8, t->ctl, t->ctl_len >= 2 ? 2 : 0) == 0)
-            t->close_sent = 1;
-        zl_zt_flush(t);
-        t->in_end = 1;
-    }
+    if (t->close_sent)
+        return;
+    if (t->pong_at != NO_PONG && t->pong_at >= t->ooff &&
+        t->pong_at < t->olen)
+        t->olen = t->pong_at; /* it is the last frame in ob */
+    size_t at = t->olen;
+    if (put_frame(t, ZL_WS_OP_PONG, t->d.ctl, t->d.ctl_len) == 0)
+        t->pong_at = at;
+    zl_zt_flush(t);
 }
 
-/* a frame header is complete in hdr: 1 valid, 0 failed */
-static int frame_start(zl_zt_t *t)
+/* a valid close: the stream ends; its code echoed */
+static void peer_close(zl_zt_t *t)
 {
-    uint8_t b0 = t->hdr[0], b1 = t->hdr[1];
-    t->op = b0 & 0x0f;
-    int fin = (b0 & 0x80) != 0, ctl = (t->op & 0x8) != 0;
-    uint64_t len = b1 & 0x7f;
-    size_t at = 2;
-    if (len == 126) {
-        len = ((uint64_t)t->hdr[2] << 8) | t->hdr[3];
-        if (len < 126)
-            return 0;
-        at = 4;
-    } else if (len == 127) {
-        len = 0;
-        for (int i = 0; i < 8; i++)
-            len = (len << 8) | t->hdr[2 + i];
-        if (len <= 0xffff || (len >> 63))
-            return 0;
-        at = 10;
-    }
-    t->masked = (b1 & 0x80) != 0;
-    if ((b0 & 0x70) || t->masked != t->server)
-        return 0; /* RSV bits; clients mask, servers do not */
-    if (t->masked)
-        memcpy(t->key, t->hdr + at, 4);
-    else
-        memset(t->key, 0, 4);
-    if (ctl) {
-        if (!fin || len > 125 || (t->op != 0x8 && t->op != 0x9 && t->op != 0xa))
-            return 0;
-        t->ctl_len = 0;
-    } else if (t->op == 0x0) {
-        if (!t->in_msg)
-            return 0;
-        t->in_msg = !fin;
-    } else if (t->op == 0x1 || t->op == 0x2) {
-        if (t->in_msg)
-            return 0;
-        t->in_msg = !fin;
-    } else {
-        return 0;
-    }
-    t->left = len;
-    t->pos = 0;
-    t->in_frame = 1;
-    return 1;
-}
-
-static size_t hdr_need(const uint8_t *h, uint8_t have)
-{
-    if (have < 2)
-        return 2;
-    size_t n = 2 + ((h[1] & 0x7f) == 126 ? 2 : (h[1] & 0x7f) == 127 ? 8 : 0);
-    return n + ((h[1] & 0x80) ? 4 : 0);
+    if (!t->close_sent &&
+        put_frame(t, ZL_WS_OP_CLOSE, t->d.ctl, t->d.ctl_len >= 2 ? 2 : 0) == 0)
+        t->close_sent = 1;
+    zl_zt_flush(t);
+    t->in_end = 1;
 }
 
 /* Decodes n bytes of frames from in into payload bytes at out (out <= in:
@@ -555,38 +497,19 @@ static size_t decode(zl_zt_t *t, const uint8_t *in, size_t n, uint8_t *out)
 {
     size_t i = 0, o = 0;
     while (i < n && !t->in_end) {
-        if (!t->in_frame) {
-            t->hdr[t->hdr_len++] = in[i++];
-            if (t->hdr_len < hdr_need(t->hdr, t->hdr_len))
-                continue;
-            t->hdr_len = 0;
-            if (!frame_start(t)) {
-                in_fail(t, 1002);
-                break;
-            }
-        } else {
-            size_t take = n - i;
-            if (take > t->left)
-                take = (size_t)t->left;
-            int ctl = (t->op & 0x8) != 0;
-            for (size_t k = 0; k < take; k++) {
-                uint8_t b = in[i + k] ^ t->key[(t->pos + k) & 3];
-                if (ctl)
-                    t->ctl[t->ctl_len++] = b;
-                else
-                    out[o + k] = b;
-            }
-            if (!ctl)
-                o += take;
-            i += take;
-            t->left -= take;
-            t->pos += take;
-        }
-        if (t->in_frame && t->left == 0) {
-            t->in_frame = 0;
-            if (t->op & 0x8)
-                control(t);
-        }
+        size_t m;
+        i += zl_wsd_decode(&t->d, in + i, n - i, out + o, n - o, &m);
+        o += m;
+        uint8_t ev = t->d.event;
+        t->d.event = ZL_WSD_NONE;
+        if (ev == ZL_WSD_NONE)
+            break;
+        if (ev == ZL_WSD_FAIL)
+            in_fail(t, t->d.fail_code);
+        else if (ev == ZL_WSD_PING)
+            ping(t);
+        else if (ev == ZL_WSD_CLOSE)
+            peer_close(t);
     }
     return o;
 }

@@ -51,9 +51,8 @@ static void test_stream_handle(void *ctx)
     zlink_monitor_event_t ev;
     CHECK_ERR(zlink_monitor_recv(smon, &ev, ZLINK_DONTWAIT), EAGAIN);
 
-    CHECK(zlink_bind(srv, "tcp://127.0.0.1:*") == 0);
     char ep[256];
-    tu_last_endpoint(srv, ep, sizeof ep);
+    tu_bind_tcp(srv, ep, sizeof ep);
     ev = wait_event(smon, ZLINK_EVENT_LISTENING);
     CHECK(strcmp(ev.local_addr, ep) == 0 && ev.routing_id.size == 0);
     CHECK_ERR(zlink_bind(srv, ep), EADDRINUSE);
@@ -115,9 +114,8 @@ static void test_stream_pair(void *ctx)
     CHECK(zlink_connect(pair, "inproc://smon") == 0);
     int t = 5000;
     CHECK(zlink_setsockopt(pair, ZLINK_RCVTIMEO, &t, sizeof t) == 0);
-    CHECK(zlink_bind(srv, "tcp://127.0.0.1:*") == 0);
     char ep[256];
-    tu_last_endpoint(srv, ep, sizeof ep);
+    tu_bind_tcp(srv, ep, sizeof ep);
     CHECK(zlink_connect(cli, ep) == 0);
     uint32_t sid;
     CHECK(tu_stream_event(srv, &sid) == 1);
@@ -159,9 +157,8 @@ static void test_libzmq(void *ctx)
     void *rmon = zlink_socket_monitor_open(router, ZLINK_EVENT_ALL);
     void *dmon = zlink_socket_monitor_open(dealer, ZLINK_EVENT_CONNECTED | ZLINK_EVENT_DISCONNECTED);
     CHECK(rmon && dmon);
-    CHECK(zlink_bind(router, "tcp://127.0.0.1:*") == 0);
     char ep[256];
-    tu_last_endpoint(router, ep, sizeof ep);
+    tu_bind_tcp(router, ep, sizeof ep);
     zlink_monitor_event_t ev = wait_event(rmon, ZLINK_EVENT_LISTENING);
     CHECK(strcmp(ev.local_addr, ep) == 0 && ev.routing_id.size == 0);
     CHECK(zlink_connect(dealer, ep) == 0);

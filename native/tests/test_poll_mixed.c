@@ -29,8 +29,7 @@ int main(void)
     ctx = zlink_ctx_new();
     void *st = zlink_socket(ctx, ZLINK_STREAM);
     void *a = zlink_socket(ctx, ZLINK_PAIR), *b = zlink_socket(ctx, ZLINK_PAIR);
-    CHECK(zlink_bind(st, "tcp://127.0.0.1:*") == 0);
-    tu_last_endpoint(st, ep, sizeof ep);
+    tu_bind_tcp(st, ep, sizeof ep);
     CHECK(zlink_bind(a, "inproc://mixed") == 0);
     CHECK(zlink_connect(b, "inproc://mixed") == 0);
     int pfd[2];

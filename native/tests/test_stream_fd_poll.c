@@ -40,9 +40,8 @@ int main(void)
 {
     void *ctx = zlink_ctx_new();
     void *srv = zlink_socket(ctx, ZLINK_STREAM);
-    CHECK(zlink_bind(srv, "tcp://127.0.0.1:*") == 0);
     char ep[256];
-    tu_last_endpoint(srv, ep, sizeof ep);
+    tu_bind_tcp(srv, ep, sizeof ep);
     int fd = -1;
     size_t len = sizeof fd;
     CHECK(zlink_getsockopt(srv, ZLINK_FD, &fd, &len) == 0 && fd >= 0);
@@ -54,13 +53,7 @@ int main(void)
     CHECK(events_of(srv) == ZLINK_POLLOUT);
 
     /* an incoming connection wakes it */
-    int raw = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = htons((uint16_t)atoi(strrchr(ep, ':') + 1));
-    CHECK(connect(raw, (struct sockaddr *)&sa, sizeof sa) == 0);
+    int raw = tu_raw_connect(tu_ep_port(ep));
     CHECK(fd_readable(fd, 2000));
     CHECK(events_of(srv) & ZLINK_POLLIN);
     /* the accept happened inside EVENTS; the queued 0x01 keeps the fd

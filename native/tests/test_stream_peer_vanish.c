@@ -51,9 +51,8 @@ int main(void)
 {
     void *ctx = zlink_ctx_new();
     void *srv = zlink_socket(ctx, ZLINK_STREAM), *cli = zlink_socket(ctx, ZLINK_STREAM);
-    CHECK(zlink_bind(srv, "tcp://127.0.0.1:*") == 0);
     char ep[256];
-    tu_last_endpoint(srv, ep, sizeof ep);
+    tu_bind_tcp(srv, ep, sizeof ep);
     memset(chunk, 'q', sizeof chunk);
 
     /* (a) client floods, server closes without reading */
@@ -70,13 +69,7 @@ int main(void)
     CHECK_ERR(tu_stream_send(cli, cid, chunk, 10, 0), EHOSTUNREACH);
 
     /* (b) server floods a raw TCP client that resets the connection */
-    int raw = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = htons((uint16_t)atoi(strrchr(ep, ':') + 1));
-    CHECK(connect(raw, (struct sockaddr *)&sa, sizeof sa) == 0);
+    int raw = tu_raw_connect(tu_ep_port(ep));
     CHECK(tu_stream_event(srv, &sid) == 1);
     tu_set_int(srv, ZLINK_SNDHWM, 0);
     for (int i = 0; i < 512; i++)
@@ -90,8 +83,7 @@ int main(void)
 
     /* (c) the same with a graceful close of a peer that had read nothing:
      * writing into it fails with EPIPE/ECONNRESET after its FIN */
-    raw = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(connect(raw, (struct sockaddr *)&sa, sizeof sa) == 0);
+    raw = tu_raw_connect(tu_ep_port(ep));
     CHECK(tu_stream_event(srv, &sid) == 1);
     shutdown(raw, SHUT_RDWR);
     close(raw);

@@ -75,8 +75,7 @@ static void run(void *ctx, const tu_tls_t *t, int mode)
     } else {
         srv = zlink_socket(ctx, ZLINK_STREAM);
         tu_set_framing(srv, ZLINK_STREAM_FRAMING_RAW);
-        CHECK(zlink_bind(srv, "tcp://127.0.0.1:*") == 0);
-        tu_last_endpoint(srv, ep, sizeof ep);
+        tu_bind_tcp(srv, ep, sizeof ep);
         cli = zlink_socket(ctx, ZLINK_STREAM);
     }
     if (mode == WS || mode == TCP) /* the tu_tls_client made the others */

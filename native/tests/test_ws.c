@@ -326,7 +326,7 @@ int main(void)
 {
     if (!zlink_has("ws")) {
         puts("test_ws: this build has no ws; nothing to test");
-        return 1; /* the build has wslay whenever it runs this test */
+        return 1; /* the build has ws:// whenever it runs this test */
     }
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();

@@ -305,7 +305,9 @@ static void test_pong_behind_partial(void *ctx)
     close_conn();
 }
 
-/* three pings in one write, behind queued data: three pongs in order */
+/* three pings in one write: the pongs that go out are in the order of
+ * their pings, and the last one ("three") is answered; pings read together
+ * get one pong, for the latest (at most one pong waits in the queue) */
 static void test_pong_order(void *ctx)
 {
     open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, -1);
@@ -318,11 +320,16 @@ static void test_pong_order(void *ctx)
     unsigned char b[200];
     size_t n;
     const char *want[] = {"one", "two", "three"};
-    for (int i = 0; i < 3; i++) {
+    int next = 0;
+    for (;;) {
         CHECK(read_frame(b, sizeof b, &n) == 0x8a);
-        if (n != strlen(want[i]) || memcmp(b, want[i], n) != 0)
-            fprintf(stderr, "pong %d: %.*s\n", i, (int)n, b);
-        CHECK(n == strlen(want[i]) && memcmp(b, want[i], n) == 0);
+        while (next < 3 && (n != strlen(want[next]) || memcmp(b, want[next], n) != 0))
+            next++;
+        if (next == 3)
+            fprintf(stderr, "pong out of order: %.*s\n", (int)n, b);
+        CHECK(next < 3);
+        if (++next == 3)
+            break;
     }
     close_conn();
 }

@@ -7,11 +7,17 @@
 
 #include "zlink.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CHECK(cond)                                                            \
     do {                                                                       \
@@ -178,6 +184,38 @@ static inline void tu_last_endpoint(void *s, char *buf, size_t cap)
 {
     size_t len = cap;
     CHECK(zlink_getsockopt(s, ZLINK_LAST_ENDPOINT, buf, &len) == 0);
+}
+
+/* Binds s to tcp://127.0.0.1:* and writes the endpoint it got into ep. */
+static inline void tu_bind_tcp(void *s, char *ep, size_t cap)
+{
+    CHECK(zlink_bind(s, "tcp://127.0.0.1:*") == 0);
+    tu_last_endpoint(s, ep, cap);
+}
+
+/* The port of an endpoint string "scheme://host:port[/path]". */
+static inline uint16_t tu_ep_port(const char *ep)
+{
+    const char *p = strrchr(ep, ':');
+    CHECK(p);
+    return (uint16_t)atoi(p + 1);
+}
+
+/* A blocking TCP socket connected to 127.0.0.1:port, 5 s receive timeout. */
+static inline int tu_raw_connect(uint16_t port)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
 }
 
 /* A randomized test's generator (xorshift32): tu_seed prints the seed

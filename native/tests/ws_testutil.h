@@ -14,31 +14,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-/* The port of an endpoint string "scheme://host:port[/path]". */
-static inline uint16_t tu_ep_port(const char *ep)
-{
-    const char *p = strrchr(ep, ':');
-    CHECK(p);
-    return (uint16_t)atoi(p + 1);
-}
-
-/* A blocking TCP socket connected to 127.0.0.1:port, 5 s receive timeout. */
-static inline int tu_raw_connect(uint16_t port)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
-    struct timeval tv = {5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
-
 /* A listening TCP socket on 127.0.0.1:*; *port gets its port. */
 static inline int tu_raw_listen(uint16_t *port)
 {
