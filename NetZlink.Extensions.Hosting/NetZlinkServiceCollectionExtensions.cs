@@ -149,6 +149,11 @@ public static class NetZlinkServiceCollectionExtensions
 
         options.ValidateOnStart();
         services.AddSingleton<IValidateOptions<TOptions>>(new NetZlinkOptionsValidator<TOptions>(optionsName, keyPrefix, configuration));
+        if (configuration is not null)
+        {
+            // Strict binding: a setting given flat and under Engine:, or a key deeper than the validator looks (ConfigurationKeyCheck.cs).
+            services.AddSingleton<IValidateOptions<TOptions>>(new ConfigurationKeyValidator<TOptions>(optionsName, keyPrefix, configuration));
+        }
 
         NetZlinkEngineService<TEngine> Make(IServiceProvider sp) => new(sp, key, optionsName, registration.HandlerFactory);
         if (key is null)

@@ -14,4 +14,14 @@ public sealed partial class ZlinkSocket
         monitor.Source = this;
         return monitor;
     }
+
+    /// <summary>
+    /// Watches this socket's connections: Connecting, Connected (handshake done), Disconnected with a
+    /// reason, Retrying, and a last Closed when the socket, its context or the watcher is closed.
+    /// Built on one monitor of this socket read by a thread of the watcher.
+    /// </summary>
+    /// <returns>The watcher; dispose it to stop watching (closing the socket stops it too).</returns>
+    /// <exception cref="ZlinkException">The native library refused the monitor (e.g. ENOTSUP).</exception>
+    /// <exception cref="ObjectDisposedException">The socket or its context was disposed.</exception>
+    public ZlinkConnectionWatcher WatchConnections() => new(this);
 }

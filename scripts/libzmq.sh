@@ -175,6 +175,8 @@ zmp_files=(zmp.patch speed.patch zmp_codec.hpp zmp_codec.cpp zmp_engine.hpp zmp_
 zmp_files+=(peers.patch zmp_peers.h zmp_peers.hpp zmp_peers.cpp)
 # a ROUTER's CONNECT_ROUTING_ID naming a peer it still has: refused or handed over, no abort
 zmp_files+=(router-connect-id.patch)
+# the reason of a ZMP connection's DISCONNECTED event (docs/zlink-abi.md#monitoring)
+zmp_files+=(reason.patch)
 zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }

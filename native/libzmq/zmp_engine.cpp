@@ -449,6 +449,7 @@ void zmq::zmp_engine_t::error (error_reason_t reason_)
     //  answered as zlink does, with its code; then this side goes on as after
     //  a lost connection (a connect is retried), as NetZlink's libzmq sockets
     //  did before ZMP when a peer dropped them. zlink 1.3 does not retry.
+    const bool broke_protocol = reason_ == protocol_error;
     if (reason_ == protocol_error && _peer_error)
         reason_ = connection_error;
     cancel_more_input ();
@@ -461,7 +462,15 @@ void zmq::zmp_engine_t::error (error_reason_t reason_)
         memcpy (id, _peer->info.id, id_size);
     }
     peer_down ();
-    zmp_event_peer_t with_id (ZMQ_EVENT_DISCONNECTED, id, id_size);
+    //  Why, by zlink 1.3's rule: a connection that had not finished its
+    //  handshake, or where either side broke the protocol (an ERROR sent or
+    //  received), ended with HANDSHAKE_FAILED (3); any other end (the peer closed or reset it, a heartbeat or handshake
+    //  timeout) with TRANSPORT_ERROR (4). A context shutdown or a close of
+    //  this socket ends the engine without an error, so without DISCONNECTED.
+    const int disconnect_reason =
+      !_ready || broke_protocol ? 3 : 4;
+    zmp_event_peer_t with_id (ZMQ_EVENT_DISCONNECTED, id, id_size,
+                              disconnect_reason);
     stream_engine_base_t::error (reason_);
 }
 

@@ -217,8 +217,13 @@ size_t zmq::zmp_engine_t::make_routing_id (unsigned char *id_)
 
 zmq::zmp_event_peer_t::zmp_event_peer_t (uint64_t event_,
                                          const unsigned char *id_,
-                                         size_t size_) :
-    _event (event_), _id (id_), _size (size_), _outer (current_event)
+                                         size_t size_,
+                                         int reason_) :
+    _event (event_),
+    _id (id_),
+    _size (size_),
+    _reason (reason_),
+    _outer (current_event)
 {
     current_event = this;
 }
@@ -239,4 +244,13 @@ bool zmq::zmp_event_peer_t::find (uint64_t event_,
             return true;
         }
     return false;
+}
+
+uint64_t zmq::zmp_event_peer_t::value (uint64_t event_, uint64_t value_)
+{
+    for (const zmp_event_peer_t *e = current_event; e; e = e->_outer)
+        if (e->_event == event_)
+            return e->_reason >= 0 ? static_cast<uint64_t> (e->_reason)
+                                   : value_;
+    return value_;
 }

@@ -56,17 +56,27 @@ inline void zmp_peer_received (zmp_peer_t *peer_)
 class zmp_event_peer_t
 {
   public:
-    zmp_event_peer_t (uint64_t event_, const unsigned char *id_, size_t size_);
+    zmp_event_peer_t (uint64_t event_,
+                      const unsigned char *id_,
+                      size_t size_,
+                      int reason_ = -1);
     ~zmp_event_peer_t ();
 
     //  The routing id that event_, published now on this thread, carries:
     //  true with id_ and size_ set, or false.
     static bool find (uint64_t event_, const unsigned char **id_, size_t *size_);
 
+    //  The value the first frame of event_, published now on this thread,
+    //  carries: the reason given to the zmp_event_peer_t of event_ when it
+    //  has one (a ZLINK_DISCONNECT_* for DISCONNECTED, in place of libzmq's
+    //  descriptor), else value_ (native/libzmq/reason.patch).
+    static uint64_t value (uint64_t event_, uint64_t value_);
+
   private:
     uint64_t _event;
     const unsigned char *_id;
     size_t _size;
+    int _reason;
     zmp_event_peer_t *_outer;
 
     zmp_event_peer_t (const zmp_event_peer_t &);

@@ -39,9 +39,13 @@ typedef struct zl_relay {
 /* Forwards one event, never blocking on a slow or absent reader (like the
  * STREAM monitors). */
 static void forward(zl_relay_t *r, uint16_t event, uint32_t value,
-                    const void *addr, size_t addr_len)
+                    int reason_given, const void *addr, size_t addr_len)
 {
-    if (event == ZLINK_EVENT_DISCONNECTED)
+    /* a ZMP connection's DISCONNECTED has its reason as the value (the one
+     * with the peer frames, native/libzmq/reason.patch); any other has the
+     * descriptor */
+    if (event == ZLINK_EVENT_DISCONNECTED &&
+        (!reason_given || value > ZLINK_DISCONNECT_CTX_TERM))
         value = ZLINK_DISCONNECT_UNKNOWN;
     unsigned char hdr[6];
     memcpy(hdr, &event, 2);
@@ -77,9 +81,9 @@ static void *relay_main(void *arg)
             zmq_msg_close(&f2);
             break;
         }
-        if (r->events & event)
-            forward(r, event, value, zmq_msg_data(&f2), zmq_msg_size(&f2));
         more = more && zmq_msg_more(&f2);
+        if (r->events & event)
+            forward(r, event, value, more, zmq_msg_data(&f2), zmq_msg_size(&f2));
         zmq_msg_close(&f2);
         /* the routing id and addresses the ZMP engine adds to some events
          * (zsock_monitor.c) stay out: the endpoint publishes libzmq's v1

@@ -127,9 +127,7 @@ int zl_monitor_recv_frames(void *zs, zlink_monitor_event_t *out, int flags,
         /* libzmq's value for DISCONNECTED is the descriptor; the ABI's is a
          * reason, and libzmq 4.3 never tells which (what
          * zlink_socket_monitor publishes is translated already) */
-        out->value = libzmq_values && e16 == ZLINK_EVENT_DISCONNECTED
-                         ? ZLINK_DISCONNECT_UNKNOWN
-                         : v32;
+        out->value = v32;
     }
     zmq_msg_close(&f1);
     if (more) {
@@ -146,8 +144,17 @@ int zl_monitor_recv_frames(void *zs, zlink_monitor_event_t *out, int flags,
         }
         zmq_msg_close(&f2);
     }
+    /* libzmq's value for DISCONNECTED is the descriptor; the ABI's is a
+     * reason. The ZMP engine's DISCONNECTED, the one that goes on with the
+     * peer's frames, has its reason there (native/libzmq/reason.patch); for
+     * another libzmq 4.3 connection (inproc) nobody says why, so UNKNOWN
+     * (what zlink_socket_monitor publishes is translated already) */
+    int reason_given = more;
     if (more)
         recv_peer_frames(zs, out);
+    if (libzmq_values && out->event == ZLINK_EVENT_DISCONNECTED &&
+        (!reason_given || out->value > ZLINK_DISCONNECT_CTX_TERM))
+        out->value = ZLINK_DISCONNECT_UNKNOWN;
     return 0;
 }
 

@@ -435,7 +435,7 @@ static void monitor_ids(const char *tr)
     CHECK(zlink_close(dealer) == 0);
     expect_event(rmon, ZLINK_EVENT_DISCONNECTED, &ev);
     CHECK(ev.routing_id.size == 8 && memcmp(ev.routing_id.data, "dealer-1", 8) == 0);
-    CHECK(ev.value == ZLINK_DISCONNECT_UNKNOWN);
+    CHECK(ev.value == ZLINK_DISCONNECT_TRANSPORT_ERROR);
     CHECK(zlink_socket_peer_count(router) == 0);
     CHECK_ERR(zlink_socket_peer_info(router, &ev.routing_id, &info), ENOENT);
     CHECK(zlink_close(rmon) == 0);

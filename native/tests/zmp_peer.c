@@ -34,6 +34,16 @@
  *   rr-server / rr-client       ROUTER "srv" bound, ROUTER "cli" connected
  *                               (ROUTER_MANDATORY): cli->[srv][ping],
  *                               srv->[cli][pong], each routed by id
+ *   hb-server / hb-client       heartbeats: a DEALER with HEARTBEAT_IVL 100,
+ *                               HEARTBEAT_TIMEOUT 500 pings the ROUTER, which
+ *                               answers; for 1.5 s after that its connection
+ *                               must stay up (the ROUTER's library answers
+ *                               its HEARTBEATs), then a second ping. The
+ *                               server prints "PID <pid>" and the client
+ *                               "STALL-ME": the script stops the server
+ *                               (SIGSTOP), and the client must see the
+ *                               connection DISCONNECTED within 10 s with
+ *                               reason TRANSPORT_ERROR (4).
  */
 #include "zlink.h"
 
@@ -43,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *role;
 
@@ -481,6 +492,74 @@ static void rr(void *ctx, const char *ep, int server)
     zlink_close(s);
 }
 
+static void hb_server(void *ctx, const char *ep)
+{
+    void *s = make(ctx, ZLINK_ROUTER, 10000);
+    bind_to(s, ep);
+    printf("PID %d\n", (int)getpid());
+    fflush(stdout);
+    for (int i = 0; i < 2; i++) {
+        msg_t m;
+        if (recv_msg(s, &m) != 2 || strcmp(m.part[1], "ping") != 0)
+            fail("request %d", i);
+        const char *parts[2] = {m.part[0], "pong"};
+        size_t lens[2] = {m.len[0], 4};
+        if (send_parts(s, 2, parts, lens) != 0)
+            fail("answer %d", i);
+    }
+    /* stopped and resumed by the script meanwhile; nothing more comes */
+    msg_t m;
+    recv_msg(s, &m);
+    zlink_close(s);
+}
+
+/* the next event of mon within ms: its bit, or 0 */
+static int next_event(void *mon, int ms, zlink_monitor_event_t *ev)
+{
+    long long end = now_ms() + ms;
+    do {
+        if (zlink_monitor_recv(mon, ev, ZLINK_DONTWAIT) == 0)
+            return (int)ev->event;
+        sleep_ms(10);
+    } while (now_ms() < end);
+    return 0;
+}
+
+static void hb_client(void *ctx, const char *ep)
+{
+    void *s = make(ctx, ZLINK_DEALER, 5000);
+    set_int(s, ZLINK_HEARTBEAT_IVL, 100);
+    set_int(s, ZLINK_HEARTBEAT_TIMEOUT, 500);
+    void *mon = zlink_socket_monitor_open(s, ZLINK_EVENT_DISCONNECTED);
+    if (!mon)
+        fail("monitor");
+    if (zlink_connect(s, ep) != 0)
+        fail("connect %s", ep);
+    for (int i = 0; i < 2; i++) {
+        if (send_parts(s, 1, (const char *[]){"ping"}, NULL) != 0)
+            fail("ping %d", i);
+        msg_t m;
+        if (recv_msg(s, &m) != 1 || strcmp(m.part[0], "pong") != 0)
+            fail("pong %d", i);
+        zlink_monitor_event_t ev;
+        if (i == 0 && next_event(mon, 1500, &ev))
+            fail("DISCONNECTED (reason %llu) while the peer was there",
+                 (unsigned long long)ev.value);
+    }
+    printf("STALL-ME\n");
+    fflush(stdout);
+    zlink_monitor_event_t ev;
+    if (next_event(mon, 10000, &ev) != ZLINK_EVENT_DISCONNECTED)
+        fail("no DISCONNECTED after the peer stalled");
+    printf("DISCONNECTED reason %llu\n", (unsigned long long)ev.value);
+    if (ev.value != ZLINK_DISCONNECT_TRANSPORT_ERROR)
+        fail("DISCONNECTED with reason %llu, want TRANSPORT_ERROR (4)",
+             (unsigned long long)ev.value);
+    zlink_close(mon);
+    set_int(s, ZLINK_LINGER, 0);
+    zlink_close(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -509,6 +588,10 @@ int main(int argc, char **argv)
         dealer_client(ctx, ep, rounds);
     else if (!strcmp(role, "rr-server") || !strcmp(role, "rr-client"))
         rr(ctx, ep, !strcmp(role, "rr-server"));
+    else if (!strcmp(role, "hb-server"))
+        hb_server(ctx, ep);
+    else if (!strcmp(role, "hb-client"))
+        hb_client(ctx, ep);
     else {
         fprintf(stderr, "zmp_peer: unknown role %s\n", role);
         return 2;
