@@ -38,7 +38,7 @@ internal sealed class NetZlinkGatewayOptionsValidator(string optionsName, string
         var failures = new List<string>();
         if (section is not null)
         {
-            failures.AddRange(KeyProblems(section).Select(p => keyPrefix + p));
+            failures.AddRange(KeyProblems(section, keyPrefix));
         }
 
         foreach ((string key, string? problem) in Problems(options))
@@ -131,14 +131,14 @@ internal sealed class NetZlinkGatewayOptionsValidator(string optionsName, string
     /// The keys of the section that bind to nothing, and a gateway setting given both in the
     /// section and in its Gateway subsection (both are bound, so one would override the other).
     /// </summary>
-    private static IEnumerable<string> KeyProblems(IConfiguration section)
+    private static IEnumerable<string> KeyProblems(IConfiguration section, string prefix)
     {
         var flat = section.GetChildren().ToDictionary(c => c.Key, StringComparer.OrdinalIgnoreCase);
         foreach (IConfigurationSection nested in section.GetSection(GatewaySection).GetChildren())
         {
             if (GatewayProperties.ContainsKey(nested.Key) && flat.TryGetValue(nested.Key, out IConfigurationSection? twin))
             {
-                yield return $"{twin.Key} and {GatewaySection}:{nested.Key} are both set: a gateway setting goes either in the section or in its {GatewaySection} subsection, not both (one would override the other)";
+                yield return $"{prefix}{twin.Key} and {prefix}{GatewaySection}:{nested.Key} are both set: a gateway setting goes either in the section or in its {GatewaySection} subsection, not both (one would override the other)";
             }
         }
 
@@ -146,13 +146,13 @@ internal sealed class NetZlinkGatewayOptionsValidator(string optionsName, string
         {
             if (!Known.TryGetValue(child.Key, out PropertyInfo? property))
             {
-                yield return Unknown(child.Key);
+                yield return prefix + Unknown(child.Key);
                 continue;
             }
 
             foreach (string problem in Below(child, child.Key, property.PropertyType))
             {
-                yield return problem;
+                yield return prefix + problem;
             }
         }
     }
