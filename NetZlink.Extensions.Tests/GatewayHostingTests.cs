@@ -9,6 +9,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 using NetZlink.Extensions.Hosting;
 using NetZlink.Services;
+using NetZlink.Tests;
 
 namespace NetZlink.Extensions.Tests;
 
@@ -256,6 +257,83 @@ public sealed class GatewayHostingTests
     }
 
     [Test]
+    [CancelAfter(120_000)]
+    public async Task RandomRegistrationsKeepTheHealthCheckEqualToTheModel(CancellationToken cancellationToken)
+    {
+        // Model: which receiver is registered for which service; after the grace period every
+        // configured service without a receiver is named in a Degraded check, else it is Healthy
+        // with each service's count; within it the check is Healthy whatever is missing.
+        Random random = Fuzz.Random(out int seed);
+        string[] services = ["alpha", "beta"];
+        var clock = new ManualClock();
+        await using var cluster = new Cluster();
+        using IHost host = GatewayHost(
+            clock,
+            ("RegistryEndpoint", cluster.Registry.PubEndpoint),
+            ("Services:0", services[0]),
+            ("Services:1", services[1]),
+            ("Health:StartupGracePeriod", "00:00:10"));
+        await host.StartAsync(cancellationToken);
+        ZlinkDiscovery discovery = host.Services.GetRequiredService<ZlinkDiscovery>();
+        Cluster.Echo[] receivers = [.. await Task.WhenAll(Enumerable.Range(0, 3).Select(_ => cluster.AddReceiverAsync(services[0], 1, cancellationToken)))];
+        var registered = new HashSet<(int Receiver, string Service)>(Enumerable.Range(0, 3).Select(r => (r, services[0])));
+        bool inGrace = true;
+        int steps = Fuzz.Iterations(16);
+        for (int step = 0; step < steps; step++)
+        {
+            string what;
+            if (inGrace && (step == steps / 2 || random.Next(6) == 0))
+            {
+                clock.Advance(TimeSpan.FromSeconds(11));
+                inGrace = false;
+                what = "the grace period ends";
+            }
+            else
+            {
+                int r = random.Next(receivers.Length);
+                string service = services[random.Next(services.Length)];
+                if (registered.Remove((r, service)))
+                {
+                    await receivers[r].Receiver.UnregisterAsync(service);
+                    what = $"receiver {r} unregisters {service}";
+                }
+                else
+                {
+                    await receivers[r].Receiver.RegisterAsync(service, weight: 1, cancellationToken: cancellationToken);
+                    registered.Add((r, service));
+                    what = $"receiver {r} registers {service}";
+                }
+            }
+
+            int[] counts = [.. services.Select(s => registered.Count(x => x.Service == s))];
+            for (int i = 0; i < services.Length; i++)
+            {
+                int expected = counts[i];
+                using var patience = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+                patience.CancelAfter(TimeSpan.FromSeconds(20));
+                await discovery.WaitForAsync(services[i], l => l.Count == expected, patience.Token);
+            }
+
+            string[] without = [.. services.Where((_, i) => counts[i] == 0)];
+            HealthReportEntry entry = await CheckAsync(host);
+            string context = $"step {step} ({what}), seed {seed}: {entry.Description}";
+            if (!inGrace && without.Length > 0)
+            {
+                Assert.That(entry.Status, Is.EqualTo(HealthStatus.Degraded), context);
+                Assert.That(entry.Description, Does.EndWith($"no receivers of {string.Join(", ", without)}"), context);
+            }
+            else
+            {
+                Assert.That(entry.Status, Is.EqualTo(HealthStatus.Healthy), context);
+                string listing = $"receivers: {services[0]} {counts[0]}, {services[1]} {counts[1]}";
+                Assert.That(entry.Description, Does.EndWith(inGrace && without.Length > 0 ? listing + " (starting: within the startup grace period)" : listing), context);
+            }
+        }
+
+        await host.StopAsync(cancellationToken);
+    }
+
+    [Test]
     [CancelAfter(60_000)]
     public async Task RefusedRegistryMessagesDegradeTheCheckThatSeesThem(CancellationToken cancellationToken)
     {
@@ -266,7 +344,10 @@ public sealed class GatewayHostingTests
         using IHost host = GatewayHost(null, ("RegistryEndpoint", fake.LastEndpoint), ("Health:StartupGracePeriod", "00:00:00"));
         await host.StartAsync(cancellationToken);
         ZlinkDiscovery discovery = host.Services.GetRequiredService<ZlinkDiscovery>();
-        while (discovery.RefusedMessages == 0)
+        RegistryWatcher watcher = host.Services.GetRequiredService<NetZlinkGatewayService>().Watcher!;
+        // Until the discovery has refused one and the health check's own subscription has heard one
+        // (the two SUB sockets join the publisher each in its own time).
+        while (discovery.RefusedMessages == 0 || watcher.Silent(TimeProvider.System.GetUtcNow(), TimeSpan.FromHours(1)).Any())
         {
             fake.Send("not a service list"u8);
             await Task.Delay(20, cancellationToken);
