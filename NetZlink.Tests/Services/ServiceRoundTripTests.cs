@@ -53,4 +53,32 @@ public sealed class ServiceRoundTripTests
         Assert.That(reply[0].ToArray(), Is.EqualTo("pong"u8.ToArray()));
         Assert.That(registry.RefusedMessages + discovery.RefusedMessages + receiver.RefusedMessages, Is.Zero, registry.LastRefusal ?? discovery.LastRefusal ?? receiver.LastRefusal);
     }
+
+    [Test]
+    public async Task A_receiver_whose_connection_broke_takes_no_more_sends_while_discovery_still_lists_it()
+    {
+        using var context = new ZlinkContext();
+        RegistryOptions slowExpiry = FastRegistry();
+        slowExpiry.HeartbeatTimeout = TimeSpan.FromMinutes(5); // discovery keeps listing the dead receiver
+        await using var registry = new ZlinkRegistry(context, slowExpiry);
+        var receiver = new ZlinkReceiver(context, FastReceiver());
+        receiver.Bind("tcp://127.0.0.1:*");
+        await receiver.ConnectRegistryAsync(registry.RouterEndpoint);
+        await receiver.RegisterAsync("echo", cancellationToken: Wait.Token);
+
+        await using var discovery = new ZlinkDiscovery(context);
+        await discovery.ConnectRegistryAsync(registry.PubEndpoint);
+        await discovery.WaitForAsync("echo", r => r.Count == 1, Wait.Token);
+        await using var gateway = new ZlinkGateway(context, discovery);
+        await gateway.SendAsync("echo", "ping"u8.ToArray(), Wait.Token);
+        using (ServiceMessage request = await receiver.ReceiveAsync(Wait.Token))
+        {
+            Assert.That(request[0].ToArray(), Is.EqualTo("ping"u8.ToArray()));
+        }
+
+        await receiver.DisposeAsync();
+        Wait.Until(() => !gateway.TrySend("echo", "lost?"u8), "the gateway refuses sends to the receiver whose connection broke");
+        Assert.That(discovery.GetReceivers("echo"), Has.Count.EqualTo(1), "discovery still lists it (the registry has not expired it)");
+        Assert.That(gateway.TrySend("echo", "lost?"u8), Is.False, "and keeps refusing");
+    }
 }

@@ -15,7 +15,12 @@ internal sealed class SharedRouter : IDisposable
         Channel.CreateUnbounded<ServiceMessage>(new UnboundedChannelOptions { SingleWriter = false, SingleReader = false });
     private readonly Func<ReadOnlySpan<byte>, string> _serviceOf;
 
-    public SharedRouter(ZlinkContext context, Func<ReadOnlySpan<byte>, string> serviceOf)
+    /// <param name="context">The context the ROUTER is made in.</param>
+    /// <param name="serviceOf">Names the service of a message's routing id (for what is handed back).</param>
+    /// <param name="immediate">Connecting side (the gateway): IMMEDIATE, so a peer whose connection broke has
+    /// no pipe to queue into while it reconnects, and a send to it is refused (ROUTER_MANDATORY) instead of
+    /// waiting in a queue that dies with a peer that never comes back.</param>
+    public SharedRouter(ZlinkContext context, Func<ReadOnlySpan<byte>, string> serviceOf, bool immediate = false)
     {
         Socket = context.CreateSocket(ZlinkSocketType.Router);
         _serviceOf = serviceOf;
@@ -23,6 +28,11 @@ internal sealed class SharedRouter : IDisposable
         Socket.ReceiveHighWaterMark = Capacity;
         Socket.SetOption(SocketOption.RouterMandatory, 1);
         Socket.SetOption(SocketOption.RouterHandover, 1);
+        if (immediate)
+        {
+            Socket.SetOption(SocketOption.Immediate, 1);
+        }
+
         FileDescriptor = Socket.FileDescriptor;
     }
 

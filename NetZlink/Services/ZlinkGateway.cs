@@ -209,7 +209,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             _patienceMs = (int)Math.Min(options.SendPatience.TotalMilliseconds, int.MaxValue);
             _lookup = _pools.GetAlternateLookup<ReadOnlySpan<char>>();
             _serviceByRidLookup = _serviceByRid.GetAlternateLookup<ReadOnlySpan<byte>>();
-            Router = new SharedRouter(context, ServiceOf);
+            Router = new SharedRouter(context, ServiceOf, immediate: true);
             RoutingIdBytes = options.RoutingId is { } id ? (byte[])id.Clone() : [0, .. BitConverter.GetBytes((uint)Random.Shared.NextInt64(1, uint.MaxValue))];
             try
             {
