@@ -201,19 +201,29 @@ async function sendThenClose(certs, wss, n, code) {
   return null;
 }
 
+// At most one pong waits per connection (RFC 6455 5.5.3 lets an endpoint answer only the latest
+// of several pings): the pongs seen must be some of the pings, in ping order, the last one 'dddd'.
 async function pings(certs, wss) {
   const z = await zlServer(certs, wss, 'raw');
   try {
     const ws = await open(z.endpoint, certs);
     const seen = [];
-    const all = new Promise((resolve) => ws.on('pong', (d) => {
+    const latest = new Promise((resolve) => ws.on('pong', (d) => {
       seen.push(d.toString());
-      if (seen.length === 4) resolve();
+      if (d.toString() === 'dddd') resolve();
     }));
-    for (const s of ['a', 'bb', 'ccc', 'dddd']) ws.ping(Buffer.from(s));
-    await Promise.race([all, new Promise((r) => setTimeout(r, 10000))]);
+    const sent = ['a', 'bb', 'ccc', 'dddd'];
+    for (const s of sent) ws.ping(Buffer.from(s));
+    await Promise.race([latest, new Promise((r) => setTimeout(r, 10000))]);
+    await new Promise((r) => setTimeout(r, 200)); // a pong after the latest one would be a fault
     ws.terminate();
-    if (seen.join(',') !== 'a,bb,ccc,dddd') return `pongs: ${seen.join(',')}`;
+    let at = 0;
+    for (const p of seen) {
+      at = sent.indexOf(p, at);
+      if (at < 0) return `pongs out of order or unknown: ${seen.join(',')}`;
+      at++;
+    }
+    if (seen.length === 0 || seen[seen.length - 1] !== 'dddd') return `the latest ping not answered last: ${seen.join(',')}`;
   } finally {
     z.stop();
   }
@@ -303,7 +313,7 @@ async function check(name, fn) {
       await check(`${t}: node client, exact echoes 1 B .. 1 MiB (LENGTH), close 1000`, () => echoSizes(certs, wss));
       await check(`${t}: node client sends 1 MiB and closes at once: all bytes, then 1000`, () => sendThenClose(certs, wss, 1 << 20, 1000));
       await check(`${t}: node client closes with 4001: 4001 echoed`, () => sendThenClose(certs, wss, 100, 4001));
-      await check(`${t}: 4 pings at once: pongs in order`, () => pings(certs, wss));
+      await check(`${t}: 4 pings at once: pongs in order, the latest answered`, () => pings(certs, wss));
       await check(`${t}: zlink server closes after the echo: node sees 1000`, () => serverCloses(certs, wss));
       for (const n of [1, 65536, 1 << 20]) {
         await check(`${t}: zlink client, node echo server, ${n} B exact, zlink closes: 1000`, () => zlClient(certs, wss, n, false));
