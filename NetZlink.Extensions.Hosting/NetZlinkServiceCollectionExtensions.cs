@@ -13,7 +13,7 @@ using NetZlink.Extensions.Hosting;
 namespace Microsoft.Extensions.DependencyInjection;
 
 /// <summary>Registers NetZlink engines and their health checks with a host (see docs/hosting.md).</summary>
-public static class NetZlinkServiceCollectionExtensions
+public static partial class NetZlinkServiceCollectionExtensions
 {
     /// <summary>
     /// Registers a <see cref="ClientEngine"/> (and its <see cref="NetZlinkEngineService{TEngine}"/>)
@@ -72,10 +72,11 @@ public static class NetZlinkServiceCollectionExtensions
     }
 
     /// <summary>
-    /// Adds a health check for every engine registered so far (register the engines first), named
+    /// Adds a health check for every engine and gateway registered so far (register them first), named
     /// <c>netzlink</c> for the engine without a key and <c>netzlink:{key}</c> for a keyed one (with
     /// <c>:client</c> or <c>:server</c> after it when a client and a server engine share the key, or
-    /// both have none). The rules (Healthy, Degraded, Unhealthy) are in docs/hosting.md.
+    /// both have none); <c>netzlink-gateway</c> and <c>netzlink-gateway:{key}</c> for gateways.
+    /// The rules (Healthy, Degraded, Unhealthy) are in docs/hosting.md.
     /// </summary>
     /// <param name="builder">The health checks builder (<c>services.AddHealthChecks()</c>).</param>
     /// <param name="tags">Tags for every check added.</param>
@@ -86,9 +87,10 @@ public static class NetZlinkServiceCollectionExtensions
             .Where(d => d.ServiceType == typeof(EngineRegistration) && d.ImplementationInstance is EngineRegistration)
             .Select(d => (EngineRegistration)d.ImplementationInstance!)
             .ToArray();
-        if (registrations.Length == 0)
+        int gateways = AddGatewayHealthChecks(builder, tags);
+        if (registrations.Length == 0 && gateways == 0)
         {
-            throw new InvalidOperationException("AddNetZlinkHealthChecks found no NetZlink engine: call AddNetZlinkClientEngine/AddNetZlinkServerEngine (or their keyed forms) first.");
+            throw new InvalidOperationException("AddNetZlinkHealthChecks found no NetZlink engine or gateway: call AddNetZlinkClientEngine/AddNetZlinkServerEngine/AddNetZlinkGateway (or their keyed forms) first.");
         }
 
         foreach (EngineRegistration registration in registrations)
@@ -112,6 +114,35 @@ public static class NetZlinkServiceCollectionExtensions
         return key;
     }
 
+    /// <summary>
+    /// Registers options named <paramref name="optionsName"/>, bound from <paramref name="configuration"/>
+    /// (and its settings of <paramref name="flat"/> from the section itself), then <paramref name="configure"/>,
+    /// validated at start; returns the prefix that names the section's keys in failure lines.
+    /// </summary>
+    private static string BindOptions<TOptions>(IServiceCollection services, string optionsName, IConfiguration? configuration, Func<TOptions, object> flat, Action<TOptions>? configure)
+        where TOptions : class
+    {
+        OptionsBuilder<TOptions> options = services.AddOptions<TOptions>(optionsName);
+        string keyPrefix = "";
+        if (configuration is not null)
+        {
+            options.Configure(o =>
+            {
+                configuration.Bind(o);
+                configuration.Bind(flat(o));
+            });
+            keyPrefix = configuration is IConfigurationSection section && section.Path.Length > 0 ? section.Path + ":" : "";
+        }
+
+        if (configure is not null)
+        {
+            options.Configure(configure);
+        }
+
+        options.ValidateOnStart();
+        return keyPrefix;
+    }
+
     private static NetZlinkEngineBuilder Add<TEngine, TOptions>(IServiceCollection services, string? key, IConfiguration? configuration, Action<TOptions>? configure)
         where TEngine : StreamEngine
         where TOptions : NetZlinkEngineOptions
@@ -129,25 +160,8 @@ public static class NetZlinkServiceCollectionExtensions
         var registration = new EngineRegistration(key, optionsName, server);
         services.AddSingleton(registration);
 
-        OptionsBuilder<TOptions> options = services.AddOptions<TOptions>(optionsName);
-        string keyPrefix = "";
-        if (configuration is not null)
-        {
-            // The engine's settings sit in the section itself, beside ConnectionCount, Channel and Health.
-            options.Configure(o =>
-            {
-                configuration.Bind(o);
-                configuration.Bind(o.Engine);
-            });
-            keyPrefix = configuration is IConfigurationSection section && section.Path.Length > 0 ? section.Path + ":" : "";
-        }
-
-        if (configure is not null)
-        {
-            options.Configure(configure);
-        }
-
-        options.ValidateOnStart();
+        // The engine's settings sit in the section itself, beside ConnectionCount, Channel and Health.
+        string keyPrefix = BindOptions(services, optionsName, configuration, o => o.Engine, configure);
         services.AddSingleton<IValidateOptions<TOptions>>(new NetZlinkOptionsValidator<TOptions>(optionsName, keyPrefix, configuration));
         if (configuration is not null)
         {

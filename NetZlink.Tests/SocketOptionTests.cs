@@ -144,4 +144,28 @@ public sealed class SocketOptionTests
             }
         }
     }
+
+    [Test]
+    public void HeartbeatSettings_RefuseWhatTheWireCannotCarry_AndKeepTheRest()
+    {
+        using var context = new ZlinkContext();
+        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        Assert.That(socket.HeartbeatTimeout, Is.EqualTo(-1), "-1 until set (the interval)");
+        Assert.Multiple(() =>
+        {
+            Assert.Throws<ArgumentOutOfRangeException>(() => socket.HeartbeatTimeout = -1);
+            Assert.Throws<ArgumentOutOfRangeException>(() => socket.HeartbeatTtl = -5);
+            Assert.Throws<ArgumentOutOfRangeException>(() => socket.HeartbeatTtl = 1);
+            Assert.Throws<ArgumentOutOfRangeException>(() => socket.HeartbeatTtl = 99);
+            Assert.Throws<ArgumentOutOfRangeException>(() => socket.HeartbeatTtl = 6_553_600);
+        });
+        Assert.That(socket.HeartbeatTimeout, Is.EqualTo(-1), "a refused value changes nothing");
+        socket.HeartbeatTimeout = 0;
+        socket.HeartbeatTtl = 100;
+        Assert.Multiple(() =>
+        {
+            Assert.That(socket.HeartbeatTimeout, Is.Zero);
+            Assert.That(socket.HeartbeatTtl, Is.EqualTo(100));
+        });
+    }
 }

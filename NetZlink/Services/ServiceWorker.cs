@@ -51,6 +51,10 @@ internal abstract class ServiceWorker : IDisposable
 
     protected bool IsStopping => _stopping;
 
+    /// <summary>Whether this turn of the loop ran posted commands (which may have used the worker's
+    /// sockets, and so taken a wake-up their descriptors would have given).</summary>
+    protected bool CommandsRan { get; private set; }
+
     protected virtual int TickMilliseconds => 100;
 
     protected static long NowMs => Stopwatch.GetTimestamp() * 1000 / Stopwatch.Frequency;
@@ -168,11 +172,14 @@ internal abstract class ServiceWorker : IDisposable
                     }
                 }
 
+                bool ran = false;
                 while (_commands.TryDequeue(out Action? command))
                 {
                     command();
+                    ran = true;
                 }
 
+                CommandsRan = ran;
                 if (_stopping)
                 {
                     break;

@@ -29,6 +29,9 @@ internal sealed class SharedRouter : IDisposable
     /// <summary>Unread messages held at most (the ROUTER's receive high-water mark).</summary>
     public const int Capacity = 1_000_000;
 
+    /// <summary>How many messages <see cref="DrainLocked"/> takes between two looks at the queue's count.</summary>
+    private const int CountEvery = 256;
+
     public Lock Gate { get; } = new();
 
     public ZlinkSocket Socket { get; }
@@ -37,12 +40,57 @@ internal sealed class SharedRouter : IDisposable
 
     public ChannelReader<ServiceMessage> Incoming => _incoming.Reader;
 
+    /// <summary>
+    /// The next message: from the queue, else (when no other thread holds <see cref="Gate"/>)
+    /// straight from the socket on the caller's thread, else the queue's wait. Taking what the
+    /// socket holds here saves the hand-off through the worker thread; the order stays the
+    /// socket's, as every message still passes through the queue under the gate.
+    /// </summary>
+    public ValueTask<ServiceMessage> ReceiveAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<ServiceMessage>(cancellationToken);
+        }
+
+        if (_incoming.Reader.TryRead(out ServiceMessage? m))
+        {
+            return new ValueTask<ServiceMessage>(m);
+        }
+
+        if (Gate.TryEnter())
+        {
+            try
+            {
+                DrainLocked();
+            }
+            finally
+            {
+                Gate.Exit();
+            }
+
+            if (_incoming.Reader.TryRead(out m))
+            {
+                return new ValueTask<ServiceMessage>(m);
+            }
+        }
+
+        return _incoming.Reader.ReadAsync(cancellationToken);
+    }
+
     /// <summary>Receives every whole message waiting (call under <see cref="Gate"/>).</summary>
     public void DrainLocked()
     {
         // At Capacity unread messages it stops taking more: they wait in the socket, whose
-        // high-water mark then pushes back on the senders, instead of growing this queue.
-        while (_incoming.Reader.Count < Capacity && !Socket.IsDisposed && Socket.TryReceive(_frame))
+        // high-water mark then pushes back on the senders, instead of growing this queue. The
+        // queue's count (a walk over its segments) is read once per CountEvery messages: it can
+        // pass Capacity by fewer than CountEvery.
+        if (Socket.IsDisposed)
+        {
+            return;
+        }
+
+        for (int n = 0; (n % CountEvery != 0 || _incoming.Reader.Count < Capacity) && Socket.TryReceive(_frame); n++)
         {
             ServiceMessage m = ServiceMessage.Rent(_serviceOf(_frame.Data), _frame.Data);
             while (_frame.More)

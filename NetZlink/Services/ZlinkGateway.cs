@@ -167,7 +167,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
     /// <summary>Receives the next answer. Dispose the message when done.</summary>
     /// <param name="cancellationToken">Ends the wait.</param>
     public ValueTask<ServiceMessage> ReceiveAsync(CancellationToken cancellationToken = default) =>
-        _worker.Router.Incoming.ReadAsync(cancellationToken);
+        _worker.Router.ReceiveAsync(cancellationToken);
 
     /// <summary>Closes the gateway (its connections end; the discovery is left open).</summary>
     public void Dispose() => _worker.Dispose();
@@ -200,6 +200,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         private readonly Dictionary<byte[], string> _serviceByRid = new(ByteKeyComparer.Instance);
         private readonly Dictionary<byte[], string>.AlternateLookup<ReadOnlySpan<byte>> _serviceByRidLookup;
         private readonly int _patienceMs;
+        private long _drainedAt;
 
         public Worker(ZlinkContext context, ZlinkDiscovery discovery, GatewayOptions options)
             : base(context, "zlink gateway")
@@ -434,18 +435,30 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
 
         protected override void AddPollItems(ZlinkPoller poller) => poller.Add(Router.FileDescriptor, PollEvents.PollIn);
 
-        protected override void OnPolled(ZlinkPoller poller) => Drain();
-
-        protected override void OnTick(long nowMs) => Drain();
-
-        private void Drain()
+        protected override void OnPolled(ZlinkPoller poller)
         {
+            if ((poller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
+            {
+                Drain(NowMs);
+            }
+        }
+
+        // The descriptor is edge-like: look again after commands ran (they used the socket) and
+        // every tick, so nothing waits on a lost edge; not again right after a drain.
+        protected override void OnTick(long nowMs)
+        {
+            if (CommandsRan || nowMs - _drainedAt >= TickMilliseconds / 2)
+            {
+                Drain(nowMs);
+            }
+        }
+
+        private void Drain(long nowMs)
+        {
+            _drainedAt = nowMs;
             lock (Router.Gate)
             {
-                if (!Router.Socket.IsDisposed)
-                {
-                    Router.DrainLocked();
-                }
+                Router.DrainLocked();
             }
         }
 

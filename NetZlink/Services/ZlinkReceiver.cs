@@ -122,7 +122,7 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
     /// <summary>Receives the next request. Dispose the message when done.</summary>
     /// <param name="cancellationToken">Ends the wait.</param>
     public ValueTask<ServiceMessage> ReceiveAsync(CancellationToken cancellationToken = default) =>
-        _worker.Router.Incoming.ReadAsync(cancellationToken);
+        _worker.Router.ReceiveAsync(cancellationToken);
 
     /// <summary>Answers (or sends to) a gateway: [gateway id][payload].</summary>
     /// <param name="gateway">The gateway's routing id (<see cref="ServiceMessage.Peer"/> of its request).</param>
@@ -191,6 +191,7 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
     private sealed class Worker : RegisteringWorker
     {
         private volatile string? _bound;
+        private long _drainedAt;
 
         public Worker(ZlinkContext context, ReceiverOptions options, byte[] routingId)
             : base(context, "zlink receiver", ServiceType.Gateway, options.HeartbeatInterval, routingId)
@@ -261,23 +262,28 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
         {
             if ((poller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
             {
-                DrainRouter();
+                DrainRouter(NowMs);
             }
         }
 
-        private void DrainRouter()
+        private void DrainRouter(long nowMs)
         {
+            _drainedAt = nowMs;
             lock (Router.Gate)
             {
-                if (!Router.Socket.IsDisposed)
-                {
-                    Router.DrainLocked();
-                }
+                Router.DrainLocked();
             }
         }
 
-        // The descriptor is edge-like: look again every tick so nothing waits on a lost edge.
-        protected override void OnOwnTick(long nowMs) => DrainRouter();
+        // The descriptor is edge-like: look again after commands ran (they used the socket) and
+        // every tick, so nothing waits on a lost edge; not again right after a drain.
+        protected override void OnOwnTick(long nowMs)
+        {
+            if (CommandsRan || nowMs - _drainedAt >= TickMilliseconds / 2)
+            {
+                DrainRouter(nowMs);
+            }
+        }
 
         protected override void OnOwnStopped() => Router.Complete();
 

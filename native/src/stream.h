@@ -491,9 +491,10 @@ int zl_conn_queue2(zl_stream_t *s, zl_conn_t *c, const void *a, size_t alen,
 int zl_conn_queue_front(zl_stream_t *s, zl_conn_t *c, const void *data,
                         size_t len, uint8_t lead);
 /* ws: the peer's close frame was read; the bytes accepted before it are
- * flushed, then our close reply, then TCP closes, bounded by LINGER (-1:
- * ZL_WS_STALL_MS without progress). The 0x00 comes then, with 0 when all
- * went out, else the errno of why not (ETIMEDOUT, ECONNRESET). */
+ * flushed, then our close reply, then TCP closes, bounded by LINGER when
+ * above 0 (0: ZL_WS_DROP_MS, as a drop; -1: ZL_WS_STALL_MS without
+ * progress). The 0x00 comes then, with 0 when all went out, else the errno
+ * of why not (ETIMEDOUT, ECONNRESET). */
 void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c);
 #define ZL_WS_STALL_MS 30000
 /* ZLINK_STREAM_DROP: the messages not started yet are dropped; ws: a close

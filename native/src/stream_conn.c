@@ -678,15 +678,15 @@ void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c)
     start_closing(s, c);
     if (zl_conn_flush(s, c) < 0)
         return; /* all went (or the peer is gone): closed */
-    if (s->opts.linger == 0) {
-        zl_conn_close(s, c, ZLINK_DISCONNECT_REMOTE, ETIMEDOUT);
-        return;
-    }
-    c->timer_id = zl_loop_timer_add(
-        &s->loop,
-        c->progress_ms + (uint64_t)(s->opts.linger > 0 ? s->opts.linger
-                                                       : ZL_WS_STALL_MS),
-        ZTM_CONN, c->idx);
+    /* the rest goes as the peer reads, bounded like a drop: LINGER when
+     * above 0, ZL_WS_DROP_MS at LINGER 0 (LINGER 0 is about zlink_close,
+     * which still ends this at once), ZL_WS_STALL_MS without progress at
+     * -1; the timer's end is ETIMEDOUT (zl_conn_on_timer) */
+    uint64_t bound = s->opts.linger > 0    ? (uint64_t)s->opts.linger
+                     : s->opts.linger == 0 ? ZL_WS_DROP_MS
+                                           : ZL_WS_STALL_MS;
+    c->timer_id = zl_loop_timer_add(&s->loop, c->progress_ms + bound,
+                                    ZTM_CONN, c->idx);
 }
 
 /* ---- establishing ------------------------------------------------------ */

@@ -3,6 +3,10 @@
  * - the peer's close while megabytes are queued: every byte send accepted
  *   goes out first, then the close reply with the peer's status, then the
  *   TCP close; the 0x00 comes after that, cause 0, DISCONNECTED(REMOTE);
+ * - the same with LINGER 0 and an echo server (the peer sends megabytes
+ *   without reading, then its close): LINGER 0 bounds zlink_close, not
+ *   this flush, so nothing is lost; zlink_close at LINGER 0 still ends it
+ *   at once;
  * - the same peer gone (it resets) or not reading (LINGER 300): the 0x00
  *   carries ECONNRESET or ETIMEDOUT and CLOSE_FAILED reports the loss; a
  *   peer that ends TCP without a close frame while bytes are queued: the
@@ -30,6 +34,31 @@ typedef struct conn {
 
 static conn_t C;
 
+/* nonzero: the server's SO_SNDBUF and the raw client's SO_RCVBUF are this
+ * small (set before the connection exists), so what the server sends
+ * queues in the library rather than in the kernel */
+static int small_bufs;
+
+static int raw_connect(uint16_t port)
+{
+    if (!small_bufs)
+        return tu_raw_connect(port);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(fd >= 0);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small_bufs, sizeof small_bufs);
+    CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
 static void open_conn(void *ctx, int framing, int linger)
 {
     char ep[256];
@@ -37,8 +66,10 @@ static void open_conn(void *ctx, int framing, int linger)
     tu_tls_framing = framing;
     C.srv = tu_ws_server(ctx, &T, 0, "", ep, sizeof ep);
     tu_set_int(C.srv, ZLINK_LINGER, linger);
+    if (small_bufs)
+        tu_set_int(C.srv, ZLINK_SNDBUF, small_bufs);
     C.mon = zlink_socket_monitor_open(C.srv, ZLINK_EVENT_ALL);
-    C.fd = tu_raw_connect(tu_ep_port(ep));
+    C.fd = raw_connect(tu_ep_port(ep));
     C.p.a = C.srv;
     tu_ws_client_handshake(C.fd, "/", &C.p);
     CHECK(TU_UNTIL(&C.p, C.p.sa.ups == 1, 5000));
@@ -167,6 +198,137 @@ static void test_flush_before_reply(void *ctx, size_t total, size_t chunk)
     free(r.data);
     free(out);
     close_conn();
+}
+
+/* ---- an echo server at LINGER 0 and a peer that does not read ---------- */
+
+typedef struct writer {
+    int fd;
+    const unsigned char *data;
+    size_t total, chunk;
+    int done;
+} writer_t;
+
+static void *writer_main(void *arg)
+{
+    writer_t *w = arg;
+    static unsigned char f[70000];
+    for (size_t off = 0; off < w->total; off += w->chunk) {
+        size_t k = w->total - off < w->chunk ? w->total - off : w->chunk;
+        tu_send_all(w->fd, f, tu_ws_frame(f, 1, 0x2, 1, w->data + off, k));
+    }
+    __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* The hostile tester's case (ws_closequeued.py): the raw peer sends
+ * `total` bytes in binary frames without reading, the server echoes every
+ * payload it receives (most of it queues: the peer's receive buffer is
+ * small), then the peer sends close 1000 and reads. With LINGER 0 on the
+ * server every echoed byte send accepted still goes out, then the close
+ * reply, then the end; the 0x00 is an orderly one (0), no CLOSE_FAILED. */
+static void test_echo_then_close(void *ctx, int linger, size_t total)
+{
+    small_bufs = 8192;
+    open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, linger);
+    small_bufs = 0;
+    unsigned char *in = malloc(total), *echoed = malloc(total);
+    CHECK(in && echoed);
+    fill_pattern(in, total, 23);
+    writer_t w = {C.fd, in, total, 65000, 0};
+    pthread_t wt;
+    CHECK(pthread_create(&wt, NULL, writer_main, &w) == 0);
+    /* echo until all of it came back through the server */
+    static unsigned char buf[65536];
+    size_t got = 0;
+    long long end = tu_now_ms() + 20000;
+    while (got < total) {
+        CHECK(tu_now_ms() < end);
+        uint32_t id;
+        int n = tu_stream_recv(C.srv, &id, buf, sizeof buf, ZLINK_DONTWAIT);
+        if (n < 0) {
+            CHECK(zlink_errno() == EAGAIN);
+            zlink_pollitem_t it = {C.srv, 0, ZLINK_POLLIN, 0};
+            zlink_poll(&it, 1, 5);
+            continue;
+        }
+        CHECK(id == C.id && tu_last_event(C.srv) == -1);
+        CHECK(got + (size_t)n <= total);
+        memcpy(echoed + got, buf, (size_t)n);
+        got += (size_t)n;
+        /* every echo is accepted (the queue is far below SNDHWM) */
+        CHECK(tu_stream_send(C.srv, C.id, buf, (size_t)n, 0) == n);
+    }
+    CHECK(memcmp(echoed, in, total) == 0);
+    pthread_join(wt, NULL);
+    CHECK(w.done);
+    /* the peer's close, then it reads */
+    send_frame(1, 0x8, "\x03\xe8", 2);
+    reader_t r = {C.fd, 0, malloc(total), 0, total, 0, {0}, 0, 0, 0, 0, 0};
+    CHECK(r.data);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, reader_main, &r) == 0);
+    end = tu_now_ms() + 30000;
+    while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+        CHECK(tu_now_ms() < end);
+        tu_step(&C.p);
+    }
+    pthread_join(th, NULL);
+    if (r.ndata != total || !r.close_seen)
+        fprintf(stderr, "echo, LINGER %d: %zu of %zu bytes, close %d\n",
+                linger, r.ndata, total, r.close_seen);
+    CHECK(r.ndata == total && memcmp(r.data, in, total) == 0);
+    CHECK(r.close_seen && r.close_len == 2 && r.close_payload[0] == 0x03 &&
+          r.close_payload[1] == 0xe8);
+    CHECK(r.eof);
+    CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
+    CHECK(tu_event_errno(C.srv) == 0);
+    CHECK(tu_wait_event(&C.p, C.mon, ZLINK_EVENT_DISCONNECTED, 5000) ==
+          ZLINK_DISCONNECT_REMOTE);
+    zlink_monitor_event_t ev;
+    while (zlink_monitor_recv(C.mon, &ev, ZLINK_DONTWAIT) == 0)
+        CHECK(ev.event != ZLINK_EVENT_CLOSE_FAILED);
+    free(r.data);
+    free(echoed);
+    free(in);
+    close_conn();
+}
+
+/* LINGER 0, the peer's close read while output is queued, and then the
+ * socket is closed: zlink_close does not wait (LINGER 0 keeps its meaning
+ * there); the connection ends at once with CLOSE_FAILED for the loss. */
+static void test_close_during_peer_close(void *ctx)
+{
+    open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, 0);
+    size_t total = 32 << 20;
+    unsigned char *out = malloc(total);
+    CHECK(out);
+    fill_pattern(out, total, 29);
+    CHECK(tu_stream_send(C.srv, C.id, out, total, 0) == (int)total);
+    send_frame(1, 0x8, "\x03\xe8", 2);
+    /* the server read the close: the connection is closing, bytes queued */
+    CHECK(TU_UNTIL(&C.p, zlink_socket_peer_count(C.srv) == 0, 5000));
+    CHECK(C.p.sa.downs == 0);
+    zlink_close(C.srv); /* returns: nobody reads, LINGER 0 drops the rest */
+    C.srv = NULL;
+    long long v = -1;
+    zlink_monitor_event_t ev;
+    int stopped = 0;
+    long long end = tu_now_ms() + 5000;
+    while (!stopped && tu_now_ms() < end) {
+        if (zlink_monitor_recv(C.mon, &ev, ZLINK_DONTWAIT) != 0) {
+            usleep(1000);
+            continue;
+        }
+        if (ev.event == ZLINK_EVENT_CLOSE_FAILED)
+            v = (long long)ev.value;
+        stopped = ev.event == ZLINK_EVENT_MONITOR_STOPPED;
+    }
+    CHECK(stopped);
+    CHECK(v == ETIMEDOUT);
+    free(out);
+    close(C.fd);
+    zlink_close(C.mon);
 }
 
 /* The peer sends its close and then resets (or, with lost_by_linger, just
@@ -385,7 +547,7 @@ static void test_text_utf8(void *ctx)
     }
 }
 
-/* argv[1], when given, runs that one part: flush, lost, codes, pongs,
+/* argv[1], when given, runs that one part: flush, linger0, lost, codes, pongs,
  * toobig, utf8 */
 int main(int argc, char **argv)
 {
@@ -401,6 +563,12 @@ int main(int argc, char **argv)
     if (PART("flush")) {
         test_flush_before_reply(ctx, 4 << 20, 4 << 20);
         test_flush_before_reply(ctx, 1 << 20, 1000);
+    }
+    if (PART("linger0")) {
+        /* the hostile tester's numbers: 2,000,000 bytes echoed */
+        test_echo_then_close(ctx, 0, 2000000);
+        test_echo_then_close(ctx, 300000, 2000000);
+        test_close_during_peer_close(ctx);
     }
     if (PART("lost")) {
         test_lost(ctx, 0);

@@ -3,7 +3,8 @@ using Microsoft.Extensions.Options;
 
 namespace NetZlink.Samples.Gateway;
 
-/// <summary>Where the gateway listens and how it finds its backends.</summary>
+/// <summary>Where the gateway listens, the service it forwards to and its timeouts (the registry it
+/// finds the backends through is the hosting package's section, NetZlink:Gateway).</summary>
 public sealed class GatewayOptions
 {
     /// <summary>The configuration section these settings are read from.</summary>
@@ -11,9 +12,6 @@ public sealed class GatewayOptions
 
     /// <summary>The ROUTER endpoint clients send requests to (<c>tcp://127.0.0.1:*</c> picks a free port).</summary>
     public string FrontendEndpoint { get; set; } = "tcp://127.0.0.1:5570";
-
-    /// <summary>The publish endpoint of the registry the backends register with (a ZlinkDiscovery follows it).</summary>
-    public string RegistryEndpoint { get; set; } = "tcp://127.0.0.1:5550";
 
     /// <summary>The service name the backends register under.</summary>
     public string Service { get; set; } = "echo";
@@ -49,9 +47,9 @@ public sealed class GatewayOptions
     /// <summary>Null when the settings are usable, else what is wrong.</summary>
     public string? Validate()
     {
-        if (string.IsNullOrWhiteSpace(FrontendEndpoint) || string.IsNullOrWhiteSpace(RegistryEndpoint) || string.IsNullOrWhiteSpace(Service))
+        if (string.IsNullOrWhiteSpace(FrontendEndpoint) || string.IsNullOrWhiteSpace(Service))
         {
-            return "Gateway:FrontendEndpoint, Gateway:RegistryEndpoint and Gateway:Service must be set";
+            return "Gateway:FrontendEndpoint and Gateway:Service must be set";
         }
 
         if (BackendTimeout <= TimeSpan.Zero)

@@ -7,46 +7,61 @@
 using System.Text;
 using System.Threading.Channels;
 using Microsoft.Extensions.Options;
+using NetZlink.Services;
 
 namespace NetZlink.Samples.Gateway;
 
 /// <summary>Answers requests on a ROUTER socket by forwarding them to the service's backends.</summary>
-internal sealed partial class GatewayService(IOptions<GatewayOptions> options, ILogger<GatewayService> logger, IHostApplicationLifetime lifetime) : BackgroundService
+internal sealed partial class GatewayService : BackgroundService
 {
     // Failed requests are logged one by one up to this many, then once per this many.
     private const int FailureLogEvery = 1000;
 
-    private readonly GatewayOptions _options = options.Value;
+    private readonly GatewayOptions _options;
+    private readonly ILogger<GatewayService> _logger;
+    private readonly IHostApplicationLifetime _lifetime;
+    private readonly ZlinkContext _context;
+    private readonly ServiceLink _backend;
     private long _served;
     private long _failed;
 
+    /// <summary>The gateway and discovery come from the hosting package (AddNetZlinkGateway), on the shared context.</summary>
+    public GatewayService(IOptions<GatewayOptions> options, ILogger<GatewayService> logger, IHostApplicationLifetime lifetime, ZlinkContext context, ZlinkGateway gateway, ZlinkDiscovery discovery)
+    {
+        _options = options.Value;
+        _logger = logger;
+        _lifetime = lifetime;
+        _context = context;
+        // Made before the host starts the gateway, so the discovery keeps every change from its first list.
+        _backend = new ServiceLink(gateway, discovery, _options, logger);
+    }
+
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        using var context = new ZlinkContext();
-        using ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
+        using ZlinkSocket router = _context.CreateSocket(ZlinkSocketType.Router);
         router.Linger = 0;
         // Replies wait for a slow client instead of being dropped at the high-water mark (a client
         // that sends many requests before reading gets every reply; its replies use memory meanwhile),
         // and a client sending more than MaxRequestBytes in one message is disconnected by the socket.
         router.SendHighWaterMark = 0;
         router.MaxMessageSize = _options.MaxRequestBytes;
-        await using var backend = new ServiceLink(context, _options, logger);
+        await using ServiceLink backend = _backend;
         try
         {
             router.Bind(_options.FrontendEndpoint);
-            await backend.StartAsync().ConfigureAwait(false);
         }
         catch (Exception e) when (e is ZlinkException or ArgumentException)
         {
-            // An endpoint that cannot be bound or connected to: one line, exit code 2.
+            // An endpoint that cannot be bound: one line, exit code 2.
             LogCannotStart(e.Message);
             Environment.ExitCode = 2;
-            lifetime.StopApplication();
+            _lifetime.StopApplication();
             return;
         }
 
+        backend.Start();
         string listening = router.LastEndpoint;
-        LogListening(listening, _options.Service, _options.RegistryEndpoint);
+        LogListening(listening, _options.Service);
         var replies = Channel.CreateUnbounded<List<byte[]>>(new UnboundedChannelOptions { SingleReader = true });
         int inFlight = 0;
         var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -142,8 +157,8 @@ internal sealed partial class GatewayService(IOptions<GatewayOptions> options, I
         }
     }
 
-    [LoggerMessage(Level = LogLevel.Information, Message = "gateway listening on {Endpoint}, forwarding to the backends of {Service} listed by {Registry}")]
-    private partial void LogListening(string endpoint, string service, string registry);
+    [LoggerMessage(Level = LogLevel.Information, Message = "gateway listening on {Endpoint}, forwarding to the backends of {Service}")]
+    private partial void LogListening(string endpoint, string service);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "gateway stopping: {InFlight} requests in flight")]
     private partial void LogStopping(int inFlight);

@@ -1,9 +1,11 @@
 // The gateway sample: a Generic Host worker service. Settings come from appsettings.json, the
 // environment (Gateway__FrontendEndpoint=...) or the command line (--Gateway:FrontendEndpoint=...).
-// Ctrl+C or SIGTERM stops it: the host cancels the service, which stops taking requests, answers
-// or fails the ones in flight and closes its sockets.
+// The registry it finds its backends through is the hosting package's section, NetZlink:Gateway
+// (--NetZlink:Gateway:RegistryEndpoint=...). Ctrl+C or SIGTERM stops it: the host cancels the
+// service, which stops taking requests, answers or fails the ones in flight and closes its sockets.
 // "registry" and "backend" as the first argument run the other two parts of a demo instead
 // (Backends.cs): a registry, and an echo backend that registers with it.
+using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Options;
 using NetZlink;
 using NetZlink.Samples.Gateway;
@@ -33,6 +35,29 @@ builder.Services.AddOptions<GatewayOptions>()
     .Bind(builder.Configuration.GetSection(GatewayOptions.Section))
     .ValidateOnStart();
 builder.Services.AddSingleton<IValidateOptions<GatewayOptions>, GatewayOptionsValidator>();
+
+// The backends' side, from the hosting package: a ZlinkDiscovery following the registry of
+// NetZlink:Gateway:RegistryEndpoint and a ZlinkGateway over it, on one shared ZlinkContext,
+// checked at start (one line per bad key), connected when the host starts and disposed when it
+// stops. Registered before GatewayService, so it starts before it and stops after it (hosted
+// services stop in reverse order): the requests in flight are answered before the gateway closes.
+string service = builder.Configuration[$"{GatewayOptions.Section}:{nameof(GatewayOptions.Service)}"] ?? new GatewayOptions().Service;
+builder.Services.AddNetZlinkGateway(builder.Configuration.GetSection("NetZlink:Gateway"), o =>
+{
+    if (!o.Services.Contains(service))
+    {
+        o.Services.Add(service); // the health check wants a receiver of it
+    }
+});
+builder.Services.AddHealthChecks().AddNetZlinkHealthChecks();
+builder.Services.AddSingleton<IHealthCheckPublisher, HealthLog>(); // logs each change of status
+// ... in one line; the health check service itself would log every failing check, every period.
+builder.Logging.AddFilter("Microsoft.Extensions.Diagnostics.HealthChecks.DefaultHealthCheckService", LogLevel.Critical);
+builder.Services.Configure<HealthCheckPublisherOptions>(o =>
+{
+    o.Delay = TimeSpan.FromSeconds(1);
+    o.Period = TimeSpan.FromSeconds(5);
+});
 
 builder.Services.AddHostedService<GatewayService>();
 builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(15));

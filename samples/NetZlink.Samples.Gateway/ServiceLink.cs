@@ -1,8 +1,10 @@
 // The gateway's backends, found through zlink's service layer: a ZlinkDiscovery follows the
-// registry (Gateway:RegistryEndpoint) and a ZlinkGateway sends each request to the next backend
-// registered under Gateway:Service, connecting to backends as they register and dropping them as
-// they leave or stop heartbeating. A request goes out as [request id (8 bytes)][body]; a backend
-// answers [request id][reply body] (the echo backend, Backends.cs, returns both as they came).
+// registry (NetZlink:Gateway:RegistryEndpoint) and a ZlinkGateway sends each request to the next
+// backend registered under Gateway:Service, connecting to backends as they register and dropping
+// them as they leave or stop heartbeating. Both come from the hosting package (AddNetZlinkGateway),
+// which connects them when the host starts and disposes them when it stops. A request goes out as
+// [request id (8 bytes)][body]; a backend answers [request id][reply body] (the echo backend,
+// Backends.cs, returns both as they came).
 //
 // The service layer does not resend: a request in flight to a backend that dies is lost. This link
 // does: a try not answered within AttemptTimeout is sent again (round-robin gives it to the next
@@ -10,6 +12,7 @@
 // already answered or given up is dropped and counted, so every client request gets exactly one reply.
 using System.Buffers.Binary;
 using System.Collections.Concurrent;
+using System.Threading.Channels;
 using NetZlink.Services;
 
 namespace NetZlink.Samples.Gateway;
@@ -19,25 +22,24 @@ internal sealed partial class ServiceLink : IAsyncDisposable
 {
     private readonly GatewayOptions _options;
     private readonly ILogger _logger;
-    private readonly ZlinkDiscovery _discovery;
+    private readonly ZlinkGateway _gateway;
+    private readonly ChannelReader<DiscoveryUpdate> _changes;
     private readonly ConcurrentDictionary<ulong, TaskCompletionSource<byte[]>> _waiting = new();
     private readonly CancellationTokenSource _stop = new();
-    private ZlinkGateway? _gateway;
     private Task _replies = Task.CompletedTask;
     private Task _updates = Task.CompletedTask;
     private ulong _nextId;
     private long _resent;
     private long _late;
 
-    public ServiceLink(ZlinkContext context, GatewayOptions options, ILogger logger)
+    /// <summary>A link over the host's gateway and discovery; the discovery's changes are kept from here on.</summary>
+    public ServiceLink(ZlinkGateway gateway, ZlinkDiscovery discovery, GatewayOptions options, ILogger logger)
     {
         _options = options;
         _logger = logger;
-        _discovery = new ZlinkDiscovery(context);
-        Context = context;
+        _gateway = gateway;
+        _changes = discovery.Updates;
     }
-
-    private ZlinkContext Context { get; }
 
     /// <summary>Tries sent again after AttemptTimeout (their backend died or was slow).</summary>
     public long Resent => Interlocked.Read(ref _resent);
@@ -45,16 +47,14 @@ internal sealed partial class ServiceLink : IAsyncDisposable
     /// <summary>Answers that came after their request was answered or given up (dropped).</summary>
     public long LateReplies => Interlocked.Read(ref _late);
 
-    /// <summary>Connects to the registry (an endpoint it cannot use throws here) and starts following it.</summary>
-    public async Task StartAsync()
+    /// <summary>Starts reading the answers and logging the backends' changes.</summary>
+    public void Start()
     {
-        ChannelReaderLog(_discovery.Updates);
-        await _discovery.ConnectRegistryAsync(_options.RegistryEndpoint).ConfigureAwait(false);
-        _gateway = new ZlinkGateway(Context, _discovery);
+        ChannelReaderLog(_changes);
         _replies = ReceiveRepliesAsync(_gateway);
     }
 
-    private void ChannelReaderLog(System.Threading.Channels.ChannelReader<DiscoveryUpdate> updates) => _updates = Task.Run(async () =>
+    private void ChannelReaderLog(ChannelReader<DiscoveryUpdate> updates) => _updates = Task.Run(async () =>
     {
         try
         {
@@ -76,7 +76,7 @@ internal sealed partial class ServiceLink : IAsyncDisposable
     /// (the next backend) every AttemptTimeout until BackendTimeout.</summary>
     public async Task<byte[]> RequestAsync(byte[] body, CancellationToken cancellationToken)
     {
-        ZlinkGateway gateway = _gateway ?? throw new InvalidOperationException("the link is not started");
+        ZlinkGateway gateway = _gateway;
         ulong id = Interlocked.Increment(ref _nextId);
         var answer = new TaskCompletionSource<byte[]>(TaskCreationOptions.RunContinuationsAsynchronously);
         _waiting[id] = answer;
@@ -159,12 +159,7 @@ internal sealed partial class ServiceLink : IAsyncDisposable
         await _stop.CancelAsync().ConfigureAwait(false);
         await _replies.ConfigureAwait(false);
         await _updates.ConfigureAwait(false);
-        if (_gateway is not null)
-        {
-            await _gateway.DisposeAsync().ConfigureAwait(false);
-        }
-
-        await _discovery.DisposeAsync().ConfigureAwait(false);
+        // The gateway and the discovery are the host's: it disposes them after this service has stopped.
         foreach (TaskCompletionSource<byte[]> waiter in _waiting.Values)
         {
             waiter.TrySetException(new ObjectDisposedException(nameof(ServiceLink)));

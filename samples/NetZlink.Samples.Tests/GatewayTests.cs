@@ -26,7 +26,7 @@ public sealed partial class GatewayTests
         await using var cluster = new Cluster();
         await cluster.AddBackendAsync(cancellationToken);
         await cluster.AddBackendAsync(cancellationToken);
-        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}");
+        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}");
         string frontend = await FrontendWithBackendsAsync(gateway, 2, cancellationToken);
 
         using var context = new ZlinkContext();
@@ -82,7 +82,7 @@ public sealed partial class GatewayTests
         Backend dying = await cluster.AddBackendAsync(cancellationToken, answers: false); // takes requests, answers none, then dies
         Backend steady = await cluster.AddBackendAsync(cancellationToken);
         using GatewayProcess gateway = GatewayProcess.Start(
-            "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}", "--Gateway:AttemptTimeout=00:00:00.500");
+            "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}", "--Gateway:AttemptTimeout=00:00:00.500");
         string frontend = await FrontendWithBackendsAsync(gateway, 2, cancellationToken);
 
         using var context = new ZlinkContext();
@@ -158,7 +158,7 @@ public sealed partial class GatewayTests
         await using var cluster = new Cluster();
         await cluster.AddBackendAsync(cancellationToken, answers: false);
         using GatewayProcess gateway = GatewayProcess.Start(
-            "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}",
+            "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}",
             "--Gateway:BackendTimeout=00:00:02", "--Gateway:AttemptTimeout=00:00:00.500");
         string frontend = await FrontendWithBackendsAsync(gateway, 1, cancellationToken);
 
@@ -195,13 +195,14 @@ public sealed partial class GatewayTests
     [TestCase("--Gateway:BackendTimeout=banana", 2, "gateway: Failed to convert configuration value 'banana' at 'Gateway:BackendTimeout'")]
     [TestCase("--Gateway:AttemptTimeout=00:00:10", 2, "gateway: Gateway:AttemptTimeout must be positive and at most Gateway:BackendTimeout")]
     [TestCase("--Gateway:MaxRequestBytes=16777217", 2, "gateway: Gateway:MaxRequestBytes must be 1..16777216")]
-    [TestCase("--Gateway:Service=", 2, "gateway: Gateway:FrontendEndpoint, Gateway:RegistryEndpoint and Gateway:Service must be set")]
+    [TestCase("--Gateway:Service=", 2, "gateway: Gateway:FrontendEndpoint and Gateway:Service must be set")]
     [TestCase("--Gateway:FrontendEndpoint=garbage", 2, "gateway cannot start:")]
-    [TestCase("--Gateway:RegistryEndpoint=garbage", 2, "gateway cannot start:")]
+    [TestCase("--NetZlink:Gateway:RegistryEndpoint=garbage", 2, "gateway cannot start: NetZlink:Gateway:RegistryEndpoint is 'garbage': a registry's publish endpoint is tcp://host:port")]
+    [TestCase("--NetZlink:Gateway:RegistyEndpoint=tcp://127.0.0.1:9", 2, "gateway cannot start: NetZlink:Gateway:RegistyEndpoint is not a setting of a NetZlink gateway")]
     [CancelAfter(60_000)]
     public async Task BadSettingsStopItWithOneLineAndItsExitCode(string setting, int exitCode, string text, CancellationToken cancellationToken)
     {
-        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", "--Gateway:RegistryEndpoint=tcp://127.0.0.1:9", setting);
+        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", "--NetZlink:Gateway:RegistryEndpoint=tcp://127.0.0.1:9", setting);
         await gateway.WaitForExitAsync(cancellationToken);
         Assert.Multiple(() =>
         {
@@ -217,7 +218,7 @@ public sealed partial class GatewayTests
     {
         await using var cluster = new Cluster();
         await cluster.AddBackendAsync(cancellationToken);
-        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}");
+        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}");
         string frontend = await FrontendWithBackendsAsync(gateway, 1, cancellationToken);
 
         using var context = new ZlinkContext();

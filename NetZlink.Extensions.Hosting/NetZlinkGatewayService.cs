@@ -1,0 +1,179 @@
+// One hosted gateway: a ZlinkDiscovery following the configured registries and the ZlinkGateway
+// over it, on the application's shared ZlinkContext. Both are made from the validated options when
+// first asked for (injecting them makes them when the host gathers its services); the discovery
+// connects to the registries when the host starts, and both are disposed when the host stops.
+// A watcher beside the discovery records when each registry was last heard from, for the health check.
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using NetZlink.Services;
+
+namespace NetZlink.Extensions.Hosting;
+
+/// <summary>
+/// A <see cref="ZlinkDiscovery"/> and the <see cref="ZlinkGateway"/> over it that run with the host
+/// (registered by <c>AddNetZlinkGateway</c> and its keyed form). It connects the discovery to the
+/// registries when the host starts and disposes the gateway, then the discovery, when the host stops.
+/// </summary>
+public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, IDisposable
+{
+    private readonly IServiceProvider _services;
+    private readonly string _optionsName;
+    private readonly Lock _gate = new();
+    private NetZlinkGatewayOptions? _options;
+    private ZlinkDiscovery? _discovery;
+    private ZlinkGateway? _gateway;
+    private RegistryWatcher? _watcher;
+    private NetZlinkGatewayHealthState? _health;
+    private long _startedAtTicks; // UTC ticks; 0 until started
+    private int _stopped;
+
+    internal NetZlinkGatewayService(IServiceProvider services, string? key, string optionsName)
+    {
+        _services = services;
+        Key = key;
+        _optionsName = optionsName;
+        Time = services.GetService<TimeProvider>() ?? TimeProvider.System;
+    }
+
+    /// <summary>The registration's key; null for the gateway registered without one.</summary>
+    public string? Key { get; }
+
+    /// <summary>The name in the health check's descriptions: the key, else <c>gateway</c>.</summary>
+    public string Name => Key ?? "gateway";
+
+    /// <summary>The discovery, made on first use from the validated options (it connects to the registries when the host starts it).</summary>
+    /// <exception cref="OptionsValidationException">The settings are invalid.</exception>
+    /// <exception cref="ObjectDisposedException">The host has stopped the gateway.</exception>
+    public ZlinkDiscovery Discovery
+    {
+        get
+        {
+            lock (_gate)
+            {
+                ObjectDisposedException.ThrowIf(_stopped != 0, this);
+                return _discovery ??= new ZlinkDiscovery(Context, ServiceType.Gateway, Options.RegistryTimeout);
+            }
+        }
+    }
+
+    /// <summary>The gateway, made on first use over <see cref="Discovery"/>; sends find receivers once the host has started it and the registries list them.</summary>
+    /// <exception cref="OptionsValidationException">The settings are invalid.</exception>
+    /// <exception cref="ObjectDisposedException">The host has stopped the gateway.</exception>
+    public ZlinkGateway Gateway
+    {
+        get
+        {
+            lock (_gate)
+            {
+                if (_gateway is null)
+                {
+                    ZlinkDiscovery discovery = Discovery;
+                    var gateway = new ZlinkGateway(Context, discovery, Options.Gateway);
+                    foreach ((string service, LoadBalancing strategy) in Options.LoadBalancing)
+                    {
+                        gateway.SetLoadBalancing(service, strategy);
+                    }
+
+                    _gateway = gateway;
+                }
+
+                return _gateway;
+            }
+        }
+    }
+
+    /// <summary>When the host started the gateway; null before.</summary>
+    public DateTimeOffset? StartedAt => Volatile.Read(ref _startedAtTicks) is long ticks and not 0 ? new DateTimeOffset(ticks, TimeSpan.Zero) : null;
+
+    internal bool IsStopped => Volatile.Read(ref _stopped) != 0;
+
+    internal TimeProvider Time { get; }
+
+    internal NetZlinkGatewayOptions Options => _options ??= _services.GetRequiredService<IOptionsMonitor<NetZlinkGatewayOptions>>().Get(_optionsName);
+
+    internal RegistryWatcher? Watcher => Volatile.Read(ref _watcher);
+
+    internal NetZlinkGatewayHealthState Health => LazyInitializer.EnsureInitialized(ref _health, () => new NetZlinkGatewayHealthState(this));
+
+    private ZlinkContext Context => _services.GetRequiredService<ZlinkContext>();
+
+    /// <summary>Makes the gateway (if not yet made) and connects its discovery to every registry.</summary>
+    public async Task StartAsync(CancellationToken cancellationToken)
+    {
+        _ = Gateway; // and the discovery under it
+        ZlinkDiscovery discovery = Discovery;
+        (string Key, string Endpoint)[] registries = [.. Options.AllRegistryEndpoints()];
+        var watcher = new RegistryWatcher(Context, [.. registries.Select(r => r.Endpoint)], Time);
+        try
+        {
+            foreach ((_, string endpoint) in registries)
+            {
+                await discovery.ConnectRegistryAsync(endpoint).WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+
+            watcher.Start();
+        }
+        catch
+        {
+            await watcher.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        Volatile.Write(ref _watcher, watcher);
+        Volatile.Write(ref _startedAtTicks, Time.GetUtcNow().UtcTicks);
+    }
+
+    /// <summary>
+    /// Disposes the gateway (its connections to the receivers end; answers not yet received are
+    /// lost), then the discovery. A gateway has no drain of its own: stop sending and wait for the
+    /// answers first, in a hosted service registered after this one (hosted services stop in
+    /// reverse order, so it stops before the gateway does).
+    /// </summary>
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        await DisposeAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Disposes the gateway, the discovery and the registry watcher.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        (ZlinkGateway? gateway, ZlinkDiscovery? discovery, RegistryWatcher? watcher) = Take();
+        if (watcher is not null)
+        {
+            await watcher.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (gateway is not null)
+        {
+            await gateway.DisposeAsync().ConfigureAwait(false);
+        }
+
+        if (discovery is not null)
+        {
+            await discovery.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Disposes the gateway, the discovery and the registry watcher, waiting for their threads.</summary>
+    public void Dispose()
+    {
+        (ZlinkGateway? gateway, ZlinkDiscovery? discovery, RegistryWatcher? watcher) = Take();
+        watcher?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        gateway?.Dispose();
+        discovery?.Dispose();
+    }
+
+    private (ZlinkGateway?, ZlinkDiscovery?, RegistryWatcher?) Take()
+    {
+        lock (_gate)
+        {
+            _stopped = 1;
+            (ZlinkGateway?, ZlinkDiscovery?, RegistryWatcher?) taken = (_gateway, _discovery, _watcher);
+            _gateway = null;
+            _discovery = null;
+            _watcher = null;
+            return taken;
+        }
+    }
+}
