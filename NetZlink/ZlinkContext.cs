@@ -28,10 +28,10 @@ public sealed class ZlinkContext : IDisposable
     /// <exception cref="DllNotFoundException">The native library could not be loaded; the message lists where it was looked for.</exception>
     public ZlinkContext()
     {
-        nint context = NativeMethods.zlink_ctx_new();
+        nint context = Native.ContextNew();
         if (context == 0)
         {
-            Ensure.Throw(NativeMethods.zlink_errno(), "Context()");
+            Ensure.Throw(Native.Errno(), "Context()");
         }
 
         _handle = new ContextHandle(context);
@@ -113,12 +113,12 @@ public sealed class ZlinkContext : IDisposable
     public int GetOption(ContextOption option)
     {
         using var context = HandleLease.Acquire(_handle, nameof(ZlinkContext));
-        int value = NativeMethods.zlink_ctx_get(context.Value, (int)option);
+        int value = Native.ContextGet(context.Value, (int)option);
 
         // -1 is both the error return and a legal value of the two scheduling options.
         if (value == -1 && option is not (ContextOption.ThreadPriority or ContextOption.ThreadSchedPolicy))
         {
-            Ensure.ThrowOption(NativeMethods.zlink_errno(), "GetOption", option.ToString());
+            Ensure.ThrowOption(Native.Errno(), "GetOption", option.ToString());
         }
 
         return value;
@@ -132,9 +132,9 @@ public sealed class ZlinkContext : IDisposable
     public void SetOption(ContextOption option, int value)
     {
         using var context = HandleLease.Acquire(_handle, nameof(ZlinkContext));
-        if (NativeMethods.zlink_ctx_set(context.Value, (int)option, value) != 0)
+        if (Native.ContextSet(context.Value, (int)option, value) != 0)
         {
-            Ensure.ThrowOption(NativeMethods.zlink_errno(), "SetOption", option.ToString());
+            Ensure.ThrowOption(Native.Errno(), "SetOption", option.ToString());
         }
     }
 
@@ -153,10 +153,10 @@ public sealed class ZlinkContext : IDisposable
             _handle.DangerousAddRef(ref contextAdded);
             try
             {
-                nint socket = NativeMethods.zlink_socket(_handle.DangerousGetHandle(), (int)type);
+                nint socket = Native.Socket(_handle.DangerousGetHandle(), (int)type);
                 if (socket == 0)
                 {
-                    int errno = NativeMethods.zlink_errno();
+                    int errno = Native.Errno();
                     // EMFILE here is usually the context's own socket limit, not the process's files.
                     string operation = errno == ZlinkConstants.EMFILE
                         ? $"CreateSocket({type}) with {_open.Count} sockets open in this context (its MaxSockets is {MaxSockets}: raise ZlinkContext.MaxSockets, or the process's open-file limit)"
@@ -168,9 +168,9 @@ public sealed class ZlinkContext : IDisposable
                 contextAdded = false;
 
                 int linger = 0;
-                if (NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int)) != 0)
+                if (Native.SetOption(socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int)) != 0)
                 {
-                    int errno = NativeMethods.zlink_errno();
+                    int errno = Native.Errno();
                     socketHandle.Dispose();
                     Ensure.ThrowOption(errno, "SetOption", nameof(SocketOption.Linger));
                 }
@@ -197,7 +197,7 @@ public sealed class ZlinkContext : IDisposable
     public void Shutdown()
     {
         using var context = HandleLease.Acquire(_handle, nameof(ZlinkContext));
-        _ = NativeMethods.zlink_ctx_shutdown(context.Value);
+        _ = Native.ContextShutdown(context.Value);
     }
 
     /// <summary>
@@ -223,7 +223,7 @@ public sealed class ZlinkContext : IDisposable
         // Shut down before closing: a thread blocked in a call on one of our sockets holds a
         // reference on its handle, so the close below is deferred until that call returns, and
         // the shutdown is what makes it return.
-        _ = NativeMethods.zlink_ctx_shutdown(_handle.DangerousGetHandle());
+        _ = Native.ContextShutdown(_handle.DangerousGetHandle());
         foreach (SafeHandle handle in open)
         {
             handle.Dispose();
@@ -244,10 +244,10 @@ public sealed class ZlinkContext : IDisposable
             _handle.DangerousAddRef(ref contextAdded);
             try
             {
-                nint monitor = NativeMethods.zlink_socket_monitor_open(target.Value, (int)events);
+                nint monitor = Native.MonitorOpen(target.Value, (int)events);
                 if (monitor == 0)
                 {
-                    Ensure.Throw(NativeMethods.zlink_errno(), $"OpenMonitor({events})");
+                    Ensure.Throw(Native.Errno(), $"OpenMonitor({events})");
                 }
 
                 var monitorHandle = new MonitorHandle(monitor, _handle);

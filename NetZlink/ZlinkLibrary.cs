@@ -15,7 +15,7 @@ public static unsafe class ZlinkLibrary
         get
         {
             int major, minor, patch;
-            NativeMethods.zlink_version(&major, &minor, &patch);
+            Native.Version(&major, &minor, &patch);
             return new Version(major, minor, patch);
         }
     }
@@ -45,7 +45,7 @@ public static unsafe class ZlinkLibrary
         Span<byte> name = Utf8Z.Encode(capability, stackalloc byte[Utf8Z.StackLimit]);
         fixed (byte* p = name)
         {
-            return NativeMethods.zlink_has(p) != 0;
+            return Native.Has(p) != 0;
         }
     }
 }

@@ -27,7 +27,7 @@ public sealed unsafe class ZlinkMessage : IDisposable
         : this()
     {
         ArgumentOutOfRangeException.ThrowIfNegative(size);
-        Reinitialize(NativeMethods.zlink_msg_init_size(Msg, (nuint)size), "Message(size)", hint: 0);
+        Reinitialize(Native.MsgInitSize(Msg, (nuint)size), "Message(size)", hint: 0);
     }
 
     /// <summary>Creates a message holding a copy of <paramref name="data"/>.</summary>
@@ -41,7 +41,7 @@ public sealed unsafe class ZlinkMessage : IDisposable
         get
         {
             using var msg = Lease();
-            return checked((int)NativeMethods.zlink_msg_size((ZlinkMsg*)msg.Value));
+            return checked((int)Native.MsgSize((ZlinkMsg*)msg.Value));
         }
     }
 
@@ -55,7 +55,7 @@ public sealed unsafe class ZlinkMessage : IDisposable
         {
             using var msg = Lease();
             var p = (ZlinkMsg*)msg.Value;
-            return new Span<byte>(NativeMethods.zlink_msg_data(p), checked((int)NativeMethods.zlink_msg_size(p)));
+            return new Span<byte>(Native.MsgData(p), checked((int)Native.MsgSize(p)));
         }
     }
 
@@ -65,7 +65,7 @@ public sealed unsafe class ZlinkMessage : IDisposable
         get
         {
             using var msg = Lease();
-            return NativeMethods.zlink_msg_more((ZlinkMsg*)msg.Value) != 0;
+            return Native.MsgMore((ZlinkMsg*)msg.Value) != 0;
         }
     }
 
@@ -75,7 +75,7 @@ public sealed unsafe class ZlinkMessage : IDisposable
         get
         {
             using var msg = Lease();
-            return NativeMethods.zlink_msg_get((ZlinkMsg*)msg.Value, ZlinkConstants.ZLINK_SHARED) == 1;
+            return Native.MsgGet((ZlinkMsg*)msg.Value, ZlinkConstants.ZLINK_SHARED) == 1;
         }
     }
 
@@ -152,7 +152,7 @@ public sealed unsafe class ZlinkMessage : IDisposable
         using var msg = Lease();
         fixed (byte* p = name)
         {
-            byte* value = NativeMethods.zlink_msg_gets((ZlinkMsg*)msg.Value, p);
+            byte* value = Native.MsgGets((ZlinkMsg*)msg.Value, p);
             return value is null ? null : Encoding.UTF8.GetString(MemoryMarshal.CreateReadOnlySpanFromNullTerminated(value));
         }
     }
@@ -189,7 +189,7 @@ public sealed unsafe class ZlinkMessage : IDisposable
     {
         var message = new ZlinkMessage();
         nint hint = release.ToHint();
-        int rc = NativeMethods.zlink_msg_init_data(message.Msg, data, (nuint)length, ZeroCopyRelease.FreeFunction, (void*)hint);
+        int rc = Native.MsgInitData(message.Msg, data, (nuint)length, ZeroCopyRelease.FreeFunction, (void*)hint);
         message.Reinitialize(rc, "Message.FromNative", hint);
         return message;
     }
@@ -202,13 +202,13 @@ public sealed unsafe class ZlinkMessage : IDisposable
             return;
         }
 
-        int errno = NativeMethods.zlink_errno();
+        int errno = Native.Errno();
         if (hint != 0)
         {
             ZeroCopyRelease.Abandon(hint);
         }
 
-        _ = NativeMethods.zlink_msg_init(Msg);
+        _ = Native.MsgInit(Msg);
         Dispose();
         Ensure.Throw(errno, operation);
     }
@@ -227,11 +227,11 @@ public sealed unsafe class ZlinkMessage : IDisposable
 
         using var target = destination.Lease();
         int rc = copy
-            ? NativeMethods.zlink_msg_copy((ZlinkMsg*)target.Value, (ZlinkMsg*)source.Value)
-            : NativeMethods.zlink_msg_move((ZlinkMsg*)target.Value, (ZlinkMsg*)source.Value);
+            ? Native.MsgCopy((ZlinkMsg*)target.Value, (ZlinkMsg*)source.Value)
+            : Native.MsgMove((ZlinkMsg*)target.Value, (ZlinkMsg*)source.Value);
         if (rc != 0)
         {
-            Ensure.Throw(NativeMethods.zlink_errno(), copy ? "Message.CopyTo" : "Message.MoveTo");
+            Ensure.Throw(Native.Errno(), copy ? "Message.CopyTo" : "Message.MoveTo");
         }
     }
 }

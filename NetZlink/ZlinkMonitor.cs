@@ -37,7 +37,7 @@ public sealed unsafe class ZlinkMonitor : IDisposable
     {
         using var monitor = HandleLease.Acquire(_handle, nameof(ZlinkMonitor));
         ZlinkMonitorEvent native = default;
-        if (NativeMethods.zlink_monitor_recv(monitor.Value, &native, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
+        if (Native.MonitorReceive(monitor.Value, &native, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
         {
             const MonitorEvents handshakeFailed = MonitorEvents.HandshakeFailedAuth | MonitorEvents.HandshakeFailedProtocol | MonitorEvents.HandshakeFailedNoDetail;
             string? tls = ((MonitorEvents)native.Event & handshakeFailed) != 0 ? Source?.TryDescribeTlsFailure() : null;
@@ -45,8 +45,8 @@ public sealed unsafe class ZlinkMonitor : IDisposable
             return true;
         }
 
-        int errno = NativeMethods.zlink_errno();
-        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        int errno = Native.Errno();
+        if (!Native.IsRetry(errno))
         {
             Ensure.Throw(errno, "Monitor.TryReceive");
         }

@@ -121,19 +121,14 @@ public sealed unsafe class ZlinkPoller
 
             fixed (ZlinkPollItem* items = _items)
             {
-                int ready = NativeMethods.zlink_poll(items, count, (nint)timeoutMilliseconds);
+                int ready = Native.Poll(items, count, (nint)timeoutMilliseconds);
                 if (ready >= 0)
                 {
                     return ready;
                 }
             }
 
-            int errno = NativeMethods.zlink_errno();
-            if (errno != ZlinkConstants.EINTR)
-            {
-                Ensure.Throw(errno, "Poll");
-            }
-
+            Ensure.Throw(Native.Errno(), "Poll");
             return 0;
         }
         finally

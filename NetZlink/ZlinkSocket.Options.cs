@@ -297,9 +297,9 @@ public sealed unsafe partial class ZlinkSocket
     private void SetOptionRaw(SocketOption option, void* value, nuint size)
     {
         using var socket = SocketLease.Acquire(_handle, "SetOption");
-        if (NativeMethods.zlink_setsockopt(socket.Value, (int)option, value, size) != 0)
+        if (Native.SetOption(socket.Value, (int)option, value, size) != 0)
         {
-            int errno = NativeMethods.zlink_errno();
+            int errno = Native.Errno();
             ThrowIfNoTls(option, "SetOption");
             Ensure.ThrowOption(errno, "SetOption", OptionName(option));
         }
@@ -333,7 +333,7 @@ public sealed unsafe partial class ZlinkSocket
     private int GetOptionErrno(SocketOption option, void* value, nuint* size)
     {
         using var socket = SocketLease.Acquire(_handle, "GetOption");
-        return NativeMethods.zlink_getsockopt(socket.Value, (int)option, value, size) == 0 ? 0 : NativeMethods.zlink_errno();
+        return Native.GetOption(socket.Value, (int)option, value, size) == 0 ? 0 : Native.Errno();
     }
 
     /// <summary>Options whose values have no small bound (an endpoint, a file name, metadata).</summary>

@@ -17,10 +17,10 @@ public sealed unsafe partial class ZlinkSocket
         get
         {
             using var socket = SocketLease.Acquire(_handle, "PeerCount");
-            int count = NativeMethods.zlink_socket_peer_count(socket.Value);
+            int count = Native.PeerCount(socket.Value);
             if (count < 0)
             {
-                Ensure.Throw(NativeMethods.zlink_errno(), "PeerCount", PeersHint);
+                Ensure.Throw(Native.Errno(), "PeerCount", PeersHint);
             }
 
             return count;
@@ -36,9 +36,9 @@ public sealed unsafe partial class ZlinkSocket
     {
         using var socket = SocketLease.Acquire(_handle, "GetPeerRoutingId");
         ZlinkRoutingId id = default;
-        if (NativeMethods.zlink_socket_peer_routing_id(socket.Value, index, &id) != 0)
+        if (Native.PeerRoutingId(socket.Value, index, &id) != 0)
         {
-            Ensure.Throw(NativeMethods.zlink_errno(), $"GetPeerRoutingId({index})", PeersHint);
+            Ensure.Throw(Native.Errno(), $"GetPeerRoutingId({index})", PeersHint);
         }
 
         return new RoutingId(id.AsSpan().ToArray());
@@ -58,9 +58,9 @@ public sealed unsafe partial class ZlinkSocket
 
         using var socket = SocketLease.Acquire(_handle, "GetPeerInfo");
         ZlinkPeerInfo info = default;
-        if (NativeMethods.zlink_socket_peer_info(socket.Value, &id, &info) != 0)
+        if (Native.PeerInfo(socket.Value, &id, &info) != 0)
         {
-            Ensure.Throw(NativeMethods.zlink_errno(), $"GetPeerInfo({routingId})", PeersHint);
+            Ensure.Throw(Native.Errno(), $"GetPeerInfo({routingId})", PeersHint);
         }
 
         return new PeerInfo(&info);
@@ -78,9 +78,9 @@ public sealed unsafe partial class ZlinkSocket
         using var socket = SocketLease.Acquire(_handle, "GetPeers");
         fixed (ZlinkPeerInfo* p = infos)
         {
-            if (NativeMethods.zlink_socket_peers(socket.Value, p, &count) != 0)
+            if (Native.Peers(socket.Value, p, &count) != 0)
             {
-                Ensure.Throw(NativeMethods.zlink_errno(), "GetPeers", PeersHint);
+                Ensure.Throw(Native.Errno(), "GetPeers", PeersHint);
             }
 
             var peers = new PeerInfo[Math.Min((int)count, capacity)];

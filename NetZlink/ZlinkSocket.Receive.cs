@@ -21,20 +21,13 @@ public sealed unsafe partial class ZlinkSocket
         using var socket = SocketLease.Acquire(_handle, "Receive");
         fixed (byte* p = buffer)
         {
-            while (true)
+            int size = Native.ReceiveRetrying(socket.Value, p, (nuint)buffer.Length, 0);
+            if (size < 0)
             {
-                int size = NativeMethods.zlink_recv(socket.Value, p, (nuint)buffer.Length, 0);
-                if (size >= 0)
-                {
-                    return size;
-                }
-
-                int errno = NativeMethods.zlink_errno();
-                if (errno != ZlinkConstants.EINTR)
-                {
-                    Ensure.ThrowBlocking(errno, "Receive", socket.Value, sending: false);
-                }
+                Ensure.ThrowBlocking(-size, "Receive", socket.Value, sending: false);
             }
+
+            return size;
         }
     }
 
@@ -49,7 +42,7 @@ public sealed unsafe partial class ZlinkSocket
         using var socket = SocketLease.Acquire(_handle, "TryReceive");
         fixed (byte* p = buffer)
         {
-            size = NativeMethods.zlink_recv(socket.Value, p, (nuint)buffer.Length, ZlinkConstants.ZLINK_DONTWAIT);
+            size = Native.Receive(socket.Value, p, (nuint)buffer.Length, ZlinkConstants.ZLINK_DONTWAIT);
         }
 
         if (size >= 0)
@@ -58,7 +51,7 @@ public sealed unsafe partial class ZlinkSocket
         }
 
         size = 0;
-        return WouldBlock(NativeMethods.zlink_errno(), "TryReceive");
+        return WouldBlock(Native.Errno(), "TryReceive");
     }
 
     /// <summary>Receives one frame, waiting up to <paramref name="timeout"/> for it.</summary>
@@ -90,13 +83,10 @@ public sealed unsafe partial class ZlinkSocket
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "Receive");
         using var msg = message.Lease();
-        while (NativeMethods.zlink_msg_recv((ZlinkMsg*)msg.Value, socket.Value, 0) < 0)
+        int errno = Native.MsgReceiveRetrying((ZlinkMsg*)msg.Value, socket.Value, 0);
+        if (errno != 0)
         {
-            int errno = NativeMethods.zlink_errno();
-            if (errno != ZlinkConstants.EINTR)
-            {
-                Ensure.ThrowBlocking(errno, "Receive", socket.Value, sending: false);
-            }
+            Ensure.ThrowBlocking(errno, "Receive", socket.Value, sending: false);
         }
     }
 
@@ -108,12 +98,12 @@ public sealed unsafe partial class ZlinkSocket
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "TryReceive");
         using var msg = message.Lease();
-        if (NativeMethods.zlink_msg_recv((ZlinkMsg*)msg.Value, socket.Value, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
+        if (Native.MsgReceive((ZlinkMsg*)msg.Value, socket.Value, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
         {
             return true;
         }
 
-        return WouldBlock(NativeMethods.zlink_errno(), "TryReceive");
+        return WouldBlock(Native.Errno(), "TryReceive");
     }
 
     /// <summary>Receives one frame into <paramref name="message"/>, waiting up to <paramref name="timeout"/>.</summary>

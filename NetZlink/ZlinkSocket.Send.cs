@@ -19,13 +19,10 @@ public sealed unsafe partial class ZlinkSocket
         using var socket = SocketLease.Acquire(_handle, "Send");
         fixed (byte* p = data)
         {
-            while (NativeMethods.zlink_send(socket.Value, p, (nuint)data.Length, (int)flags) < 0)
+            int errno = Native.SendRetrying(socket.Value, p, (nuint)data.Length, (int)flags);
+            if (errno != 0)
             {
-                int errno = NativeMethods.zlink_errno();
-                if (errno != ZlinkConstants.EINTR)
-                {
-                    ThrowSendFailure(errno, socket.Value, flags);
-                }
+                ThrowSendFailure(errno, socket.Value, flags);
             }
         }
     }
@@ -53,13 +50,13 @@ public sealed unsafe partial class ZlinkSocket
         using var socket = SocketLease.Acquire(_handle, "TrySend");
         fixed (byte* p = data)
         {
-            if (NativeMethods.zlink_send(socket.Value, p, (nuint)data.Length, (int)(flags | SendFlags.DontWait)) >= 0)
+            if (Native.Send(socket.Value, p, (nuint)data.Length, (int)(flags | SendFlags.DontWait)) >= 0)
             {
                 return true;
             }
         }
 
-        return SendWouldBlock(NativeMethods.zlink_errno(), "TrySend", socket.Value);
+        return SendWouldBlock(Native.Errno(), "TrySend", socket.Value);
     }
 
     /// <summary>
@@ -95,13 +92,10 @@ public sealed unsafe partial class ZlinkSocket
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "Send");
         using var msg = message.Lease();
-        while (NativeMethods.zlink_msg_send((ZlinkMsg*)msg.Value, socket.Value, (int)flags) < 0)
+        int errno = Native.MsgSendRetrying((ZlinkMsg*)msg.Value, socket.Value, (int)flags);
+        if (errno != 0)
         {
-            int errno = NativeMethods.zlink_errno();
-            if (errno != ZlinkConstants.EINTR)
-            {
-                ThrowSendFailure(errno, socket.Value, flags);
-            }
+            ThrowSendFailure(errno, socket.Value, flags);
         }
     }
 
@@ -114,12 +108,12 @@ public sealed unsafe partial class ZlinkSocket
         ArgumentNullException.ThrowIfNull(message);
         using var socket = SocketLease.Acquire(_handle, "TrySend");
         using var msg = message.Lease();
-        if (NativeMethods.zlink_msg_send((ZlinkMsg*)msg.Value, socket.Value, (int)(flags | SendFlags.DontWait)) >= 0)
+        if (Native.MsgSend((ZlinkMsg*)msg.Value, socket.Value, (int)(flags | SendFlags.DontWait)) >= 0)
         {
             return true;
         }
 
-        return SendWouldBlock(NativeMethods.zlink_errno(), "TrySend", socket.Value);
+        return SendWouldBlock(Native.Errno(), "TrySend", socket.Value);
     }
 
     /// <summary>Sends a multipart message, blocking; the peer receives all parts or none.</summary>
@@ -159,7 +153,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>As <see cref="WouldBlock"/>, for a send: a STREAM frame without its routing id frame is explained.</summary>
     private static bool SendWouldBlock(int errno, string operation, nint socket)
     {
-        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        if (!Native.IsRetry(errno))
         {
             Ensure.ThrowSend(errno, operation, socket);
         }
@@ -180,7 +174,7 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>EAGAIN (and a stray EINTR) mean "try again"; anything else is thrown.</summary>
     private static bool WouldBlock(int errno, string operation)
     {
-        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        if (!Native.IsRetry(errno))
         {
             Ensure.Throw(errno, operation);
         }
@@ -205,14 +199,10 @@ public sealed unsafe partial class ZlinkSocket
 
         using var socket = SocketLease.Acquire(_handle, "Poll");
         var item = new ZlinkPollItem { Socket = socket.Value, Events = (short)events };
-        int ready = NativeMethods.zlink_poll(&item, 1, remaining);
+        int ready = Native.Poll(&item, 1, remaining);
         if (ready < 0)
         {
-            int errno = NativeMethods.zlink_errno();
-            if (errno != ZlinkConstants.EINTR)
-            {
-                Ensure.Throw(errno, "Poll");
-            }
+            Ensure.Throw(Native.Errno(), "Poll");
         }
         else if (ready > 0 && deadline.ReadyBefore())
         {

@@ -27,14 +27,14 @@ public sealed unsafe partial class ZlinkSocket
         fixed (byte* id = connection.Span)
         fixed (byte* p = payload)
         {
-            if (NativeMethods.zlink_send(socket.Value, id, (nuint)connection.Length, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) < 0)
+            if (Native.Send(socket.Value, id, (nuint)connection.Length, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) < 0)
             {
-                return WouldBlock(NativeMethods.zlink_errno(), "TrySendTo (routing id)");
+                return WouldBlock(Native.Errno(), "TrySendTo (routing id)");
             }
 
-            if (NativeMethods.zlink_send(socket.Value, p, (nuint)payload.Length, ZlinkConstants.ZLINK_DONTWAIT) < 0)
+            if (Native.Send(socket.Value, p, (nuint)payload.Length, ZlinkConstants.ZLINK_DONTWAIT) < 0)
             {
-                return WouldBlock(NativeMethods.zlink_errno(), "TrySendTo (payload)");
+                return WouldBlock(Native.Errno(), "TrySendTo (payload)");
             }
         }
 
@@ -103,15 +103,15 @@ public sealed unsafe partial class ZlinkSocket
             bool known;
             using (var socket = SocketLease.Acquire(_handle, "SetOption"))
             {
-                if (NativeMethods.zlink_setsockopt(socket.Value, ZlinkConstants.ZLINK_STREAM_FRAMING, &framing, sizeof(int)) == 0)
+                if (Native.SetOption(socket.Value, ZlinkConstants.ZLINK_STREAM_FRAMING, &framing, sizeof(int)) == 0)
                 {
                     return;
                 }
 
-                errno = NativeMethods.zlink_errno();
+                errno = Native.Errno();
                 int current = 0;
                 nuint size = sizeof(int);
-                known = NativeMethods.zlink_getsockopt(socket.Value, ZlinkConstants.ZLINK_STREAM_FRAMING, &current, &size) == 0;
+                known = Native.GetOption(socket.Value, ZlinkConstants.ZLINK_STREAM_FRAMING, &current, &size) == 0;
             }
 
             if (!known)

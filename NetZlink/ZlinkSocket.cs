@@ -50,7 +50,7 @@ public sealed unsafe partial class ZlinkSocket : IDisposable
     internal SocketHandle Handle => _handle;
 
     /// <summary>
-    /// The raw socket pointer, for code that calls NativeMethods directly on a thread that owns
+    /// The raw socket pointer, for code that calls the native library (through Interop.Native) directly on a thread that owns
     /// the socket. Unlike the public methods it holds no reference: the caller must make sure the
     /// socket is not disposed while it uses the pointer.
     /// </summary>
@@ -60,26 +60,26 @@ public sealed unsafe partial class ZlinkSocket : IDisposable
     /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>, <c>tcp://127.0.0.1:*</c> (see <see cref="LastEndpoint"/>), <c>inproc://name</c>.</param>
     /// <exception cref="EndpointException">The endpoint is malformed, in use, or its transport unknown (EPROTONOSUPPORT; for tls://, ws:// or wss:// on a library without them the message names the missing <c>zlink_has</c> capability); EINVAL also when it holds a NUL character or an unpaired surrogate (refused by the binding: the library would see another endpoint).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
-    public void Bind(string endpoint) => EndpointCall(endpoint, "Bind", &NativeMethods.zlink_bind);
+    public void Bind(string endpoint) => EndpointCall(endpoint, "Bind", &Native.Bind);
 
     /// <summary>Connects to <paramref name="endpoint"/>; the connection is made in the background.</summary>
     /// <param name="endpoint">For example <c>tcp://127.0.0.1:5555</c>, <c>ws://127.0.0.1:8080/path</c> (STREAM, with ws).</param>
     /// <exception cref="EndpointException">The endpoint is malformed or its transport unknown (EPROTONOSUPPORT; the message names a missing <c>zlink_has</c> capability); EINVAL also when it holds a NUL character or an unpaired surrogate.</exception>
     /// <exception cref="ZlinkNotSupportedException">This socket type cannot connect with this native library (zlink 1.3 STREAM).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
-    public void Connect(string endpoint) => EndpointCall(endpoint, "Connect", &NativeMethods.zlink_connect);
+    public void Connect(string endpoint) => EndpointCall(endpoint, "Connect", &Native.Connect);
 
     /// <summary>Stops accepting connections on an endpoint given to <see cref="Bind"/>.</summary>
     /// <param name="endpoint">The endpoint as bound (with the actual port for a wildcard bind).</param>
     /// <exception cref="EndpointException">The endpoint is not bound (ENOENT) or malformed (EINVAL, also for a NUL character or an unpaired surrogate).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
-    public void Unbind(string endpoint) => EndpointCall(endpoint, "Unbind", &NativeMethods.zlink_unbind);
+    public void Unbind(string endpoint) => EndpointCall(endpoint, "Unbind", &Native.Unbind);
 
     /// <summary>Drops the connection made by <see cref="Connect(string)"/> to <paramref name="endpoint"/>.</summary>
     /// <param name="endpoint">The endpoint as connected.</param>
     /// <exception cref="EndpointException">The endpoint is not connected (ENOENT) or malformed (EINVAL, also for a NUL character or an unpaired surrogate).</exception>
     /// <exception cref="ObjectDisposedException">The socket was disposed.</exception>
-    public void Disconnect(string endpoint) => EndpointCall(endpoint, "Disconnect", &NativeMethods.zlink_disconnect);
+    public void Disconnect(string endpoint) => EndpointCall(endpoint, "Disconnect", &Native.Disconnect);
 
     /// <summary>Closes the socket. Idempotent, safe from any thread and concurrently with other calls.</summary>
     public void Dispose()
@@ -106,7 +106,7 @@ public sealed unsafe partial class ZlinkSocket : IDisposable
         {
             if (call(socket.Value, p) != 0)
             {
-                int errno = NativeMethods.zlink_errno();
+                int errno = Native.Errno();
                 Ensure.ThrowEndpoint(errno, operation, endpoint, errno == ZlinkConstants.EPROTONOSUPPORT ? EndpointTransports.Missing(endpoint) : null);
             }
         }

@@ -29,8 +29,14 @@ public sealed class ClientEngine : StreamEngine
     /// transport; the message names the missing capability (<c>zlink_has("ws")</c> or <c>zlink_has("tls")</c>).</exception>
     /// <exception cref="InvalidOperationException">The process's descriptor limit cannot hold the connections (see <see cref="EngineOptions.RaiseDescriptorLimit"/>).</exception>
     public ClientEngine(int connectionCount, EngineOptions options, ZlinkContext? context = null)
+        : this(Checked(connectionCount, options), connectionCount, context)
+    {
+    }
+
+    // options: the engine's own checked snapshot (EngineOptions.Snapshot), never the caller's object.
+    private ClientEngine(EngineOptions options, int connectionCount, ZlinkContext? context)
         : base(
-            Checked(connectionCount, options),
+            options,
             context,
             ShardsFor(connectionCount, options),
             (engine, i) => MakeShard(engine, options, connectionCount, i))
@@ -97,6 +103,7 @@ public sealed class ClientEngine : StreamEngine
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentOutOfRangeException.ThrowIfLessThan(connectionCount, 1);
+        options = options.Snapshot();
         options.ThrowIfInvalid(server: false);
         EndpointTransports.EnsureSupported(options.Endpoints, "ClientEngine: Connect");
         EndpointHosts.EnsureResolvable(options.Endpoints);

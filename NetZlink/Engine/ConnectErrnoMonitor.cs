@@ -24,7 +24,7 @@ internal sealed unsafe class ConnectErrnoMonitor : IDisposable
     /// <summary>A monitor on the socket, or null when the native library cannot give one.</summary>
     internal static ConnectErrnoMonitor? TryOpen(nint socket)
     {
-        nint monitor = NativeMethods.zlink_socket_monitor_open(socket, EventConnectRetried | EventClosed);
+        nint monitor = Native.MonitorOpen(socket, EventConnectRetried | EventClosed);
         return monitor == 0 ? null : new ConnectErrnoMonitor(monitor);
     }
 
@@ -39,7 +39,7 @@ internal sealed unsafe class ConnectErrnoMonitor : IDisposable
     {
         if (_monitor != 0)
         {
-            _ = NativeMethods.zlink_close(_monitor);
+            _ = Native.Close(_monitor);
             _monitor = 0;
             HandleTracker.Closed(NativeHandleKind.Monitor);
         }
@@ -48,7 +48,7 @@ internal sealed unsafe class ConnectErrnoMonitor : IDisposable
     private void Drain()
     {
         ZlinkMonitorEvent ev;
-        while (_monitor != 0 && NativeMethods.zlink_monitor_recv(_monitor, &ev, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
+        while (_monitor != 0 && Native.MonitorReceive(_monitor, &ev, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
         {
             if (ev.RoutingId.Size != 4 || (ev.Event & (EventClosed | EventConnectRetried)) == 0 || ev.Value == 0)
             {

@@ -12,7 +12,10 @@ internal struct ConnectionSlot
 
     /// <summary>The connection's <see cref="Connection.Index"/>: fixed for a client slot, new for each connection a server slot holds.</summary>
     public int Serial;
-    public ConnectionState State;
+    /// <summary>Where the connection is; changed only by <see cref="Transition"/>.</summary>
+    public readonly ConnectionState State => _state;
+
+    private ConnectionState _state;
     public byte Generation;
     public bool InWaitList;
     public bool LastTimedOut;
@@ -51,4 +54,15 @@ internal struct ConnectionSlot
     /// <summary>How much of <see cref="Pending"/> came from ClientEngine posts (they hold posting capacity until sent).</summary>
     public int PendingPostedBytes;
     public int PendingPostedFrames;
+
+    /// <summary>
+    /// The one way <see cref="State"/> changes: asserts (debug builds) that the table in
+    /// <see cref="ConnectionStates.IsAllowed"/> allows going from the current state to <paramref name="to"/>.
+    /// </summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    public void Transition(ConnectionState to)
+    {
+        System.Diagnostics.Debug.Assert(ConnectionStates.IsAllowed(_state, to), $"connection state {_state} -> {to} is not an allowed transition");
+        _state = to;
+    }
 }

@@ -7,15 +7,14 @@ namespace NetZlink.Engine;
 internal static class DescriptorBudget
 {
     /// <summary>Current soft and hard RLIMIT_NOFILE of this process.</summary>
-    public static unsafe (ulong Soft, ulong Hard) GetLimits()
+    public static (ulong Soft, ulong Hard) GetLimits()
     {
-        LibcMethods.RLimit limit;
-        if (LibcMethods.getrlimit(LibcMethods.RLIMIT_NOFILE, &limit) != 0)
+        if (!Native.DescriptorLimitGet(out ulong soft, out ulong hard))
         {
             throw new InvalidOperationException($"getrlimit(RLIMIT_NOFILE) failed: errno {System.Runtime.InteropServices.Marshal.GetLastSystemError()}");
         }
 
-        return (limit.Current, limit.Maximum);
+        return (soft, hard);
     }
 
     /// <summary>Descriptors currently open in this process (entries of /proc/self/fd), or -1 when unknown.</summary>
@@ -41,7 +40,7 @@ internal static class DescriptorBudget
     /// that is enough, and otherwise throws an <see cref="InvalidOperationException"/> naming the
     /// need, the limits and the way out.
     /// </summary>
-    public static unsafe void Ensure(int connections, int reserved, bool mayRaise)
+    public static void Ensure(int connections, int reserved, bool mayRaise)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(connections);
         ArgumentOutOfRangeException.ThrowIfNegative(reserved);
@@ -69,8 +68,7 @@ internal static class DescriptorBudget
                 "EngineOptions.RaiseDescriptorLimit = true to let the engine raise the soft limit to the hard one.");
         }
 
-        LibcMethods.RLimit raised = new() { Current = hard, Maximum = hard };
-        if (LibcMethods.setrlimit(LibcMethods.RLIMIT_NOFILE, &raised) != 0)
+        if (!Native.DescriptorLimitSet(hard, hard))
         {
             throw new InvalidOperationException(
                 $"{connections} connections need {need} open files, above the soft limit {soft}; raising it to the hard limit {hard} failed " +
@@ -79,13 +77,12 @@ internal static class DescriptorBudget
     }
 
     /// <summary>Raises the soft open-file limit to the hard one (a server does not know its connection count in advance).</summary>
-    public static unsafe void RaiseSoftLimitToHard()
+    public static void RaiseSoftLimitToHard()
     {
         (ulong soft, ulong hard) = GetLimits();
         if (soft < hard)
         {
-            LibcMethods.RLimit raised = new() { Current = hard, Maximum = hard };
-            _ = LibcMethods.setrlimit(LibcMethods.RLIMIT_NOFILE, &raised);
+            _ = Native.DescriptorLimitSet(hard, hard);
         }
     }
 }

@@ -300,6 +300,21 @@ public sealed class EngineOptions
         }
     }
 
+    /// <summary>
+    /// The engines' own copy, taken before validation: the endpoint list is copied into a new array
+    /// and <see cref="Tls"/> and <see cref="Reconnect"/> into new objects, so a caller that changes
+    /// these options (or the list it passed as <see cref="Endpoints"/>) after constructing an engine
+    /// changes nothing in that engine. The framer and the logger factory are shared, not copied.
+    /// </summary>
+    internal EngineOptions Snapshot()
+    {
+        var copy = (EngineOptions)MemberwiseClone();
+        copy.Endpoints = Endpoints is null ? null! : [.. Endpoints];
+        copy.Tls = Tls?.Copy();
+        copy.Reconnect = Reconnect?.Copy();
+        return copy;
+    }
+
     /// <summary>Throws for the first problem <see cref="Validate(bool)"/> finds, naming the setting.</summary>
     internal void ThrowIfInvalid(bool server)
     {

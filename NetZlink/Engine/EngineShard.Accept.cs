@@ -30,7 +30,7 @@ public sealed partial class EngineShard
         ref ConnectionSlot s = ref _slots[slot];
         s.RoutingId = routingId;
         s.Serial = ((ServerEngine)_engine).NextConnectionIndex();
-        s.State = ConnectionState.Connected;
+        s.Transition(ConnectionState.Connected);
         s.LastReceiveTicks = _passTicks;
         Volatile.Write(ref s.Life, s.Life + 1);
         _slotById![routingId] = slot;

@@ -88,13 +88,13 @@ public sealed unsafe partial class EngineShard
 
         byte* id = stackalloc byte[4];
         BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), s.RoutingId);
-        int rc = NativeMethods.zlink_setsockopt(_socket, ZlinkConstants.ZLINK_CONNECT_ROUTING_ID, id, 4);
+        int rc = Native.SetOption(_socket, ZlinkConstants.ZLINK_CONNECT_ROUTING_ID, id, 4);
         if (rc == 0)
         {
             byte[] endpoint = ((ClientEngine)_engine).EndpointUtf8((slot * _shardCount) + Index);
             fixed (byte* e = endpoint)
             {
-                rc = NativeMethods.zlink_connect(_socket, e);
+                rc = Native.Connect(_socket, e);
             }
         }
 
@@ -106,13 +106,13 @@ public sealed unsafe partial class EngineShard
 
         if (rc != 0)
         {
-            s.State = ConnectionState.Connecting;
+            s.Transition(ConnectionState.Connecting);
             _attemptsInFlight++;
-            AttemptFailed(slot, timedOut: false, errno: NativeMethods.zlink_errno());
+            AttemptFailed(slot, timedOut: false, errno: Native.Errno());
             return;
         }
 
-        s.State = ConnectionState.Connecting;
+        s.Transition(ConnectionState.Connecting);
         s.DeadlineTicks = now + (long)(_options.ConnectTimeout.TotalSeconds * Stopwatch.Frequency);
         _attemptsInFlight++;
     }
@@ -132,7 +132,7 @@ public sealed unsafe partial class EngineShard
         // (ConnectErrnoPolicy lists both kinds).
         if (s.Attempts <= _options.ConnectRetries && (timedOut || !ConnectErrnoPolicy.IsPermanent(errno)))
         {
-            s.State = ConnectionState.RetryWait;
+            s.Transition(ConnectionState.RetryWait);
             ObserveAttemptFailed(slot, timedOut, errno, final: false);
             s.DeadlineTicks = Stopwatch.GetTimestamp() + (long)(_options.ConnectRetryDelay.TotalSeconds * Stopwatch.Frequency);
             return;
@@ -146,7 +146,7 @@ public sealed unsafe partial class EngineShard
             return;
         }
 
-        s.State = ConnectionState.Failed;
+        s.Transition(ConnectionState.Failed);
         if (timedOut)
         {
             Counters.ConnectTimedOut++;
@@ -181,7 +181,7 @@ public sealed unsafe partial class EngineShard
     {
         byte* text = stackalloc byte[512];
         nuint size = 512;
-        if (NativeMethods.zlink_getsockopt(_socket, ZlinkConstants.ZLINK_TLS_LAST_ERROR, text, &size) != 0 || size <= 1)
+        if (Native.GetOption(_socket, ZlinkConstants.ZLINK_TLS_LAST_ERROR, text, &size) != 0 || size <= 1)
         {
             return null;
         }

@@ -141,7 +141,7 @@ public sealed unsafe partial class EngineShard
 
         s.ReconnectRound = round;
         TimeSpan delay = policy.Delay(round, _reconnectRandom!.NextDouble());
-        s.State = ConnectionState.RetryWait;
+        s.Transition(ConnectionState.RetryWait);
         s.Attempts = 0;
         s.DeadlineTicks = Stopwatch.GetTimestamp() + (long)(delay.TotalSeconds * Stopwatch.Frequency);
         if (!s.InWaitList)
@@ -171,7 +171,7 @@ public sealed unsafe partial class EngineShard
     private void GiveUp(int slot, ConnectFailure failure)
     {
         ref ConnectionSlot s = ref _slots[slot];
-        s.State = ConnectionState.Failed;
+        s.Transition(ConnectionState.Failed);
         if (failure.TimedOut)
         {
             Counters.ConnectTimedOut++;
@@ -246,7 +246,7 @@ public sealed unsafe partial class EngineShard
             Volatile.Write(ref _drainedInTime, flushed);
         }
 
-        _ = NativeMethods.zlink_setsockopt(_socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int));
+        _ = Native.SetOption(_socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int));
         _stopAsked = true;
         _stopRequested = true;
     }
@@ -277,7 +277,7 @@ public sealed unsafe partial class EngineShard
         fixed (byte* e = utf8)
         {
             // A failure leaves the listener open; Accept refuses what comes through it while draining.
-            _ = NativeMethods.zlink_unbind(_socket, e);
+            _ = Native.Unbind(_socket, e);
         }
     }
 }

@@ -29,10 +29,10 @@ public sealed unsafe partial class EngineShard
         {
             while (messages < MaxMessagesPerPass && !_receivePaused)
             {
-                int idLength = NativeMethods.zlink_recv(_socket, id, 4, ZlinkConstants.ZLINK_DONTWAIT);
+                int idLength = Native.Receive(_socket, id, 4, ZlinkConstants.ZLINK_DONTWAIT);
                 if (idLength < 0)
                 {
-                    if (!RecoverableReceiveError(NativeMethods.zlink_errno(), "routing id"))
+                    if (!RecoverableReceiveError(Native.Errno(), "routing id"))
                     {
                         break;
                     }
@@ -64,11 +64,11 @@ public sealed unsafe partial class EngineShard
     private void ReceivePackets(uint routingId, int idLength, byte* buffer)
     {
         int capacity = _receiveBuffer.Length;
-        int length = NativeMethods.zlink_recv(_socket, buffer, (nuint)capacity, ZlinkConstants.ZLINK_DONTWAIT);
+        int length = Native.Receive(_socket, buffer, (nuint)capacity, ZlinkConstants.ZLINK_DONTWAIT);
         if (length < 0)
         {
             // The id frame was consumed; a missing payload (should not happen) is skipped.
-            _ = RecoverableReceiveError(NativeMethods.zlink_errno(), "payload");
+            _ = RecoverableReceiveError(Native.Errno(), "payload");
             return;
         }
 
@@ -98,12 +98,12 @@ public sealed unsafe partial class EngineShard
             int taken;
             fixed (byte* p = large)
             {
-                taken = NativeMethods.zlink_recv(_socket, p, (nuint)large.Length, ZlinkConstants.ZLINK_DONTWAIT);
+                taken = Native.Receive(_socket, p, (nuint)large.Length, ZlinkConstants.ZLINK_DONTWAIT);
             }
 
             if (taken < 0)
             {
-                _ = RecoverableReceiveError(NativeMethods.zlink_errno(), "payload (again, into a larger buffer)");
+                _ = RecoverableReceiveError(Native.Errno(), "payload (again, into a larger buffer)");
             }
             else if (IsConnectedSlot(slot))
             {
@@ -134,10 +134,10 @@ public sealed unsafe partial class EngineShard
             return;
         }
 
-        int length = NativeMethods.zlink_recv(_socket, buffer + header, (nuint)room, ZlinkConstants.ZLINK_DONTWAIT);
+        int length = Native.Receive(_socket, buffer + header, (nuint)room, ZlinkConstants.ZLINK_DONTWAIT);
         if (length < 0)
         {
-            _ = RecoverableReceiveError(NativeMethods.zlink_errno(), "payload");
+            _ = RecoverableReceiveError(Native.Errno(), "payload");
             return;
         }
 
@@ -151,17 +151,17 @@ public sealed unsafe partial class EngineShard
     {
         const int header = LengthPrefixFramer.Size;
         ZlinkMsg message;
-        _ = NativeMethods.zlink_msg_init(&message);
+        _ = Native.MsgInit(&message);
         try
         {
-            if (NativeMethods.zlink_msg_recv(&message, _socket, ZlinkConstants.ZLINK_DONTWAIT) < 0)
+            if (Native.MsgReceive(&message, _socket, ZlinkConstants.ZLINK_DONTWAIT) < 0)
             {
-                _ = RecoverableReceiveError(NativeMethods.zlink_errno(), "payload");
+                _ = RecoverableReceiveError(Native.Errno(), "payload");
                 return;
             }
 
-            int length = (int)NativeMethods.zlink_msg_size(&message);
-            var body = new ReadOnlySpan<byte>(NativeMethods.zlink_msg_data(&message), length);
+            int length = (int)Native.MsgSize(&message);
+            var body = new ReadOnlySpan<byte>(Native.MsgData(&message), length);
             if (header + length <= _receiveBuffer.Length)
             {
                 body.CopyTo(new Span<byte>(buffer + header, length));
@@ -188,7 +188,7 @@ public sealed unsafe partial class EngineShard
         }
         finally
         {
-            _ = NativeMethods.zlink_msg_close(&message);
+            _ = Native.MsgClose(&message);
         }
     }
 
@@ -243,10 +243,10 @@ public sealed unsafe partial class EngineShard
     /// <summary>Raw: the payload is bytes as they arrived, or (empty) a connection event.</summary>
     private void ReceiveBytes(uint routingId, int idLength, byte* buffer)
     {
-        int length = NativeMethods.zlink_recv(_socket, buffer, (nuint)_receiveBuffer.Length, ZlinkConstants.ZLINK_DONTWAIT);
+        int length = Native.Receive(_socket, buffer, (nuint)_receiveBuffer.Length, ZlinkConstants.ZLINK_DONTWAIT);
         if (length < 0)
         {
-            _ = RecoverableReceiveError(NativeMethods.zlink_errno(), "payload");
+            _ = RecoverableReceiveError(Native.Errno(), "payload");
             return;
         }
 
@@ -370,7 +370,7 @@ public sealed unsafe partial class EngineShard
         {
             Debug.Assert(s.Partial.IsEmpty && s.Partial.Buffer is null && s.Pending is null, "a new connection starts with empty buffers");
             _attemptsInFlight--;
-            s.State = ConnectionState.Connected;
+            s.Transition(ConnectionState.Connected);
             s.ReconnectRound = 0;
             s.LastReceiveTicks = Stopwatch.GetTimestamp();
             Volatile.Write(ref s.Life, s.Life + 1);
@@ -428,7 +428,7 @@ public sealed unsafe partial class EngineShard
     {
         int value = 0;
         nuint size = sizeof(int);
-        return NativeMethods.zlink_getsockopt(_socket, option, &value, &size) == 0 ? value : otherwise;
+        return Native.GetOption(_socket, option, &value, &size) == 0 ? value : otherwise;
     }
 
     private void ProtocolError(int slot)
@@ -447,7 +447,7 @@ public sealed unsafe partial class EngineShard
         Counters.Disconnects++;
         ObserveDisconnected(slot, reason);
         ReturnBuffers(ref s, slot, stopping: false);
-        s.State = ConnectionState.Closed;
+        s.Transition(ConnectionState.Closed);
         try
         {
             _handler.OnDisconnected(this, ConnectionAt(slot), reason, lost);

@@ -163,16 +163,16 @@ public sealed unsafe partial class EngineShard
     {
         if (!StreamFrames.SendRoutingId(_socket, routingId))
         {
-            return SendFailure(NativeMethods.zlink_errno(), "routing id");
+            return SendFailure(Native.Errno(), "routing id");
         }
 
         int rc;
         fixed (byte* p = payload)
         {
-            rc = NativeMethods.zlink_send(_socket, p, (nuint)payload.Length, ZlinkConstants.ZLINK_DONTWAIT);
+            rc = Native.Send(_socket, p, (nuint)payload.Length, ZlinkConstants.ZLINK_DONTWAIT);
         }
 
-        return rc < 0 ? SendFailure(NativeMethods.zlink_errno(), "payload") : SendResult.Sent;
+        return rc < 0 ? SendFailure(Native.Errno(), "payload") : SendResult.Sent;
     }
 
     private SendResult SendFailure(int errno, string frame)

@@ -70,6 +70,9 @@ public sealed unsafe partial class EngineShard
         $"EngineShard.{operation} was called from thread {Environment.CurrentManagedThreadId}, not from shard {Index}'s own thread: " +
         "call it from a handler callback, or from other threads use StreamEngine.TrySend/SendAsync (or a ConnectionPipe).");
     private ConnectErrnoMonitor? _connectMonitor;
+    // The raw pointer stays beside its owner on purpose: the shard thread is the socket's only
+    // user from Start until it disposes _socketOwner on its way out, so no lease is needed, and the
+    // send/receive loops pass it to Native's nint wrappers without a SafeHandle load per call.
     private nint _socket;
     private SocketHandle? _socketOwner;
     private Thread? _thread;
@@ -129,7 +132,7 @@ public sealed unsafe partial class EngineShard
         _pendingSends = new List<int>(64);
         _postedBytesBySlot = new int[slotCount];
         InitLifecycle();
-        _wakeFd = LibcMethods.eventfd(0, LibcMethods.EFD_NONBLOCK | LibcMethods.EFD_CLOEXEC);
+        _wakeFd = Native.WakeEventCreate();
         if (_wakeFd < 0)
         {
             throw new InvalidOperationException(
@@ -269,8 +272,7 @@ public sealed unsafe partial class EngineShard
             {
                 if (_wakeFd >= 0)
                 {
-                    ulong one = 1;
-                    _ = LibcMethods.write(_wakeFd, &one, sizeof(ulong));
+                    Native.CounterAdd(_wakeFd, 1);
                 }
             }
         }
@@ -380,33 +382,28 @@ public sealed unsafe partial class EngineShard
         items[0] = new ZlinkPollItem { Socket = _socket, Events = SocketPollEvents };
         items[1] = new ZlinkPollItem { Socket = 0, Fd = _wakeFd, Events = ZlinkConstants.POLLIN };
         items[2] = new ZlinkPollItem { Socket = 0, Fd = _timerFd, Events = ZlinkConstants.POLLIN };
-        int rc = NativeMethods.zlink_poll(items, timed ? 3 : 2, timeoutMs);
+        int rc = Native.Poll(items, timed ? 3 : 2, timeoutMs);
         Volatile.Write(ref _sleeping, 0);
         if (rc < 0)
         {
-            int errno = NativeMethods.zlink_errno();
+            int errno = Native.Errno();
             if (errno == ZlinkConstants.ETERM)
             {
                 _stopRequested = true;
                 return;
             }
 
-            if (errno != ZlinkConstants.EINTR)
-            {
-                EngineErrors.Throw($"zlink_poll on shard {Index}", errno);
-            }
+            EngineErrors.Throw($"zlink_poll on shard {Index}", errno);
         }
 
         if ((items[1].Revents & ZlinkConstants.POLLIN) != 0)
         {
-            ulong drained;
-            _ = LibcMethods.read(_wakeFd, &drained, sizeof(ulong));
+            _ = Native.CounterRead(_wakeFd);
         }
 
         if (timed && (items[2].Revents & ZlinkConstants.POLLIN) != 0)
         {
-            ulong expirations;
-            _ = LibcMethods.read(_timerFd, &expirations, sizeof(ulong));
+            _ = Native.CounterRead(_timerFd);
         }
     }
 
@@ -416,7 +413,7 @@ public sealed unsafe partial class EngineShard
         if (_timerFd < 0)
         {
             // Made on first use: an engine whose handler never paces needs no descriptor for it.
-            _timerFd = LibcMethods.timerfd_create(LibcMethods.CLOCK_MONOTONIC, LibcMethods.TFD_NONBLOCK | LibcMethods.TFD_CLOEXEC);
+            _timerFd = Native.MonotonicTimerCreate();
             if (_timerFd < 0)
             {
                 return false;
@@ -425,8 +422,7 @@ public sealed unsafe partial class EngineShard
 
         // Stopwatch counts CLOCK_MONOTONIC on Linux; setting the timer also clears an expiry nobody read.
         long nanoseconds = Stopwatch.Frequency == 1_000_000_000 ? timestamp : (long)(timestamp * (1e9 / Stopwatch.Frequency));
-        var spec = new LibcMethods.ITimerSpec { Value = LibcMethods.TimeSpec.FromNanoseconds(nanoseconds) };
-        return LibcMethods.timerfd_settime(_timerFd, LibcMethods.TFD_TIMER_ABSTIME, &spec, null) == 0;
+        return Native.TimerArmAt(_timerFd, nanoseconds);
     }
 
     /// <summary>Ends every live connection with <paramref name="reason"/>; returns what a handler threw, if anything.</summary>
@@ -444,7 +440,7 @@ public sealed unsafe partial class EngineShard
                 continue;
             }
 
-            s.State = ConnectionState.Closed;
+            s.Transition(ConnectionState.Closed);
             // Counted like every other end, so Connected - Disconnects (the live connections, the
             // netzlink.engine.connections metric) is 0 once the engine has stopped.
             Counters.Disconnects++;
@@ -482,14 +478,14 @@ public sealed unsafe partial class EngineShard
         {
             if (_wakeFd >= 0)
             {
-                _ = LibcMethods.close(_wakeFd);
+                _ = Native.CloseDescriptor(_wakeFd);
                 _wakeFd = -1;
             }
         }
 
         if (_timerFd >= 0)
         {
-            _ = LibcMethods.close(_timerFd);
+            _ = Native.CloseDescriptor(_timerFd);
             _timerFd = -1;
         }
     }

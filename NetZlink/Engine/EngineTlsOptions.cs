@@ -29,4 +29,7 @@ public sealed class EngineTlsOptions
 
     /// <summary>Servers: require and verify a client certificate (against <see cref="CaFile"/> / <see cref="TrustSystem"/>).</summary>
     public bool RequireClientCertificate { get; set; }
+
+    /// <summary>A copy for an engine's snapshot of its options (every setting is a string or a flag).</summary>
+    internal EngineTlsOptions Copy() => (EngineTlsOptions)MemberwiseClone();
 }

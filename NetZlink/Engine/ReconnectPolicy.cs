@@ -41,6 +41,9 @@ public sealed class ReconnectPolicy
     /// </summary>
     public int? Seed { get; set; }
 
+    /// <summary>A copy for an engine's snapshot of its options (every setting is a value).</summary>
+    internal ReconnectPolicy Copy() => (ReconnectPolicy)MemberwiseClone();
+
     /// <summary>The delay before round <paramref name="round"/> (from 1), with <paramref name="sample"/> (from 0 to 1) as the random draw.</summary>
     internal TimeSpan Delay(int round, double sample)
     {

@@ -36,8 +36,14 @@ public sealed class ServerEngine : StreamEngine
     /// <exception cref="ZlinkNotSupportedException">An endpoint is tls://, ws:// or wss:// and the native library lacks that
     /// transport; the message names the missing capability (<c>zlink_has("ws")</c> or <c>zlink_has("tls")</c>).</exception>
     public ServerEngine(EngineOptions options, ZlinkContext? context = null)
+        : this(Checked(options), context, snapshot: true)
+    {
+    }
+
+    // options: the engine's own checked snapshot (EngineOptions.Snapshot), never the caller's object.
+    private ServerEngine(EngineOptions options, ZlinkContext? context, bool snapshot)
         : base(
-            Checked(options),
+            options,
             context,
             options.Endpoints.Count,
             (engine, i) => new EngineShard(engine, options, i, options.Endpoints.Count, options.MaxConnections, accepting: true))
@@ -71,15 +77,15 @@ public sealed class ServerEngine : StreamEngine
         byte[] utf8 = Encoding.UTF8.GetBytes(endpoint + "\0");
         fixed (byte* e = utf8)
         {
-            if (NativeMethods.zlink_bind(socket, e) != 0)
+            if (Native.Bind(socket, e) != 0)
             {
-                Ensure.ThrowEndpoint(NativeMethods.zlink_errno(), "ServerEngine.Start: Bind", endpoint);
+                Ensure.ThrowEndpoint(Native.Errno(), "ServerEngine.Start: Bind", endpoint);
             }
         }
 
         byte* last = stackalloc byte[256];
         nuint size = 256;
-        _bound[shard] = NativeMethods.zlink_getsockopt(socket, ZlinkConstants.ZLINK_LAST_ENDPOINT, last, &size) == 0 && size > 0
+        _bound[shard] = Native.GetOption(socket, ZlinkConstants.ZLINK_LAST_ENDPOINT, last, &size) == 0 && size > 0
             ? Encoding.UTF8.GetString(last, (int)size - 1)
             : endpoint;
     }
@@ -87,6 +93,7 @@ public sealed class ServerEngine : StreamEngine
     private static EngineOptions Checked(EngineOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
+        options = options.Snapshot();
         options.ThrowIfInvalid(server: true);
         EndpointTransports.EnsureSupported(options.Endpoints, "ServerEngine: Bind");
         foreach (string endpoint in options.Endpoints)

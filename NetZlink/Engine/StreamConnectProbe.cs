@@ -28,10 +28,10 @@ internal static unsafe class StreamConnectProbe
             return;
         }
 
-        nint socket = NativeMethods.zlink_socket(context, ZlinkConstants.ZLINK_STREAM);
+        nint socket = Native.Socket(context, ZlinkConstants.ZLINK_STREAM);
         if (socket == 0)
         {
-            EngineErrors.Throw("zlink_socket(STREAM) for ClientEngine.Start's check of the native library", NativeMethods.zlink_errno());
+            EngineErrors.Throw("zlink_socket(STREAM) for ClientEngine.Start's check of the native library", Native.Errno());
         }
 
         HandleTracker.Opened(NativeHandleKind.Socket);
@@ -39,7 +39,7 @@ internal static unsafe class StreamConnectProbe
         try
         {
             int linger = 0;
-            _ = NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int));
+            _ = Native.SetOption(socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int));
             errno = Connect(socket);
         }
         catch (System.Net.Sockets.SocketException)
@@ -92,7 +92,7 @@ internal static unsafe class StreamConnectProbe
         byte[] endpoint = Encoding.ASCII.GetBytes($"tcp://127.0.0.1:{port}\0");
         fixed (byte* e = endpoint)
         {
-            return NativeMethods.zlink_connect(socket, e) == 0 ? 0 : NativeMethods.zlink_errno();
+            return Native.Connect(socket, e) == 0 ? 0 : Native.Errno();
         }
     }
 }

@@ -644,7 +644,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <summary>Closes a shard's STREAM socket (once its owner is done with it) and stops counting it.</summary>
     internal static void CloseShardSocket(nint socket)
     {
-        _ = NativeMethods.zlink_close(socket);
+        _ = Native.Close(socket);
         HandleTracker.Closed(NativeHandleKind.Socket);
     }
 
@@ -704,10 +704,10 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         ContextHandle context = _contextReference!;
         bool added = false;
         context.DangerousAddRef(ref added);
-        nint raw = NativeMethods.zlink_socket(context.DangerousGetHandle(), ZlinkConstants.ZLINK_STREAM);
+        nint raw = Native.Socket(context.DangerousGetHandle(), ZlinkConstants.ZLINK_STREAM);
         if (raw == 0)
         {
-            int errno = NativeMethods.zlink_errno();
+            int errno = Native.Errno();
             context.DangerousRelease();
             EngineErrors.Throw($"zlink_socket(STREAM) for shard {shard}", errno);
         }
@@ -765,7 +765,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     {
         int probe = 0;
         nuint size = sizeof(int);
-        bool eventOption = NativeMethods.zlink_getsockopt(socket, ZlinkConstants.ZLINK_STREAM_EVENT, &probe, &size) == 0;
+        bool eventOption = Native.GetOption(socket, ZlinkConstants.ZLINK_STREAM_EVENT, &probe, &size) == 0;
         if (_options.Framer is LengthPrefixFramer)
         {
             NativeFraming framing = NativeFraming.Length;
@@ -780,7 +780,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
 
             // At least 1: the library reads 0 (like -1) as its default limit of 8 MiB.
             long largest = Math.Max(1, EngineShard.LargestBody(_options));
-            if (NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_MAXMSGSIZE, &largest, sizeof(long)) != 0)
+            if (Native.SetOption(socket, ZlinkConstants.ZLINK_MAXMSGSIZE, &largest, sizeof(long)) != 0)
             {
                 ThrowSetFailed(ZlinkConstants.ZLINK_MAXMSGSIZE, $"MAXMSGSIZE={largest}");
             }
@@ -793,7 +793,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             // The library holds the incomplete packets here: the shard's budget is its budget. A
             // zlink 1.3 library has no such option (EINVAL) and no shard-wide limit.
             long budget = _options.ReceiveBudgetPerShard;
-            _ = NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_STREAM_RCVBUDGET, &budget, sizeof(long));
+            _ = Native.SetOption(socket, ZlinkConstants.ZLINK_STREAM_RCVBUDGET, &budget, sizeof(long));
             shard.UseFraming(framing, eventOption);
             return;
         }
@@ -809,12 +809,12 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// <summary>Sets ZLINK_STREAM_FRAMING; false when the library refuses it (EINVAL: it has no such framing).</summary>
     private static unsafe bool TrySetFraming(nint socket, int framing)
     {
-        if (NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_STREAM_FRAMING, &framing, sizeof(int)) == 0)
+        if (Native.SetOption(socket, ZlinkConstants.ZLINK_STREAM_FRAMING, &framing, sizeof(int)) == 0)
         {
             return true;
         }
 
-        int errno = NativeMethods.zlink_errno();
+        int errno = Native.Errno();
         if (errno != ZlinkConstants.EINVAL)
         {
             EngineErrors.Throw($"zlink_setsockopt(STREAM_FRAMING={framing}) on an engine STREAM socket", errno);
@@ -840,7 +840,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
 
     private protected static unsafe void SetInt(nint socket, int option, int value, string name)
     {
-        if (NativeMethods.zlink_setsockopt(socket, option, &value, sizeof(int)) != 0)
+        if (Native.SetOption(socket, option, &value, sizeof(int)) != 0)
         {
             ThrowSetFailed(option, $"{name}={value}");
         }
@@ -868,7 +868,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
         byte[] bytes = System.Text.Encoding.UTF8.GetBytes(value);
         fixed (byte* p = bytes)
         {
-            if (NativeMethods.zlink_setsockopt(socket, option, p, (nuint)bytes.Length) != 0)
+            if (Native.SetOption(socket, option, p, (nuint)bytes.Length) != 0)
             {
                 ThrowSetFailed(option, name);
             }
@@ -877,7 +877,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
 
     private static void ThrowSetFailed(int option, string what)
     {
-        int errno = NativeMethods.zlink_errno();
+        int errno = Native.Errno();
         ZlinkSocket.ThrowIfNoTls((SocketOption)option, "EngineOptions.Tls");
         EngineErrors.Throw($"zlink_setsockopt({what}) on an engine STREAM socket", errno);
     }

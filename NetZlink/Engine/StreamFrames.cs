@@ -15,7 +15,7 @@ internal static unsafe class StreamFrames
     {
         byte* id = stackalloc byte[4];
         BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(id, 4), routingId);
-        return NativeMethods.zlink_send(socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) >= 0;
+        return Native.Send(socket, id, 4, ZlinkConstants.ZLINK_SNDMORE | ZlinkConstants.ZLINK_DONTWAIT) >= 0;
     }
 
     /// <summary>
@@ -29,8 +29,8 @@ internal static unsafe class StreamFrames
         byte* value = stackalloc byte[6];
         BinaryPrimitives.WriteUInt32BigEndian(new Span<byte>(value, 4), routingId);
         BinaryPrimitives.WriteUInt16BigEndian(new Span<byte>(value + 4, 2), closeCode);
-        if (NativeMethods.zlink_setsockopt(socket, ZlinkConstants.ZLINK_STREAM_DROP, value, 6) != 0
-            && NativeMethods.zlink_errno() == (int)ZlinkError.EINVAL)
+        if (Native.SetOption(socket, ZlinkConstants.ZLINK_STREAM_DROP, value, 6) != 0
+            && Native.Errno() == (int)ZlinkError.EINVAL)
         {
             RequestClose(socket, routingId, framing);
         }
@@ -42,7 +42,7 @@ internal static unsafe class StreamFrames
         if (SendRoutingId(socket, routingId))
         {
             byte close = 0;
-            _ = NativeMethods.zlink_send(socket, &close, framing == Engine.NativeFraming.Length ? 1u : 0u, ZlinkConstants.ZLINK_DONTWAIT);
+            _ = Native.Send(socket, &close, framing == Engine.NativeFraming.Length ? 1u : 0u, ZlinkConstants.ZLINK_DONTWAIT);
         }
     }
 }

@@ -36,7 +36,7 @@ internal sealed unsafe class SocketReactor
 
     private SocketReactor(int index)
     {
-        _epoll = LibcMethods.epoll_create1(LibcMethods.EPOLL_CLOEXEC);
+        _epoll = Native.EpollCreate();
         if (_epoll < 0)
         {
             throw new ZlinkException(Marshal.GetLastSystemError(), "SocketReactor: epoll_create1", "the async reactor could not create its epoll descriptor");
@@ -63,7 +63,7 @@ internal sealed unsafe class SocketReactor
             return;
         }
 
-        state.Reactor.Control(LibcMethods.EPOLL_CTL_MOD, fd, state.ReactorKey, "epoll_ctl(MOD)");
+        state.Reactor.Control(Native.EpollModify, fd, state.ReactorKey, "epoll_ctl(MOD)");
     }
 
     /// <summary>Forgets <paramref name="state"/> before its socket (and so its descriptor) is closed.</summary>
@@ -75,8 +75,7 @@ internal sealed unsafe class SocketReactor
             return;
         }
 
-        byte* unused = stackalloc byte[16];
-        _ = LibcMethods.epoll_ctl(reactor._epoll, LibcMethods.EPOLL_CTL_DEL, fd, unused);
+        _ = Native.EpollRemove(reactor._epoll, fd);
         int slot = (int)(uint)state.ReactorKey;
         lock (reactor._gate)
         {
@@ -136,7 +135,7 @@ internal sealed unsafe class SocketReactor
         state.ReactorKey = key;
         try
         {
-            Control(LibcMethods.EPOLL_CTL_ADD, fd, key, "epoll_ctl(ADD)");
+            Control(Native.EpollAdd, fd, key, "epoll_ctl(ADD)");
         }
         catch
         {
@@ -147,10 +146,7 @@ internal sealed unsafe class SocketReactor
 
     private void Control(int op, int fd, ulong key, string operation)
     {
-        byte* ev = stackalloc byte[16];
-        *(uint*)ev = LibcMethods.EPOLLIN | LibcMethods.EPOLLONESHOT;
-        *(ulong*)(ev + LibcMethods.EpollDataOffset) = key;
-        if (LibcMethods.epoll_ctl(_epoll, op, fd, ev) != 0)
+        if (Native.EpollArm(_epoll, op, fd, key) != 0)
         {
             int errno = Marshal.GetLastSystemError();
             throw new ZlinkException(errno, $"SocketReactor: {operation} of descriptor {fd}", $"the async reactor could not wait for the socket (errno {errno})");
@@ -159,11 +155,11 @@ internal sealed unsafe class SocketReactor
 
     private void Run()
     {
-        int size = LibcMethods.EpollEventSize;
+        int size = Native.EpollEventSize;
         byte* events = (byte*)NativeMemory.Alloc((nuint)(MaxEvents * size));
         while (true)
         {
-            int count = LibcMethods.epoll_wait(_epoll, events, MaxEvents, -1);
+            int count = Native.EpollWait(_epoll, events, MaxEvents, -1);
             if (count < 0)
             {
                 // EINTR (a signal, a debugger): wait again. Nothing else can happen to a valid epoll
@@ -173,7 +169,7 @@ internal sealed unsafe class SocketReactor
 
             for (int i = 0; i < count; i++)
             {
-                ulong key = *(ulong*)(events + (i * size) + LibcMethods.EpollDataOffset);
+                ulong key = Native.EpollKeyAt(events, i);
                 int slot = (int)(uint)key;
                 AsyncSocketState? state;
                 lock (_gate)

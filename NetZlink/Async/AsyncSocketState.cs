@@ -344,9 +344,9 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
             // that the descriptor signals whatever changes from here on.
             int events = 0;
             nuint size = sizeof(int);
-            if (NativeMethods.zlink_getsockopt(socket, ZlinkConstants.ZLINK_EVENTS, &events, &size) != 0)
+            if (Native.GetOption(socket, ZlinkConstants.ZLINK_EVENTS, &events, &size) != 0)
             {
-                FailAll(Ensure.Create(NativeMethods.zlink_errno(), ErrorScope.General, "Events", null, null), ref receiveDone, ref sendDone);
+                FailAll(Ensure.Create(Native.Errno(), ErrorScope.General, "Events", null, null), ref receiveDone, ref sendDone);
                 return;
             }
 
@@ -370,9 +370,9 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
                 {
                     int fd = 0;
                     nuint size = sizeof(int);
-                    if (NativeMethods.zlink_getsockopt(Handle.DangerousGetHandle(), ZlinkConstants.ZLINK_FD, &fd, &size) != 0)
+                    if (Native.GetOption(Handle.DangerousGetHandle(), ZlinkConstants.ZLINK_FD, &fd, &size) != 0)
                     {
-                        Ensure.Throw(NativeMethods.zlink_errno(), "FileDescriptor");
+                        Ensure.Throw(Native.Errno(), "FileDescriptor");
                     }
 
                     _fd = fd;
@@ -464,7 +464,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
             case AsyncKind.ReceiveBuffer:
                 fixed (byte* p = op.Buffer.Span)
                 {
-                    int size = NativeMethods.zlink_recv(socket, p, (nuint)op.Buffer.Length, ZlinkConstants.ZLINK_DONTWAIT);
+                    int size = Native.Receive(socket, p, (nuint)op.Buffer.Length, ZlinkConstants.ZLINK_DONTWAIT);
                     if (size >= 0)
                     {
                         op.Result = size;
@@ -477,7 +477,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
             case AsyncKind.ReceiveMessage:
             {
                 using var msg = op.Message!.Lease();
-                if (NativeMethods.zlink_msg_recv((ZlinkMsg*)msg.Value, socket, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
+                if (Native.MsgReceive((ZlinkMsg*)msg.Value, socket, ZlinkConstants.ZLINK_DONTWAIT) >= 0)
                 {
                     return true;
                 }
@@ -491,7 +491,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
             case AsyncKind.SendBuffer:
                 fixed (byte* p = op.Data.Span)
                 {
-                    if (NativeMethods.zlink_send(socket, p, (nuint)op.Data.Length, (int)(op.Flags | SendFlags.DontWait)) >= 0)
+                    if (Native.Send(socket, p, (nuint)op.Data.Length, (int)(op.Flags | SendFlags.DontWait)) >= 0)
                     {
                         return true;
                     }
@@ -502,7 +502,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
             case AsyncKind.SendMessage:
             {
                 using var msg = op.Message!.Lease();
-                if (NativeMethods.zlink_msg_send((ZlinkMsg*)msg.Value, socket, (int)(op.Flags | SendFlags.DontWait)) >= 0)
+                if (Native.MsgSend((ZlinkMsg*)msg.Value, socket, (int)(op.Flags | SendFlags.DontWait)) >= 0)
                 {
                     return true;
                 }
@@ -531,7 +531,7 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
             int flags = ZlinkConstants.ZLINK_DONTWAIT | (i < last ? ZlinkConstants.ZLINK_SNDMORE : 0);
             fixed (byte* p = part)
             {
-                if (NativeMethods.zlink_send(socket, p, (nuint)part.Length, flags) < 0)
+                if (Native.Send(socket, p, (nuint)part.Length, flags) < 0)
                 {
                     return SendWouldBlock(name, socket);
                 }
@@ -543,8 +543,8 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
 
     private static bool SendWouldBlock(string name, nint socket)
     {
-        int errno = NativeMethods.zlink_errno();
-        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        int errno = Native.Errno();
+        if (!Native.IsRetry(errno))
         {
             Ensure.ThrowSend(errno, name, socket);
         }
@@ -554,8 +554,8 @@ internal sealed unsafe class AsyncSocketState : IThreadPoolWorkItem
 
     private static bool WouldBlock(string name)
     {
-        int errno = NativeMethods.zlink_errno();
-        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
+        int errno = Native.Errno();
+        if (!Native.IsRetry(errno))
         {
             Ensure.Throw(errno, name);
         }
