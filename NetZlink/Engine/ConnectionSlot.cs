@@ -51,4 +51,7 @@ internal struct ConnectionSlot
     /// <summary>How much of <see cref="Pending"/> came from ClientEngine posts (they hold posting capacity until sent).</summary>
     public int PendingPostedBytes;
     public int PendingPostedFrames;
+
+    /// <summary>Posted frames the native socket took for this connection's current life (the most its native queue can still hold of them, with SNDHWM).</summary>
+    public long PostsSentLive;
 }
