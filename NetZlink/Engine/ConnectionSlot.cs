@@ -65,4 +65,7 @@ internal struct ConnectionSlot
         System.Diagnostics.Debug.Assert(ConnectionStates.IsAllowed(_state, to), $"connection state {_state} -> {to} is not an allowed transition");
         _state = to;
     }
+
+    /// <summary>Posted frames the native socket took for this connection's current life (the most its native queue can still hold of them, with SNDHWM).</summary>
+    public long PostsSentLive;
 }

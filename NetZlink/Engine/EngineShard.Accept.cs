@@ -33,6 +33,7 @@ public sealed partial class EngineShard
         s.Transition(ConnectionState.Connected);
         s.LastReceiveTicks = _passTicks;
         Volatile.Write(ref s.Life, s.Life + 1);
+        s.PostsSentLive = 0;
         _slotById![routingId] = slot;
         Counters.Connected++;
         ObserveConnected(slot);

@@ -26,6 +26,11 @@ public sealed unsafe partial class EngineShard
     private bool _drainedInTime;
     private long _passTicks;
 
+    // The LINGER the drain gave the socket's close (0: none), and the posted frames counted as
+    // sent that the native queues could still hold then (bounded per connection by SNDHWM).
+    private int _drainLingerMs;
+    private long _nativeMayHold;
+
     /// <summary>True once this shard stopped after a drain that flushed everything it held before the deadline.</summary>
     internal bool DrainedInTime => Volatile.Read(ref _drainedInTime);
 
@@ -247,6 +252,7 @@ public sealed unsafe partial class EngineShard
         }
 
         _ = Native.SetOption(_socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int));
+        _drainLingerMs = linger;
         _stopAsked = true;
         _stopRequested = true;
     }
@@ -261,6 +267,63 @@ public sealed unsafe partial class EngineShard
         if (deadline != long.MinValue && !_drainedInTime && Stopwatch.GetTimestamp() >= deadline)
         {
             _drainDeadlinePassed = true;
+        }
+    }
+
+    /// <summary>
+    /// On the way out, before the connections end: while draining, the posted
+    /// frames counted as sent that the native socket could still hold (each connection's, at most
+    /// SNDHWM of them). The native library cannot say what its queues hold, only the close can:
+    /// see <see cref="CloseSocketAfterDrain"/>.
+    /// </summary>
+    private void NoteNativeMayHold()
+    {
+        if (!Draining)
+        {
+            return;
+        }
+
+        long cap = _options.HighWaterMark > 0 ? _options.HighWaterMark : long.MaxValue;
+        long mayHold = 0;
+        for (int slot = 0; slot < _slots.Length; slot++)
+        {
+            ref ConnectionSlot s = ref _slots[slot];
+            if (s.State == ConnectionState.Connected)
+            {
+                mayHold += Math.Min(s.PostsSentLive, cap);
+            }
+        }
+
+        _nativeMayHold = mayHold;
+    }
+
+    /// <summary>
+    /// Closes the socket of a draining shard and checks the native flush: the close waits until
+    /// every connection's queued output is written or its LINGER (the drain's time left; 0 once
+    /// the deadline passed) runs out. One that ran out may have left frames unwritten, which were
+    /// counted as sent: the frames that could have been in the native queues (an upper bound)
+    /// move to DroppedDrainDeadline and the drain is not in time (DrainAsync returns false).
+    /// </summary>
+    private void CloseSocketAfterDrain(SocketHandle owner)
+    {
+        long started = Stopwatch.GetTimestamp();
+        owner.Dispose();
+        if (!Draining)
+        {
+            return;
+        }
+
+        // In time: the close returned before its LINGER ran out, so the native queues were empty.
+        // Otherwise (the deadline passed: LINGER 0 drops them; or the LINGER ran out) they may not be.
+        bool inTime = Volatile.Read(ref _drainedInTime) && _drainLingerMs > 0
+            && Stopwatch.GetElapsedTime(started).TotalMilliseconds + 1 < _drainLingerMs;
+        if (!inTime)
+        {
+            long mayHold = _nativeMayHold;
+            Volatile.Write(ref Counters.PostsDroppedDeadline, Counters.PostsDroppedDeadline + mayHold);
+            Volatile.Write(ref Counters.PostsSent, Counters.PostsSent - mayHold);
+            _drainDeadlinePassed = true;
+            Volatile.Write(ref _drainedInTime, false);
         }
     }
 

@@ -178,6 +178,7 @@ public sealed unsafe partial class EngineShard
             {
                 case SendResult.Sent:
                     Counters.PostsSent++;
+                    s.PostsSentLive++;
                     ReleasePosted(frame.Slot, frame.Length);
                     break;
                 case SendResult.Queued:
@@ -209,6 +210,7 @@ public sealed unsafe partial class EngineShard
         if (sent)
         {
             Counters.PostsSent += s.PendingPostedFrames;
+            s.PostsSentLive += s.PendingPostedFrames;
         }
         else if (stopping)
         {

@@ -374,6 +374,7 @@ public sealed unsafe partial class EngineShard
             s.ReconnectRound = 0;
             s.LastReceiveTicks = Stopwatch.GetTimestamp();
             Volatile.Write(ref s.Life, s.Life + 1);
+            s.PostsSentLive = 0;
             Counters.Connected++;
             ObserveConnected(slot);
             _handler.OnConnected(this, ConnectionAt(slot));

@@ -336,6 +336,7 @@ public sealed unsafe partial class EngineShard
 
         CloseToPosts();
         NoteDrainDeadline();
+        NoteNativeMayHold();
         ConnectionEndReason reason = _engine.FaultStopped ? ConnectionEndReason.EngineFault
             : contextTerminated ? ConnectionEndReason.ContextTerminated
             : ConnectionEndReason.EngineStopped;
@@ -470,7 +471,7 @@ public sealed unsafe partial class EngineShard
         if (_socketOwner is not null)
         {
             _socket = 0;
-            _socketOwner.Dispose();
+            CloseSocketAfterDrain(_socketOwner);
             _socketOwner = null;
         }
 

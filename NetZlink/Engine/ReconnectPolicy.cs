@@ -9,17 +9,17 @@ namespace NetZlink.Engine;
 /// Reconnects a <see cref="ClientEngine"/> connection that was established and then ended with
 /// <see cref="ConnectionEndReason.Remote"/> or <see cref="ConnectionEndReason.IdleTimeout"/>
 /// (set it as <see cref="EngineOptions.Reconnect"/>; null, the default, never reconnects). Round
-/// <c>n</c> (from 1) starts after <c>min(MaxDelay, InitialDelay × Multiplier^(n-1))</c>, less a
+/// <c>n</c> (from 1) starts after <c>min(MaxDelay, 24 h, InitialDelay × Multiplier^(n-1))</c> (no overflow), less a
 /// random share of up to <see cref="Jitter"/> of it; each round is the engine's ordinary connect
 /// (<see cref="EngineOptions.ConnectTimeout"/>, <see cref="EngineOptions.ConnectRetries"/>). A round
 /// that connects starts the count again. See docs/engine.md, "Reconnecting".
 /// </summary>
 public sealed class ReconnectPolicy
 {
-    /// <summary>The delay before the first round. Default 100 ms; not negative.</summary>
+    /// <summary>The delay before the first round. Default 100 ms; at least 1 ms.</summary>
     public TimeSpan InitialDelay { get; set; } = TimeSpan.FromMilliseconds(100);
 
-    /// <summary>The most any round waits (the cap of the backoff). Default 30 s; at least <see cref="InitialDelay"/>.</summary>
+    /// <summary>The most any round waits (the cap of the backoff). Default 30 s; at least <see cref="InitialDelay"/>; a cap above 24 h is 24 h.</summary>
     public TimeSpan MaxDelay { get; set; } = TimeSpan.FromSeconds(30);
 
     /// <summary>How much longer each round waits than the one before (before the cap). Default 2; at least 1.</summary>
@@ -44,26 +44,32 @@ public sealed class ReconnectPolicy
     /// <summary>A copy for an engine's snapshot of its options (every setting is a value).</summary>
     internal ReconnectPolicy Copy() => (ReconnectPolicy)MemberwiseClone();
 
+    /// <summary>The longest delay a round ever waits, whatever MaxDelay says: 24 hours.</summary>
+    internal static TimeSpan LongestDelay { get; } = TimeSpan.FromHours(24);
+
     /// <summary>The delay before round <paramref name="round"/> (from 1), with <paramref name="sample"/> (from 0 to 1) as the random draw.</summary>
     internal TimeSpan Delay(int round, double sample)
     {
+        // In milliseconds as doubles: Pow may overflow to infinity (or be NaN), so the cap, itself
+        // at most LongestDelay, is applied before anything becomes a TimeSpan.
+        double cap = Math.Min(MaxDelay.TotalMilliseconds, LongestDelay.TotalMilliseconds);
         double ms = InitialDelay.TotalMilliseconds * Math.Pow(Multiplier, Math.Max(0, round - 1));
-        double cap = MaxDelay.TotalMilliseconds;
-        if (double.IsNaN(ms) || ms > cap)
+        if (!(ms <= cap))
         {
             ms = cap;
         }
 
-        ms *= 1 - (Jitter * Math.Clamp(sample, 0, 1));
-        return TimeSpan.FromMilliseconds(Math.Max(0, ms));
+        double share = double.IsNaN(sample) ? 0 : Math.Clamp(sample, 0, 1);
+        ms *= 1 - (Math.Clamp(Jitter, 0, 1) * share);
+        return TimeSpan.FromMilliseconds(Math.Clamp(ms, 0, cap));
     }
 
     /// <summary>What is wrong with these settings, as (setting, problem) pairs; none when they are usable.</summary>
     internal IEnumerable<(string Option, string Problem)> Problems(string prefix)
     {
-        if (InitialDelay < TimeSpan.Zero)
+        if (InitialDelay < TimeSpan.FromMilliseconds(1))
         {
-            yield return (prefix + nameof(InitialDelay), $"must not be negative (is {InitialDelay:c})");
+            yield return (prefix + nameof(InitialDelay), $"must be at least 1 ms (is {InitialDelay:c})");
         }
 
         if (MaxDelay < InitialDelay)

@@ -35,6 +35,11 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     private int _started;
     private int _disposed;
 
+    // The drain (single-flight): the first DrainAsync starts it with its deadline, later calls
+    // join it. Set under _drainGate, which also orders it with the start (a drained engine never starts).
+    private readonly object _drainGate = new();
+    private Task<bool>? _drain;
+
     // True once a shard's socket fell back to Length framing (a library without BATCH): posted
     // frames are then also checked for the one-byte body 0x00 that framing cannot carry.
     private volatile bool _lengthFallback;
@@ -377,12 +382,17 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// (<see cref="SendQueueCounters.DroppedDrainDeadline"/>), and frames for connections that
     /// ended meanwhile as <see cref="SendQueueCounters.DroppedClosed"/>. Completes by the deadline
     /// whatever happens (a shard stuck in a handler callback finishes on its own); completes at
-    /// once for an engine that was never started or has stopped. See docs/engine.md, "Draining".
+    /// once for an engine that has stopped, and for one that was never started (which then never
+    /// starts). Single-flight: a call while a drain runs joins it, waiting until its own deadline
+    /// (false if the drain has not finished by then) without shortening the drain's. Frames the
+    /// native socket may not have written when it closed are counted as dropped, not sent. See
+    /// docs/engine.md, "Draining".
     /// </summary>
     /// <param name="timeout">The deadline, from now; <see cref="Timeout.InfiniteTimeSpan"/> for none (then the socket's last flush takes at most 30 s).</param>
     /// <param name="cancellationToken">Makes the deadline now when it fires (no exception: the drain ends as at its deadline).</param>
     /// <returns>
-    /// True when every shard had flushed what it held and stopped before the deadline; false when
+    /// True when every shard had flushed what it held, its native socket wrote everything before
+    /// closing, and it stopped before the deadline; false when
     /// the deadline came first (frames may have been dropped, counted) or the engine had stopped
     /// some other way.
     /// </returns>
@@ -394,12 +404,40 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
             throw new ArgumentOutOfRangeException(nameof(timeout), timeout, "DrainAsync needs a timeout of zero or more, or Timeout.InfiniteTimeSpan.");
         }
 
-        if (Volatile.Read(ref _started) == 0)
+        Task<bool>? running;
+        lock (_drainGate)
         {
-            // Nothing was accepted, so nothing can be lost.
-            return true;
+            running = _drain;
+            if (running is null)
+            {
+                // Never started: nothing was accepted, so nothing can be lost, and the engine
+                // now never starts (StartShards refuses).
+                _drain = Volatile.Read(ref _started) == 0 ? Task.FromResult(true) : RunDrainAsync(timeout, cancellationToken);
+                running = null;
+            }
         }
 
+        if (running is null)
+        {
+            return await _drain!.ConfigureAwait(false);
+        }
+
+        // A drain is under way: join it, never shortening its flush; this call's own deadline
+        // (and token) only end its wait.
+        try
+        {
+            return await running.WaitAsync(timeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is TimeoutException or OperationCanceledException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>The drain itself, begun by the first <see cref="DrainAsync"/> call, with its deadline and token.</summary>
+    private async Task<bool> RunDrainAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        // Runs to its first await under _drainGate: it only marks the shards and registers the token.
         if (_stopped.Task.IsCompleted)
         {
             return false;
@@ -543,9 +581,17 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(handlerFactory);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        if (Interlocked.Exchange(ref _started, 1) != 0)
+        lock (_drainGate)
         {
-            throw new InvalidOperationException($"{caller} or StartChannel was already called on this engine; an engine starts once.");
+            if (_drain is not null)
+            {
+                throw new InvalidOperationException($"{caller}: DrainAsync was already called on this engine; a drained engine does not start.");
+            }
+
+            if (Interlocked.Exchange(ref _started, 1) != 0)
+            {
+                throw new InvalidOperationException($"{caller} or StartChannel was already called on this engine; an engine starts once.");
+            }
         }
 
         _shardsRunning = _shards.Length;
