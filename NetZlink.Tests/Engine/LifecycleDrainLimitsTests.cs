@@ -211,9 +211,11 @@ public sealed class LifecycleDrainLimitsTests
             Assert.That(posts.Accepted, Is.EqualTo(Interlocked.Read(ref accepted)), detail);
             Assert.That(posts.Accepted, Is.EqualTo(posts.Sent + posts.DroppedClosed + posts.DroppedStopped + posts.DroppedDrainDeadline), $"{detail}: every accepted frame ended once");
             Assert.That(posts.DroppedClosed + posts.DroppedStopped, Is.Zero, detail);
-            // Nothing counted as sent was lost: what arrived is at least Sent, and at most what
-            // was handed to the native socket (Sent plus the frames that may have stayed in it).
-            Assert.That(delivered, Is.InRange(posts.Sent, posts.Sent + posts.DroppedDrainDeadline), detail);
+            // Nothing arrives that was not handed to the native socket. A drain that missed its
+            // deadline closes its connections then, and the kernel drops what their socket buffers
+            // still held, which nothing can count: fewer than Sent may arrive then (engine.md,
+            // "Draining"); only a true drain is exact (below).
+            Assert.That(delivered, Is.LessThanOrEqualTo(posts.Sent + posts.DroppedDrainDeadline), detail);
             if (results.Any(r => r))
             {
                 Assert.That(posts.DroppedDrainDeadline, Is.Zero, $"{detail}: a true drain dropped nothing");
