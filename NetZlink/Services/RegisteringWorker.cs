@@ -54,7 +54,13 @@ internal abstract class RegisteringWorker : ServiceWorker
             return advertise;
         }
 
-        string bound = BoundEndpoint ?? throw new InvalidOperationException("RegisterAsync without an advertised endpoint needs Bind first");
+        return Reachable(BoundEndpoint ?? throw new InvalidOperationException("RegisterAsync without an advertised endpoint needs Bind first"));
+    }
+
+    /// <summary>A bound endpoint as peers can reach it: a <c>tcp://</c> one with a <c>*</c> or <c>0.0.0.0</c>
+    /// host gets <c>127.0.0.1</c> (zlink's rule); any other is returned as it is.</summary>
+    internal static string Reachable(string bound)
+    {
         const string tcp = "tcp://";
         if (bound.StartsWith(tcp, StringComparison.Ordinal))
         {

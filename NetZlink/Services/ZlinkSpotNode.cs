@@ -568,7 +568,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
             }
 
             _discoveredPeers.Clear();
-            string? self = _bound is null ? null : AdvertisedSelf();
+            string? self = _bound is null ? null : RegisteringWorker.Reachable(_bound);
             foreach (ReceiverInfo node in _discovery.GetReceivers(_discoveryService))
             {
                 // Not itself: zlink knows itself by the routing id the registry lists.
@@ -581,23 +581,6 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
             }
 
             SyncPeers();
-        }
-
-        private string? AdvertisedSelf()
-        {
-            string bound = _bound!;
-            const string tcp = "tcp://";
-            if (bound.StartsWith(tcp, StringComparison.Ordinal))
-            {
-                int colon = bound.LastIndexOf(':');
-                string host = bound[tcp.Length..colon];
-                if (host is "*" or "0.0.0.0")
-                {
-                    return tcp + "127.0.0.1" + bound[colon..];
-                }
-            }
-
-            return bound;
         }
 
         private void SyncPeers()
