@@ -47,6 +47,12 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
     /// <summary>Why the last refused message was refused.</summary>
     public string? LastRefusal => _worker.LastRefusal;
 
+    /// <summary>The registries subscribed to, in the order they were connected, each with when it
+    /// was last heard from (its last well-formed SERVICE_LIST), its registry id and list sequence.
+    /// A registry publishes at least once per broadcast interval, so one silent for several of
+    /// those is gone or cut off. A snapshot: read it again for news.</summary>
+    public IReadOnlyList<RegistryContact> Registries => _worker.Contacts();
+
     /// <summary>Subscribes to a registry's publish endpoint (zlink_discovery_connect_registry).</summary>
     /// <param name="registryPubEndpoint">The registry's <see cref="ZlinkRegistry.PubEndpoint"/>.</param>
     public Task ConnectRegistryAsync(string registryPubEndpoint)
@@ -121,8 +127,8 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
     private sealed class Worker : ServiceWorker
     {
-        private readonly ZlinkSocket _sub;
-        private readonly HashSet<string> _connected = [];
+        // One SUB per registry endpoint, so each list is known by where it came from.
+        private readonly List<Subscription> _subs = [];
         private readonly Lock _gate = new();
         private readonly HashSet<string> _subscriptions = [];
         private readonly Dictionary<uint, Snapshot> _registries = [];
@@ -138,8 +144,6 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
         {
             _registryTimeoutMs = registryTimeoutMs;
             Type = type;
-            _sub = context.CreateSocket(ZlinkSocketType.Sub);
-            _sub.Subscribe(ReadOnlySpan<byte>.Empty);
             StartThread();
         }
 
@@ -147,19 +151,7 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
         public ChannelReader<DiscoveryUpdate> Updates
         {
-            get
-            {
-                if (Volatile.Read(ref _updates) is null)
-                {
-                    var created = Channel.CreateUnbounded<DiscoveryUpdate>(new UnboundedChannelOptions { SingleWriter = true });
-                    if (Interlocked.CompareExchange(ref _updates, created, null) is null && IsStopping)
-                    {
-                        created.Writer.TryComplete();
-                    }
-                }
-
-                return _updates!.Reader;
-            }
+            get => LazyChannel.Reader(ref _updates, IsStopping);
         }
 
         public Task NextChange
@@ -175,13 +167,43 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
         public Task<bool> ConnectAsync(string endpoint) => InvokeAsync(() =>
         {
-            if (_connected.Add(endpoint))
+            lock (_gate)
             {
-                _sub.Connect(endpoint);
+                if (_subs.Exists(s => s.Endpoint == endpoint))
+                {
+                    return true;
+                }
             }
 
+            ZlinkSocket sub = Context.CreateSocket(ZlinkSocketType.Sub);
+            try
+            {
+                sub.Subscribe(ReadOnlySpan<byte>.Empty);
+                sub.Connect(endpoint);
+            }
+            catch
+            {
+                sub.Dispose();
+                throw;
+            }
+
+            lock (_gate)
+            {
+                _subs.Add(new Subscription(endpoint, sub));
+            }
+
+            PollSetChanged();
             return true;
         });
+
+        public IReadOnlyList<RegistryContact> Contacts()
+        {
+            ThrowIfFaulted();
+            lock (_gate)
+            {
+                return [.. _subs.Select(s => s.Contact)];
+            }
+        }
 
         public void SetSubscribed(string service, bool on)
         {
@@ -228,28 +250,49 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
             }
         }
 
-        protected override void AddPollItems(ZlinkPoller poller) => poller.Add(_sub, PollEvents.PollIn);
+        private Subscription[] _polled = [];
 
-        protected override void OnPolled(ZlinkPoller poller)
+        protected override void AddPollItems(ZlinkPoller poller)
         {
-            if ((poller.GetReturnedEvents(1) & PollEvents.PollIn) == 0)
+            lock (_gate)
             {
-                return;
+                _polled = [.. _subs];
             }
 
-            _frames.Clear();
-            while (_sub.TryReceiveMultipart(_frames))
+            foreach (Subscription s in _polled)
             {
-                Handle();
-                _frames.Clear();
+                poller.Add(s.Socket, PollEvents.PollIn); // 1, 2, …
             }
         }
 
-        private void Handle()
+        protected override void OnPolled(ZlinkPoller poller)
+        {
+            for (int i = 0; i < _polled.Length; i++)
+            {
+                if ((poller.GetReturnedEvents(i + 1) & PollEvents.PollIn) == 0)
+                {
+                    continue;
+                }
+
+                _frames.Clear();
+                while (_polled[i].Socket.TryReceiveMultipart(_frames))
+                {
+                    Handle(_polled[i]);
+                    _frames.Clear();
+                }
+            }
+        }
+
+        private void Handle(Subscription from)
         {
             if (!TryDecode(ServiceProtocol.DecodeServiceList, _frames, out ServiceListMessage list))
             {
                 return;
+            }
+
+            lock (_gate)
+            {
+                from.Contact = new RegistryContact(from.Endpoint, DateTimeOffset.UtcNow, list.RegistryId, list.ListSeq);
             }
 
             long now = NowMs;
@@ -374,6 +417,16 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
             }
         }
 
+        private sealed class Subscription(string endpoint, ZlinkSocket socket)
+        {
+            public string Endpoint { get; } = endpoint;
+
+            public ZlinkSocket Socket { get; } = socket;
+
+            /// <summary>Written and read under the worker's gate.</summary>
+            public RegistryContact Contact { get; set; } = new(endpoint, null, null, null);
+        }
+
         private sealed class Snapshot
         {
             public ulong Seq;
@@ -384,7 +437,14 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
         protected override void OnStopped()
         {
-            _sub.Dispose();
+            lock (_gate)
+            {
+                foreach (Subscription s in _subs)
+                {
+                    s.Socket.Dispose();
+                }
+            }
+
             Volatile.Read(ref _updates)?.Writer.TryComplete();
             lock (_gate)
             {

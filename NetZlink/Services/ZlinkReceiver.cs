@@ -65,6 +65,19 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
     /// <summary>Why the last refused message was refused.</summary>
     public string? LastRefusal => _worker.LastRefusal;
 
+    /// <summary>Every change of this receiver's registrations (registered, lost with the registry
+    /// connection, registered again, unregistered), each with its reason, from the first time this
+    /// property is read (nothing is kept before); unbounded, one small entry per change.</summary>
+    public ChannelReader<RegistrationChange> RegistrationChanges => _worker.Changes;
+
+    /// <summary>Where the registration of <paramref name="service"/> stands now.</summary>
+    /// <param name="service">The service name.</param>
+    public RegistrationState GetRegistrationState(string service)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(service);
+        return _worker.StateOf(service);
+    }
+
     /// <summary>Binds the ROUTER gateways connect to (zlink_receiver_bind).</summary>
     /// <param name="endpoint">For example <c>tcp://127.0.0.1:*</c>.</param>
     public void Bind(string endpoint)
@@ -83,12 +96,14 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
     }
 
     /// <summary>Registers this receiver under <paramref name="service"/> and waits for the
-    /// registry's REGISTER_ACK; heartbeats then keep it registered.</summary>
+    /// registry's REGISTER_ACK; heartbeats then keep it registered, and it is registered again
+    /// whenever the registry connection is made again (a registry that restarted).</summary>
     /// <param name="service">The service name (1 to 255 bytes of UTF-8).</param>
     /// <param name="advertiseEndpoint">The endpoint gateways should connect to; null: the bound
     /// endpoint, with <c>*</c> or <c>0.0.0.0</c> as host made <c>127.0.0.1</c> (zlink's rule).</param>
     /// <param name="weight">Its weight for weighted load balancing (0 counts as 1).</param>
-    /// <param name="cancellationToken">Ends the wait (the REGISTER may still reach the registry).</param>
+    /// <param name="cancellationToken">Ends the wait and withdraws the registration: nothing is
+    /// listed later (an UNREGISTER follows a REGISTER that already went out).</param>
     /// <exception cref="ServiceRegistrationException">The registry refused.</exception>
     public Task RegisterAsync(string service, string? advertiseEndpoint = null, uint weight = 1, CancellationToken cancellationToken = default)
     {

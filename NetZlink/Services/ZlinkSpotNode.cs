@@ -100,6 +100,19 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
         _worker.Bind(endpoint);
     }
 
+    /// <summary>Every change of this node's registrations (registered, lost with the registry
+    /// connection, registered again, unregistered), each with its reason, from the first time this
+    /// property is read.</summary>
+    public System.Threading.Channels.ChannelReader<RegistrationChange> RegistrationChanges => _worker.Changes;
+
+    /// <summary>Where the registration of <paramref name="service"/> stands now.</summary>
+    /// <param name="service">The SPOT service name.</param>
+    public RegistrationState GetRegistrationState(string service = DefaultServiceName)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(service);
+        return _worker.StateOf(service);
+    }
+
     /// <summary>Connects to a registry's ROUTER endpoint (zlink_spot_node_connect_registry).</summary>
     /// <param name="registryRouterEndpoint">The registry's <see cref="ZlinkRegistry.RouterEndpoint"/>.</param>
     public Task ConnectRegistryAsync(string registryRouterEndpoint)
@@ -113,7 +126,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
     /// <param name="service">The service name: 1 to 64 of <c>a-z 0-9 . -</c> (zlink's rule).</param>
     /// <param name="advertiseEndpoint">The endpoint peers connect to; null: the bound endpoint,
     /// with <c>*</c> or <c>0.0.0.0</c> as host made <c>127.0.0.1</c>.</param>
-    /// <param name="cancellationToken">Ends the wait.</param>
+    /// <param name="cancellationToken">Ends the wait and withdraws the registration.</param>
     /// <exception cref="ServiceRegistrationException">The registry refused.</exception>
     public Task RegisterAsync(string service = DefaultServiceName, string? advertiseEndpoint = null, CancellationToken cancellationToken = default)
     {
