@@ -278,10 +278,13 @@ public sealed class RegistryRestartTests
 
         // Heartbeats may have gone out before the cancel; the UNREGISTER follows them, and nothing after it.
         RegistryRequest next;
+        int heartbeats = 0;
         do
         {
+            Assert.That(heartbeats, Is.LessThan(50), "the cancelled registration is still heartbeated, and no UNREGISTER came");
             List<byte[]> m = fake.ReceiveMultipart();
             next = ServiceProtocol.DecodeRegistryRequest(m.GetRange(1, m.Count - 1));
+            heartbeats++;
         }
         while (next.MessageId == ServiceProtocol.Heartbeat);
 

@@ -13,7 +13,7 @@ namespace NetZlink.Tests.Services;
 [TestFixture]
 [NonParallelizable]
 [CancelAfter(60_000)]
-public sealed class ServiceInteropTests
+public sealed partial class ServiceInteropTests
 {
     private const string Service = "interop-echo";
     private static string? s_peerPath;

@@ -149,8 +149,7 @@ internal abstract class RegisteringWorker : ServiceWorker
             {
                 // A new REGISTER of the same service: it replaces the old (the registry updates the
                 // entry of the same endpoint; one at another endpoint is withdrawn).
-                old.FirstAck?.TrySetException(new ServiceRegistrationException($"REGISTER {service} at {old.Endpoint} was replaced by a later RegisterAsync"));
-                old.FirstAck = null;
+                Fail(old, new ServiceRegistrationException($"REGISTER {service} at {old.Endpoint} was replaced by a later RegisterAsync"));
                 if (old.OnRegistry && old.Endpoint != endpoint)
                 {
                     Unregister(service, old.Endpoint);
@@ -248,10 +247,25 @@ internal abstract class RegisteringWorker : ServiceWorker
             Unregister(r.Service, r.Endpoint);
         }
 
-        r.FirstAck?.TrySetException(new ServiceRegistrationException($"REGISTER {r.Service} at {r.Endpoint} withdrawn before the registry answered: {reason}"));
-        r.FirstAck = null;
+        Fail(r, new ServiceRegistrationException($"REGISTER {r.Service} at {r.Endpoint} withdrawn before the registry answered: {reason}"));
         Change(r, RegistrationState.NotRegistered, r.Acked ? RegistrationChangeKind.Unregistered : null, reason);
         return true;
+    }
+
+    private static void Fail(Registration r, Exception e)
+    {
+        Fail(r.FirstAck, e);
+        r.FirstAck = null;
+    }
+
+    /// <summary>Fails a wait; the failure counts as observed, since its waiter may have gone (a
+    /// cancelled RegisterAsync) and nobody else will read it.</summary>
+    private static void Fail(TaskCompletionSource<RegisterAckMessage>? waiting, Exception e)
+    {
+        if (waiting is not null && waiting.TrySetException(e))
+        {
+            _ = waiting.Task.Exception;
+        }
     }
 
     private void Unregister(string service, string endpoint)
@@ -342,7 +356,7 @@ internal abstract class RegisteringWorker : ServiceWorker
         _connected = false;
         while (_awaitingAck.TryDequeue(out Awaiting a))
         {
-            a.Done?.TrySetException(new ServiceRegistrationException($"{a.What}: {reason} before the registry answered"));
+            Fail(a.Done, new ServiceRegistrationException($"{a.What}: {reason} before the registry answered"));
         }
 
         foreach (Registration r in _registrations.Values)
@@ -547,12 +561,12 @@ internal abstract class RegisteringWorker : ServiceWorker
         var disposed = new ObjectDisposedException(GetType().DeclaringType?.Name ?? GetType().Name);
         while (_awaitingAck.TryDequeue(out Awaiting a))
         {
-            a.Done?.TrySetException(disposed);
+            Fail(a.Done, disposed);
         }
 
         foreach (Registration r in _registrations.Values)
         {
-            r.FirstAck?.TrySetException(disposed);
+            Fail(r, disposed);
         }
 
         CloseDealer();
