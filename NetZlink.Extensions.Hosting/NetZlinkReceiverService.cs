@@ -182,14 +182,14 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
         }
 
         string name = Name;
-        if (phase == 0 || receiver is null || StartedAt is not { } started)
-        {
-            return HealthCheckResult.Unhealthy($"NetZlink receiver '{name}' has not been started");
-        }
-
         if (phase == 3)
         {
             return HealthCheckResult.Unhealthy($"NetZlink receiver '{name}' has stopped");
+        }
+
+        if (phase == 0 || receiver is null || StartedAt is not { } started)
+        {
+            return HealthCheckResult.Unhealthy($"NetZlink receiver '{name}' has not been started");
         }
 
         if (phase == 2)

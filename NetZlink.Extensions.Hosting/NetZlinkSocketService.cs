@@ -66,6 +66,15 @@ public sealed class NetZlinkSocketService : IHostedService, IDisposable
 
     internal TimeProvider Time { get; }
 
+    /// <summary>The connect endpoints with a connection now (what the check reads; the tests wait on it without taking the check's counts).</summary>
+    internal string[] ConnectedEndpoints()
+    {
+        lock (_gate)
+        {
+            return [.. Options.Connect.Distinct(StringComparer.Ordinal).Where(e => _live.GetValueOrDefault(e) > 0)];
+        }
+    }
+
     internal NetZlinkSocketOptions Options => _options ??= _services.GetRequiredService<IOptionsMonitor<NetZlinkSocketOptions>>().Get(Key);
 
     /// <summary>Starts watching the socket's connections, then binds and connects every configured endpoint.</summary>
@@ -292,6 +301,13 @@ public sealed class NetZlinkSocketService : IHostedService, IDisposable
         HashSet<string> connects = [.. Options.Connect];
         await foreach (ConnectionStateChange change in watcher.ReadAllAsync().ConfigureAwait(false))
         {
+            // Endpoint is read for these two only: on the watcher's own Closed change it throws
+            // (the event behind it is empty; see the report of issue 25).
+            if (change.State is not (ConnectionState.Connected or ConnectionState.Disconnected))
+            {
+                continue;
+            }
+
             string endpoint = change.Endpoint;
             switch (change.State)
             {

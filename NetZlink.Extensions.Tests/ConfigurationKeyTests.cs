@@ -80,6 +80,7 @@ public sealed class ConfigurationKeyTests
             $"{Section}:Channel is '4096': Channel is a section (Channel:ReceiveCapacityPerShard, Channel:ReceiveBytesPerShard, Channel:ConnectionPipes ...), not a single value",
             $"{Section}:Engine:Reconnect is 'yes': Engine:Reconnect is a section (Engine:Reconnect:InitialDelay, Engine:Reconnect:MaxDelay, Engine:Reconnect:Multiplier ...), not a single value",
             $"{Section}:Framer cannot be set from configuration: the Framer of a NetZlink client engine is set in code",
+            Both("Reconnect", "Reconnect"),
         }), string.Join("\n", failures));
     }
 
