@@ -323,6 +323,25 @@ public sealed class RegistryRestartTests
         Assert.That(discovery.Registries[0].ListSequence, Is.GreaterThanOrEqualTo(first.ListSequence!.Value));
     }
 
+    [Test]
+    public async Task A_discovery_reads_last_heard_times_from_the_clock_it_is_given()
+    {
+        using var context = new ZlinkContext();
+        await using var registry = new ZlinkRegistry(context, ServiceRoundTripTests.FastRegistry(12));
+        var clock = new FixedClock(new DateTimeOffset(2030, 1, 2, 3, 4, 5, TimeSpan.Zero));
+        await using var discovery = new ZlinkDiscovery(context, ServiceType.Gateway, RegistryTimeout, clock);
+        await discovery.ConnectRegistryAsync(registry.PubEndpoint);
+        Wait.Until(() => discovery.Registries[0].LastHeard is not null, "a SERVICE_LIST");
+        Assert.That(discovery.Registries[0].LastHeard, Is.EqualTo(clock.Now));
+    }
+
+    private sealed class FixedClock(DateTimeOffset now) : TimeProvider
+    {
+        public DateTimeOffset Now { get; } = now;
+
+        public override DateTimeOffset GetUtcNow() => Now;
+    }
+
     private sealed class Member
     {
         public required string Name;

@@ -21,7 +21,9 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
     /// <param name="registryTimeout">A registry not heard from for this long no longer counts
     /// (null: 90 s, three of zlink's default broadcast intervals; registries publish at least once
     /// per broadcast interval, so set it to three of theirs).</param>
-    public ZlinkDiscovery(ZlinkContext context, ServiceType type = ServiceType.Gateway, TimeSpan? registryTimeout = null)
+    /// <param name="timeProvider">The clock of <see cref="RegistryContact.LastHeard"/> (null: the
+    /// system clock); the registry timeout itself runs on the monotonic clock.</param>
+    public ZlinkDiscovery(ZlinkContext context, ServiceType type = ServiceType.Gateway, TimeSpan? registryTimeout = null, TimeProvider? timeProvider = null)
     {
         ArgumentNullException.ThrowIfNull(context);
         ZlinkRegistry.Positive(registryTimeout ?? TimeSpan.FromSeconds(90), nameof(registryTimeout));
@@ -30,7 +32,7 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
             throw new ArgumentOutOfRangeException(nameof(type), type, "a discovery is for ServiceType.Gateway or ServiceType.Spot");
         }
 
-        _worker = new Worker(context, type, (long)(registryTimeout ?? TimeSpan.FromSeconds(90)).TotalMilliseconds);
+        _worker = new Worker(context, type, (long)(registryTimeout ?? TimeSpan.FromSeconds(90)).TotalMilliseconds, timeProvider ?? TimeProvider.System);
     }
 
     /// <summary>The type of services seen.</summary>
@@ -139,9 +141,12 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
         private Action<string>[] _observers = [];
         private TaskCompletionSource _nextChange = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-        public Worker(ZlinkContext context, ServiceType type, long registryTimeoutMs)
+        private readonly TimeProvider _time;
+
+        public Worker(ZlinkContext context, ServiceType type, long registryTimeoutMs, TimeProvider time)
             : base(context, "zlink discovery")
         {
+            _time = time;
             _registryTimeoutMs = registryTimeoutMs;
             Type = type;
             StartThread();
@@ -292,7 +297,7 @@ public sealed class ZlinkDiscovery : IAsyncDisposable, IDisposable
 
             lock (_gate)
             {
-                from.Contact = new RegistryContact(from.Endpoint, DateTimeOffset.UtcNow, list.RegistryId, list.ListSeq);
+                from.Contact = new RegistryContact(from.Endpoint, _time.GetUtcNow(), list.RegistryId, list.ListSeq);
             }
 
             long now = NowMs;

@@ -126,7 +126,8 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
         return _worker.UpdateWeightAsync(service, weight == 0 ? 1 : weight, cancellationToken);
     }
 
-    /// <summary>Removes a registration (UNREGISTER; the registry does not answer) and stops its heartbeats.</summary>
+    /// <summary>Removes a registration (UNREGISTER; the registry does not answer) and stops its
+    /// heartbeats. With the registry connection down, the UNREGISTER goes when it is back.</summary>
     /// <param name="service">A service registered before.</param>
     public Task UnregisterAsync(string service)
     {
