@@ -496,6 +496,16 @@ int zl_conn_unacked(const zl_conn_t *c)
     return n;
 }
 
+/* The cause of a half-closed connection the peer reset: 0 when the peer's
+ * TCP had acknowledged every byte of ours (only our FIN may be missing;
+ * SIOCOUTQ keeps counting after the reset), else ECONNRESET: bytes may
+ * have been lost. A peer that closes with our FIN unread resets, though it
+ * has everything. */
+static int shut_reset(const zl_conn_t *c)
+{
+    return zl_conn_unacked(c) > 1 ? ECONNRESET : 0;
+}
+
 /* A local close's queue went out (zl_conn_linger): TCP half-closes (wss:
  * close_notify first) and the peer's bytes are discarded until its end.
  * 0 when the connection closed already (the peer's end was there). */
@@ -509,7 +519,7 @@ static int half_close(zl_stream_t *s, zl_conn_t *c)
     c->want_out = 0;
     int r = discard_input(c);
     if (r) {
-        zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, r == 2 ? ECONNRESET : 0);
+        zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, r == 2 ? shut_reset(c) : 0);
         return 0;
     }
     if (s->opts.linger < 0 && !c->timer_id)
@@ -1083,7 +1093,7 @@ void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
             int r = discard_input(c);
             if (r || (ev & (EPOLLERR | EPOLLHUP)))
                 zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL,
-                              r == 1 || (!r && !(ev & EPOLLERR)) ? 0 : ECONNRESET);
+                              r == 1 || (!r && !(ev & EPOLLERR)) ? 0 : shut_reset(c));
         } else if (c->dropped == 2) {
             /* half-closed after a drop: the peer's bytes are discarded
              * until its side ends */
