@@ -284,13 +284,16 @@ public sealed unsafe partial class EngineShard
 
     /// <summary>
     /// Everything posted went to the native socket: each connection is asked to close after its
-    /// output, with LINGER the time left (-1 for an infinite drain: until its output is out and
-    /// acknowledged, or the peer is gone). The shard's loop goes on meanwhile, never blocking on a
+    /// output, with LINGER the time left (int.MaxValue ms for an infinite drain: until its output
+    /// is out and the peer ended, or the peer is gone). The shard's loop goes on meanwhile, never blocking on a
     /// close; each connection's 0x00 says how its close ended (<see cref="DrainCloseEnded"/>).
     /// </summary>
     private void BeginDrainCloses(long deadline, long now)
     {
-        int linger = deadline == long.MaxValue ? -1 : (int)Math.Clamp((deadline - now) * 1000 / Stopwatch.Frequency, 1, int.MaxValue);
+        // An infinite drain: the longest LINGER (24.8 days), not -1, whose half-close would end once
+        // the peer acknowledged everything instead of at its end (a peer still writing would then
+        // get a reset, and may drop what it had not read yet).
+        int linger = deadline == long.MaxValue ? int.MaxValue : (int)Math.Clamp((deadline - now) * 1000 / Stopwatch.Frequency, 1, int.MaxValue);
         _ = Native.SetOption(_socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int));
         _drainClosePhase = true;
         for (int slot = 0; slot < _slots.Length; slot++)
@@ -312,7 +315,7 @@ public sealed unsafe partial class EngineShard
 
     /// <summary>
     /// The 0x00 of a connection the drain closed: cause 0 means every byte went out and the peer
-    /// ended its side after it (or acknowledged all, at LINGER -1), so its frames are exactly sent;
+    /// ended its side after it (or its TCP acknowledged all), so its frames are exactly sent;
     /// any other cause (ETIMEDOUT: the LINGER ran out; ECONNRESET: the peer reset) leaves them
     /// uncertain. The connection hears its Disconnected (EngineStopped) when the shard stops.
     /// </summary>

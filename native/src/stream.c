@@ -343,10 +343,10 @@ static void stream_destroy(zl_stream_t *s)
         if (s->lst[i].fd >= 0)
             listener_close(s, &s->lst[i]);
 
-    /* LINGER: connections with queued output, or bytes the kernel has not
-     * delivered yet, are flushed and half-closed before they are closed
-     * (zl_conn_linger: a close with unread input would reset them and lose
-     * those bytes); everything else goes now */
+    /* LINGER: connections with queued output, bytes the kernel has not
+     * delivered yet or input not read are flushed and half-closed before
+     * they are closed (zl_conn_linger: a close with unread input would
+     * reset them and lose those bytes); everything else goes now */
     int linger = s->opts.linger;
     int flush = linger != 0 && !(linger < 0 && down);
     uint32_t waiting = 0;
@@ -358,8 +358,11 @@ static void stream_destroy(zl_stream_t *s)
             waiting++;
             continue;
         }
+        /* queued or undelivered bytes of ours, or a peer that is writing
+         * (unread input: closing would reset, and the peer may drop what
+         * it has not read of ours when its write fails) */
         if (flush && c->state == ZC_ACTIVE &&
-            (c->q.lcount || zl_conn_unacked(c) > 0)) {
+            (c->q.lcount || zl_conn_unacked(c) > 0 || zl_conn_unread(c) > 0)) {
             waiting += (uint32_t)zl_conn_linger(s, c, 0);
             continue;
         }

@@ -496,6 +496,14 @@ int zl_conn_unacked(const zl_conn_t *c)
     return n;
 }
 
+int zl_conn_unread(const zl_conn_t *c)
+{
+    int n = 0;
+    if (c->fd < 0 || ioctl(c->fd, SIOCINQ, &n) != 0)
+        return 0;
+    return n;
+}
+
 /* The cause of a half-closed connection the peer reset: 0 when the peer's
  * TCP had acknowledged every byte of ours (only our FIN may be missing;
  * SIOCOUTQ keeps counting after the reset), else ECONNRESET: bytes may
@@ -677,7 +685,15 @@ int zl_conn_linger(zl_stream_t *s, zl_conn_t *c, int timer)
     if (c->ws && zl_ws_queue_close(s, c, 1000) == 0 && s->opts.linger == 0 &&
         zl_conn_flush(s, c) < 0)
         return 0;
-    if (s->opts.linger == 0 || (c->q.lcount == 0 && zl_conn_unacked(c) == 0)) {
+    /* LINGER above 0 always half-closes: even with nothing left to send, a
+     * peer still writing would get a reset from the closed socket, and a
+     * peer whose write fails may drop the bytes it received from us and has
+     * not read yet. LINGER -1 (zlink 1.3's default, whose close of an idle
+     * connection is immediate) only when bytes are queued, not yet
+     * acknowledged, or unread from the peer. */
+    if (s->opts.linger == 0 ||
+        (s->opts.linger < 0 && c->q.lcount == 0 && zl_conn_unacked(c) == 0 &&
+         zl_conn_unread(c) == 0)) {
         zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
         return 0;
     }
@@ -687,7 +703,7 @@ int zl_conn_linger(zl_stream_t *s, zl_conn_t *c, int timer)
         c->timer_id = zl_loop_timer_add(
             &s->loop, zl_now_ms() + (uint64_t)s->opts.linger, ZTM_CONN, c->idx);
     if (c->q.lcount == 0)
-        return half_close(s, c); /* only the kernel holds bytes of ours */
+        return half_close(s, c); /* nothing queued: straight to the end */
     return 1;
 }
 

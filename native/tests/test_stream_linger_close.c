@@ -3,8 +3,10 @@
  * bytes (random message sizes, seeded) to a peer that reads slowly (a small
  * receive buffer) and writes to us all the time, then closes: by
  * zlink_close with LINGER 20 s, by [id] + an empty payload with LINGER 20 s
- * (the 0x00 must carry cause 0), and by zlink_close with LINGER -1. The
- * peer must read exactly the N bytes, in order, then the end. Before the
+ * (the 0x00 must carry cause 0), by zlink_close with LINGER -1, and by
+ * [id] + empty once the peer read everything (nothing of ours left, the
+ * peer still writing). The peer must read exactly the N bytes, in order,
+ * then the end: with LINGER 20 s a FIN (cause 0), never a reset. Before the
  * half-close (zl_conn_linger) the kernel answered our unread input with a
  * reset that threw away what its send buffer still held, and the peer got
  * fewer. Over tcp://, tls://, ws:// and wss://; ZLINK_TEST_SEED replays. */
@@ -66,7 +68,7 @@ static void *peer_run(void *arg)
         for (int i = 0; i < n; i++)
             if (!p->bad && buf[i] != pattern(p->got + i, p->seed))
                 p->bad = (int)(p->got + i + 1);
-        p->got += n;
+        __atomic_store_n(&p->got, p->got + n, __ATOMIC_RELEASE);
         tu_sleep_ms(1); /* a slow reader: our bytes wait in the kernel */
     }
     fprintf(stderr, "peer: no end within 60 s (got %lld)\n", p->got);
@@ -74,7 +76,8 @@ static void *peer_run(void *arg)
 }
 
 static const char *mode_name[] = {"zlink_close LINGER 20000", "[id]+empty LINGER 20000",
-                                  "zlink_close LINGER -1"};
+                                  "zlink_close LINGER -1",
+                                  "[id]+empty LINGER 20000 once the peer read all"};
 
 static void run(void *ctx, const char *scheme, int mode)
 {
@@ -121,7 +124,17 @@ static void run(void *ctx, const char *scheme, int mode)
         off += len;
     }
     free(msg);
-    if (mode == 1) {
+    if (mode == 3) { /* nothing queued or unacknowledged: the peer only writes */
+        static unsigned char junk[65536];
+        while (__atomic_load_n(&p.got, __ATOMIC_ACQUIRE) < n) {
+            /* our calls move the queue; the peer's bytes are read and dropped */
+            while (tu_stream_recv(srv, &id, junk, sizeof junk, ZLINK_DONTWAIT) >= 0)
+                CHECK(id == sid && tu_last_event(srv) < 0);
+            zlink_pollitem_t it = {srv, 0, ZLINK_POLLIN, 0};
+            zlink_poll(&it, 1, 1);
+        }
+    }
+    if (mode == 1 || mode == 3) {
         /* the close of one connection: its 0x00 comes once all went out */
         CHECK(tu_stream_send(srv, sid, "", 0, 0) == 0);
         unsigned char b[65536];
@@ -140,6 +153,8 @@ static void run(void *ctx, const char *scheme, int mode)
     fflush(stdout);
     CHECK(p.bad == 0);
     CHECK(p.got == n);
+    /* with a LINGER above 0 the peer's end is a FIN, never a reset */
+    CHECK(mode == 2 || p.end_cause == 0);
     zlink_close(p.s);
 }
 
@@ -150,7 +165,7 @@ int main(void)
     void *ctx = zlink_ctx_new();
     const char *schemes[] = {"tcp", "tls", "ws", "wss"};
     for (int s = 0; s < 4; s++)
-        for (int mode = 0; mode < 3; mode++)
+        for (int mode = 0; mode < 4; mode++)
             run(ctx, schemes[s], mode);
     zlink_ctx_term(ctx);
     tu_tls_cleanup(&T);
