@@ -2,7 +2,8 @@
 // over it, on the application's shared ZlinkContext. Both are made from the validated options when
 // first asked for (injecting them makes them when the host gathers its services); the discovery
 // connects to the registries when the host starts, and both are disposed when the host stops.
-// A watcher beside the discovery records when each registry was last heard from, for the health check.
+// The discovery runs on the service's TimeProvider, so the health check compares its registries'
+// last-heard times (ZlinkDiscovery.Registries) with the same clock.
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
@@ -23,7 +24,6 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
     private NetZlinkGatewayOptions? _options;
     private ZlinkDiscovery? _discovery;
     private ZlinkGateway? _gateway;
-    private RegistryWatcher? _watcher;
     private NetZlinkGatewayHealthState? _health;
     private long _startedAtTicks; // UTC ticks; 0 until started
     private int _stopped;
@@ -52,7 +52,7 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
             lock (_gate)
             {
                 ObjectDisposedException.ThrowIf(_stopped != 0, this);
-                return _discovery ??= new ZlinkDiscovery(Context, ServiceType.Gateway, Options.RegistryTimeout);
+                return _discovery ??= new ZlinkDiscovery(Context, ServiceType.Gateway, Options.RegistryTimeout, Time);
             }
         }
     }
@@ -92,8 +92,6 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
 
     internal NetZlinkGatewayOptions Options => _options ??= _services.GetRequiredService<IOptionsMonitor<NetZlinkGatewayOptions>>().Get(_optionsName);
 
-    internal RegistryWatcher? Watcher => Volatile.Read(ref _watcher);
-
     internal NetZlinkGatewayHealthState Health => LazyInitializer.EnsureInitialized(ref _health, () => new NetZlinkGatewayHealthState(this));
 
     private ZlinkContext Context => _services.GetRequiredService<ZlinkContext>();
@@ -103,24 +101,11 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
     {
         _ = Gateway; // and the discovery under it
         ZlinkDiscovery discovery = Discovery;
-        (string Key, string Endpoint)[] registries = [.. Options.AllRegistryEndpoints()];
-        var watcher = new RegistryWatcher(Context, [.. registries.Select(r => r.Endpoint)], Time);
-        try
+        foreach ((_, string endpoint) in Options.AllRegistryEndpoints())
         {
-            foreach ((_, string endpoint) in registries)
-            {
-                await discovery.ConnectRegistryAsync(endpoint).WaitAsync(cancellationToken).ConfigureAwait(false);
-            }
-
-            watcher.Start();
-        }
-        catch
-        {
-            await watcher.DisposeAsync().ConfigureAwait(false);
-            throw;
+            await discovery.ConnectRegistryAsync(endpoint).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
 
-        Volatile.Write(ref _watcher, watcher);
         Volatile.Write(ref _startedAtTicks, Time.GetUtcNow().UtcTicks);
     }
 
@@ -135,15 +120,10 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
         await DisposeAsync().ConfigureAwait(false);
     }
 
-    /// <summary>Disposes the gateway, the discovery and the registry watcher.</summary>
+    /// <summary>Disposes the gateway, then the discovery.</summary>
     public async ValueTask DisposeAsync()
     {
-        (ZlinkGateway? gateway, ZlinkDiscovery? discovery, RegistryWatcher? watcher) = Take();
-        if (watcher is not null)
-        {
-            await watcher.DisposeAsync().ConfigureAwait(false);
-        }
-
+        (ZlinkGateway? gateway, ZlinkDiscovery? discovery) = Take();
         if (gateway is not null)
         {
             await gateway.DisposeAsync().ConfigureAwait(false);
@@ -155,24 +135,22 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
         }
     }
 
-    /// <summary>Disposes the gateway, the discovery and the registry watcher, waiting for their threads.</summary>
+    /// <summary>Disposes the gateway, then the discovery, waiting for their threads.</summary>
     public void Dispose()
     {
-        (ZlinkGateway? gateway, ZlinkDiscovery? discovery, RegistryWatcher? watcher) = Take();
-        watcher?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        (ZlinkGateway? gateway, ZlinkDiscovery? discovery) = Take();
         gateway?.Dispose();
         discovery?.Dispose();
     }
 
-    private (ZlinkGateway?, ZlinkDiscovery?, RegistryWatcher?) Take()
+    private (ZlinkGateway?, ZlinkDiscovery?) Take()
     {
         lock (_gate)
         {
             _stopped = 1;
-            (ZlinkGateway?, ZlinkDiscovery?, RegistryWatcher?) taken = (_gateway, _discovery, _watcher);
+            (ZlinkGateway?, ZlinkDiscovery?) taken = (_gateway, _discovery);
             _gateway = null;
             _discovery = null;
-            _watcher = null;
             return taken;
         }
     }

@@ -344,12 +344,13 @@ public sealed class GatewayHostingTests
         using IHost host = GatewayHost(null, ("RegistryEndpoint", fake.LastEndpoint), ("Health:StartupGracePeriod", "00:00:00"));
         await host.StartAsync(cancellationToken);
         ZlinkDiscovery discovery = host.Services.GetRequiredService<ZlinkDiscovery>();
-        RegistryWatcher watcher = host.Services.GetRequiredService<NetZlinkGatewayService>().Watcher!;
-        // Until the discovery has refused one and the health check's own subscription has heard one
-        // (the two SUB sockets join the publisher each in its own time).
-        while (discovery.RefusedMessages == 0 || watcher.Silent(TimeProvider.System.GetUtcNow(), TimeSpan.FromHours(1)).Any())
+        // Until the discovery has refused a malformed message and heard a well-formed (empty) list
+        // from the same publisher (the SUB joins the publisher in its own time).
+        byte[][] emptyList = [.. ServiceProtocol.EncodeServiceList(7, 1, [])];
+        while (discovery.RefusedMessages == 0 || discovery.Registries[0].LastHeard is null)
         {
             fake.Send("not a service list"u8);
+            fake.SendMultipart(emptyList);
             await Task.Delay(20, cancellationToken);
         }
 
