@@ -23,7 +23,12 @@ public sealed class NetZlinkReceiverOptions
     /// <summary>The services this receiver serves: each is registered when the host starts and unregistered when it stops.</summary>
     public IList<NetZlinkReceiverRegistration> Services { get; } = [];
 
-    /// <summary>How long one REGISTER waits for the registry's answer before it is sent again (the registry may start later). Default 5 seconds.</summary>
+    /// <summary>
+    /// No longer used: the receiver sends each REGISTER once the registry connection is up (a registry
+    /// that starts later is found) and again whenever the connection is made again (a registry that
+    /// restarted), so the hosted receiver no longer sends it again on a timer. Still read and checked
+    /// (positive) so that configurations that set it keep starting. Default 5 seconds.
+    /// </summary>
     public TimeSpan RegisterTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>

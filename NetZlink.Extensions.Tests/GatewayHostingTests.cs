@@ -364,7 +364,7 @@ public sealed class GatewayHostingTests
         await host.StopAsync(cancellationToken);
     }
 
-    private static async Task SendAndReceiveAsync(ZlinkGateway gateway, string body, CancellationToken cancellationToken)
+    internal static async Task SendAndReceiveAsync(ZlinkGateway gateway, string body, CancellationToken cancellationToken)
     {
         byte[] payload = System.Text.Encoding.UTF8.GetBytes(body);
         while (!gateway.TrySend("echo", payload))

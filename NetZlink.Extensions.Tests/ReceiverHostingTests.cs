@@ -226,13 +226,127 @@ public sealed class ReceiverHostingTests
         clock.Advance(TimeSpan.FromSeconds(11));
         await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "no service registered after the startup grace period: echo (");
 
-        // The registry comes up where the receiver looks for it: a REGISTER sent again is answered.
+        // The registry comes up where the receiver looks for it: the REGISTER goes once the connection is up.
         await using var cluster = new GatewayHostingTests.Cluster(routerEndpoint: registryRouter);
         await Local.Until(() => Hosts.CheckAsync(host, Check).Result.Status == HealthStatus.Healthy, "the registration once the registry is up");
         await Hosts.Expect(host, Check, HealthStatus.Healthy, "registered echo");
 
         await host.StopAsync(cancellationToken);
         await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "has stopped");
+    }
+
+    [Test]
+    [CancelAfter(60_000)]
+    public async Task ARegistryRestartDegradesTheReceiverUntilItRegistersAgainAndTheGatewayReachesItAgain(CancellationToken cancellationToken)
+    {
+        var clock = new ManualClock();
+        string pub = Local.RefusingEndpoint();
+        string router = Local.RefusingEndpoint();
+        var first = new GatewayHostingTests.Cluster(pub, router);
+        using IHost host = ReceiverHost(
+            clock,
+            s => s.AddHostedService<EchoWorker>(),
+            ("BindEndpoint", "tcp://127.0.0.1:*"),
+            ("RegistryEndpoint", router),
+            ("Services:0:Name", "echo"),
+            ("HeartbeatInterval", "00:00:00.200"),
+            ("DrainDelay", "00:00:00"),
+            ("Health:StartupGracePeriod", "00:00:10"));
+        await host.StartAsync(cancellationToken);
+        ZlinkReceiver receiver = host.Services.GetRequiredService<ZlinkReceiver>();
+        await Local.Until(() => receiver.GetRegistrationState("echo") == RegistrationState.Registered, "registered with the first registry");
+        await Hosts.Expect(host, Check, HealthStatus.Healthy, "registered echo");
+
+        // A gateway whose discovery forgets a silent registry's list quickly: it can send to the
+        // receiver only while a registry that is up lists it.
+        using var gatewayContext = new ZlinkContext();
+        await using var discovery = new ZlinkDiscovery(gatewayContext, registryTimeout: TimeSpan.FromMilliseconds(500));
+        await discovery.ConnectRegistryAsync(pub);
+        await using var gateway = new ZlinkGateway(gatewayContext, discovery);
+        await discovery.WaitForAsync("echo", r => r.Count == 1, cancellationToken);
+        await GatewayHostingTests.SendAndReceiveAsync(gateway, "before the restart", cancellationToken);
+
+        // The registry goes away: the receiver sees its registration lost, Degraded within the
+        // grace period from the loss, Unhealthy after it.
+        await first.DisposeAsync();
+        await Local.Until(() => receiver.GetRegistrationState("echo") == RegistrationState.Reconnecting, "the loss seen by the receiver");
+        await Hosts.Expect(host, Check, HealthStatus.Degraded, "registry connection lost, registering again: echo (the registry connection dropped");
+        await discovery.WaitForAsync("echo", r => r.Count == 0, cancellationToken); // the silent registry's list expired
+        clock.Advance(TimeSpan.FromSeconds(11));
+        await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "not registered again within 00:00:10 of losing the registry connection: echo (the registry connection dropped");
+
+        // A new registry on the same endpoints: the receiver registers again by itself, and the
+        // gateway learns of it from the new registry's list and reaches it.
+        await using var second = new GatewayHostingTests.Cluster(pub, router);
+        await Local.Until(() => Hosts.CheckAsync(host, Check).Result.Status == HealthStatus.Healthy, "registered again with the new registry");
+        await Hosts.Expect(host, Check, HealthStatus.Healthy, $"NetZlink receiver 'receiver' at {receiver.BoundEndpoint}: registered echo");
+        Assert.That(receiver.GetRegistrationState("echo"), Is.EqualTo(RegistrationState.Registered));
+        await discovery.WaitForAsync("echo", r => r.Count == 1, cancellationToken);
+        await GatewayHostingTests.SendAndReceiveAsync(gateway, "after the restart", cancellationToken);
+
+        await host.StopAsync(cancellationToken);
+        await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "has stopped");
+    }
+
+    [Test]
+    [CancelAfter(60_000)]
+    public async Task ARegistryThatRefusesTheRegistrationSentAgainMakesTheReceiverUnhealthyWithItsReason(CancellationToken cancellationToken)
+    {
+        string router = Local.RefusingEndpoint();
+        using var context = new ZlinkContext();
+        using IHost host = ReceiverHost(
+            null,
+            null,
+            ("BindEndpoint", "tcp://127.0.0.1:*"),
+            ("RegistryEndpoint", router),
+            ("Services:0:Name", "echo"),
+            ("HeartbeatInterval", "00:00:00.200"),
+            ("DrainDelay", "00:00:00"),
+            ("Health:StartupGracePeriod", "00:00:00"));
+        ZlinkReceiver receiver = host.Services.GetRequiredService<ZlinkReceiver>();
+        using (ZlinkSocket accepting = FakeRegistry(context, router))
+        {
+            await host.StartAsync(cancellationToken);
+            await AnswerRegisterAsync(accepting, 0, "", cancellationToken);
+            await Local.Until(() => receiver.GetRegistrationState("echo") == RegistrationState.Registered, "the first registration acknowledged");
+            await Local.Until(() => Hosts.CheckAsync(host, Check).Result.Status == HealthStatus.Healthy, "the acknowledgement seen by the check");
+        }
+
+        // The registry restarts (the fake closes; a new one on the same endpoint) and refuses the
+        // REGISTER sent again: the registration is given up, and the check says why.
+        await Local.Until(() => receiver.GetRegistrationState("echo") == RegistrationState.Reconnecting, "the loss seen by the receiver");
+        using ZlinkSocket refusing = FakeRegistry(context, router);
+        await AnswerRegisterAsync(refusing, 2, "endpoint not reachable", cancellationToken);
+        await Local.Until(() => receiver.GetRegistrationState("echo") == RegistrationState.NotRegistered, "the refusal taken by the receiver");
+        await Local.Until(() => Hosts.CheckAsync(host, Check).Result.Description!.Contains("(endpoint not reachable)", StringComparison.Ordinal), "the refusal's reason read");
+        await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "registration given up: echo (the registry refused the registration: status 2 (endpoint not reachable))");
+
+        await host.StopAsync(cancellationToken); // nothing left to unregister: the stop does not fail
+        await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "has stopped");
+    }
+
+    /// <summary>A registry's ROUTER that answers what the test tells it to.</summary>
+    private static ZlinkSocket FakeRegistry(ZlinkContext context, string endpoint)
+    {
+        ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
+        router.Linger = 0;
+        router.Bind(endpoint);
+        return router;
+    }
+
+    /// <summary>Answers the next REGISTER (HEARTBEATs before it are read and left unanswered, as a registry does).</summary>
+    private static async Task AnswerRegisterAsync(ZlinkSocket registry, byte status, string error, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            List<byte[]> frames = await registry.ReceiveMultipartAsync(cancellationToken).AsTask().WaitAsync(TimeSpan.FromSeconds(20), cancellationToken);
+            RegistryRequest request = ServiceProtocol.DecodeRegistryRequest(frames[1..]);
+            if (request.MessageId == ServiceProtocol.Register)
+            {
+                registry.SendMultipart([frames[0], .. ServiceProtocol.EncodeRegisterAck(status, request.Endpoint, error)]);
+                return;
+            }
+        }
     }
 
     private static IHost ReceiverHost(TimeProvider? clock, Action<IServiceCollection>? after, params (string Key, string Value)[] settings)
