@@ -314,9 +314,9 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
         }
     }
 
-    /// <summary>Reads the receiver's registration changes: when each loss began (on this service's
-    /// clock, for the grace period) and why, and a registration the registry refused when it was sent again.</summary>
-    private async Task WatchAsync(System.Threading.Channels.ChannelReader<RegistrationChange> changes, ServiceTrack[] tracks, CancellationToken stop)
+    /// <summary>Reads the receiver's registration changes for their reasons: why a registration was
+    /// lost, and a registration the registry refused when it was sent again.</summary>
+    private static async Task WatchAsync(System.Threading.Channels.ChannelReader<RegistrationChange> changes, ServiceTrack[] tracks, CancellationToken stop)
     {
         try
         {
@@ -326,7 +326,7 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
                 {
                     if (string.Equals(track.Service.Name, change.Service, StringComparison.Ordinal))
                     {
-                        track.Changed(change, Time.GetUtcNow());
+                        track.Changed(change);
                     }
                 }
             }
@@ -357,7 +357,7 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
     }
 
     /// <summary>What the hosted service knows of one configured service's registration beyond the
-    /// receiver's state: whether it was acknowledged, since when it is lost, and a refusal's reason.</summary>
+    /// receiver's state: whether it was acknowledged, since which check it is lost, and the reasons.</summary>
     private sealed class ServiceTrack(NetZlinkReceiverRegistration service)
     {
         private readonly Lock _lock = new();
@@ -384,26 +384,23 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
             }
         }
 
-        public void Changed(RegistrationChange change, DateTimeOffset now)
+        public void Changed(RegistrationChange change)
         {
             lock (_lock)
             {
                 switch (change.Kind)
                 {
                     case RegistrationChangeKind.Lost:
-                        _lostAt ??= now;
                         _lostReason = change.Reason;
                         break;
                     case RegistrationChangeKind.Registered or RegistrationChangeKind.Reregistered:
                         _acknowledged = true;
-                        _lostAt = null;
                         break;
                     case RegistrationChangeKind.Unregistered:
                         // While the host runs: the registry refused it when it was sent again (or
                         // the application withdrew it). The host's own UNREGISTERs come when it
                         // stops, after this is read no more.
                         _refused = change.Reason;
-                        _lostAt = null;
                         break;
                 }
             }
@@ -422,9 +419,11 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
                 switch (state)
                 {
                     case RegistrationState.Registered:
+                        _lostAt = null;
                         return (Standing.Registered, "registered", null);
                     case RegistrationState.Reconnecting when _acknowledged:
-                        // A loss whose change is not read yet counts from the first check that sees it.
+                        // A loss counts from the first check that sees it (the receiver's state is
+                        // the one source of when, so no reading of the changes can lag behind it).
                         _lostAt ??= now;
                         return (Standing.Reconnecting, _lostReason ?? "the registry connection dropped", _lostAt);
                     case RegistrationState.Reconnecting:

@@ -10,6 +10,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 using NetZlink.Extensions.Hosting;
 using NetZlink.Services;
+using NetZlink.Tests;
 
 namespace NetZlink.Extensions.Tests;
 
@@ -286,6 +287,91 @@ public sealed class ReceiverHostingTests
 
         await host.StopAsync(cancellationToken);
         await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "has stopped");
+    }
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task RandomRegistryRestartsKeepTheHealthCheckEqualToTheModel(CancellationToken cancellationToken)
+    {
+        // Model: the registry is up or down; while it is up both services are registered (Healthy);
+        // from the first check that sees them lost, they are Degraded until the grace period has
+        // passed on the clock, then Unhealthy, until a registry is up again.
+        Random random = Fuzz.Random(out int seed);
+        var clock = new ManualClock();
+        string pub = Local.RefusingEndpoint();
+        string router = Local.RefusingEndpoint();
+        GatewayHostingTests.Cluster? registry = new(pub, router);
+        using IHost host = ReceiverHost(
+            clock,
+            null,
+            ("BindEndpoint", "tcp://127.0.0.1:*"),
+            ("RegistryEndpoint", router),
+            ("Services:0:Name", "alpha"),
+            ("Services:1:Name", "beta"),
+            ("HeartbeatInterval", "00:00:00.200"),
+            ("DrainDelay", "00:00:00"),
+            ("Health:StartupGracePeriod", "00:00:10"));
+        await host.StartAsync(cancellationToken);
+        ZlinkReceiver receiver = host.Services.GetRequiredService<ZlinkReceiver>();
+        TimeSpan grace = TimeSpan.FromSeconds(10);
+        TimeSpan lostFor = TimeSpan.Zero;
+        string what = "the start";
+        try
+        {
+            for (int step = 0; step < Fuzz.Iterations(10); step++)
+            {
+                if (step > 0 && random.Next(3) == 0)
+                {
+                    TimeSpan by = TimeSpan.FromSeconds(random.Next(1, 13));
+                    clock.Advance(by);
+                    lostFor += by;
+                    what = $"the clock moves {by:c}";
+                }
+                else if (registry is null)
+                {
+                    registry = new GatewayHostingTests.Cluster(pub, router);
+                    what = "a registry comes up";
+                }
+                else if (step > 0)
+                {
+                    await registry.DisposeAsync();
+                    registry = null;
+                    lostFor = TimeSpan.Zero;
+                    what = "the registry goes away";
+                }
+
+                RegistrationState wanted = registry is null ? RegistrationState.Reconnecting : RegistrationState.Registered;
+                await Local.Until(
+                    () => receiver.GetRegistrationState("alpha") == wanted && receiver.GetRegistrationState("beta") == wanted,
+                    $"both {wanted} after {what} (step {step}, seed {seed})",
+                    TimeSpan.FromSeconds(20));
+                HealthReportEntry entry = await Hosts.CheckAsync(host, Check);
+                string context = $"step {step} ({what}), seed {seed}: {entry.Description}";
+                if (registry is not null)
+                {
+                    Assert.That(entry.Status, Is.EqualTo(HealthStatus.Healthy), context);
+                    Assert.That(entry.Description, Does.EndWith("registered alpha, beta"), context);
+                }
+                else if (lostFor >= grace)
+                {
+                    Assert.That(entry.Status, Is.EqualTo(HealthStatus.Unhealthy), context);
+                    Assert.That(entry.Description, Does.Contain($"not registered again within 00:00:10 of losing the registry connection: alpha (the registry connection dropped").And.Contain($"{lostFor:c} ago), beta ("), context);
+                }
+                else
+                {
+                    Assert.That(entry.Status, Is.EqualTo(HealthStatus.Degraded), context);
+                    Assert.That(entry.Description, Does.Contain($"registry connection lost, registering again: alpha (the registry connection dropped").And.Contain($"{lostFor:c} ago), beta ("), context);
+                }
+            }
+        }
+        finally
+        {
+            await host.StopAsync(cancellationToken);
+            if (registry is not null)
+            {
+                await registry.DisposeAsync();
+            }
+        }
     }
 
     [Test]
