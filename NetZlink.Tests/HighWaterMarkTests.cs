@@ -5,15 +5,13 @@ using System.Net.Sockets;
 
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class HighWaterMarkTests
+public sealed class HighWaterMarkTests : ContextTest
 {
     [Test, CancelAfter(30_000)]
     public void TrySend_AtTheHighWaterMark_ReturnsFalse_ThenTrueOnceDrained()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
+        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
         sender.SendHighWaterMark = 10;
         receiver.ReceiveHighWaterMark = 10;
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
@@ -42,8 +40,7 @@ public sealed class HighWaterMarkTests
     [Test, CancelAfter(60_000)]
     public void Stream_PayloadRefusedAtTheHighWaterMark_LeavesNothingSelected_AndTheWholeMessageIsRetried()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
         server.SendHighWaterMark = 4;
         server.SendBufferSize = 16 * 1024;
         var endpoint = new Uri(StreamSockets.Bind(server));

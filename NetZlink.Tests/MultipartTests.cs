@@ -2,15 +2,13 @@
 // then every frame arrives, in order, with RCVMORE on all but the last.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class MultipartTests
+public sealed class MultipartTests : ContextTest
 {
     [TestCase("inproc"), TestCase("tcp"), CancelAfter(20_000)]
     public void Message_IsInvisibleUntilItsLastFrame(string transport)
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
+        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, transport));
 
         // Make sure the connection is up, so "nothing arrived" below means "held back".
@@ -40,9 +38,8 @@ public sealed class MultipartTests
     [Test, CancelAfter(20_000)]
     public void ReceiveMultipart_ReturnsEveryFrame_AndTryReceiveMultipartReportsNothing()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
+        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
+        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         var none = new List<byte[]>();
@@ -63,9 +60,8 @@ public sealed class MultipartTests
     [Test, CancelAfter(20_000)]
     public void ManyMessages_KeepTheirFramesTogether()
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
-        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
+        using var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.Connect(Endpoints.BindFresh(router, "tcp"));
 
         const int count = 500;

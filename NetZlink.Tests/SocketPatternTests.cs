@@ -2,17 +2,15 @@
 // DEALER/ROUTER, each over tcp, ipc and inproc.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class SocketPatternTests
+public sealed class SocketPatternTests : ContextTest
 {
     private static readonly string[] Transports = ["tcp", "ipc", "inproc"];
 
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void Pair_ExchangesFramesBothWays(string transport)
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
+        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
 
         client.Send(Wait.Bytes("ping"));
@@ -24,9 +22,8 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void PubSub_DeliversOnlySubscribedTopics(string transport)
     {
-        using var context = new ZlinkContext();
-        using var pub = context.CreateSocket(ZlinkSocketType.Pub);
-        using var sub = context.CreateSocket(ZlinkSocketType.Sub);
+        using var pub = Context.CreateSocket(ZlinkSocketType.Pub);
+        using var sub = Context.CreateSocket(ZlinkSocketType.Sub);
         sub.Subscribe("weather");
         sub.Connect(Endpoints.BindFresh(pub, transport));
 
@@ -54,9 +51,8 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void XPubXSub_ForwardSubscriptionsAndMessages(string transport)
     {
-        using var context = new ZlinkContext();
-        using var xpub = context.CreateSocket(ZlinkSocketType.XPub);
-        using var xsub = context.CreateSocket(ZlinkSocketType.XSub);
+        using var xpub = Context.CreateSocket(ZlinkSocketType.XPub);
+        using var xsub = Context.CreateSocket(ZlinkSocketType.XSub);
         xsub.Connect(Endpoints.BindFresh(xpub, transport));
 
         xsub.Send([1, .. Wait.Bytes("t")]);
@@ -72,9 +68,8 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void DealerRouter_RoutesByRoutingId(string transport)
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
-        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
+        using var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.RoutingId = new RoutingId(Wait.Bytes("dealer-1"));
         dealer.Connect(Endpoints.BindFresh(router, transport));
 
@@ -91,8 +86,7 @@ public sealed class SocketPatternTests
     [Test, CancelAfter(20_000)]
     public void Router_Mandatory_UnknownPeerIsHostUnreachable()
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
         router.SetOption(SocketOption.RouterMandatory, true);
         router.Bind(Endpoints.Inproc());
 
@@ -103,9 +97,8 @@ public sealed class SocketPatternTests
     [Test, CancelAfter(20_000)]
     public void UnbindAndDisconnect_Succeed_ThenFailWithEndpointException()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
+        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
+        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(server, "tcp");
         client.Connect(endpoint);
 

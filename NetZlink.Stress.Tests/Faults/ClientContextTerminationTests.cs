@@ -7,10 +7,7 @@ using System.Diagnostics;
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ClientContextTerminationTests
+public sealed class ClientContextTerminationTests : IntegrationFixture
 {
     /// <summary>The stated bound (docs/binding.md, "Lifetime under load"): from the context's Dispose to the result.</summary>
     private static readonly TimeSpan ClientStopBound = TimeSpan.FromSeconds(5);

@@ -5,10 +5,7 @@ using System.Diagnostics;
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ConnectFailureTests
+public sealed class ConnectFailureTests : IntegrationFixture
 {
     private const int Ccu = 8;
 

@@ -3,10 +3,7 @@
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class DescriptorLimitTests
+public sealed class DescriptorLimitTests : IntegrationFixture
 {
     [TestCase("netzlink")]
     [TestCase("dotnet")]

@@ -4,10 +4,7 @@
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class FaultServerRunTests
+public sealed class FaultServerRunTests : IntegrationFixture
 {
     private const int Ccu = 4;
     private const int Inflight = 5;

@@ -5,10 +5,7 @@ using System.Text.RegularExpressions;
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerChildKillTests
+public sealed class ServerChildKillTests : IntegrationFixture
 {
     [RequiresStreamClient]
     [Test]

@@ -6,10 +6,7 @@ using System.Diagnostics;
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerKillTests
+public sealed class ServerKillTests : IntegrationFixture
 {
     [TestCase("netzlink")]
     [TestCase("dotnet")]

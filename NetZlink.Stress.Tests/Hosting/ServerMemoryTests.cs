@@ -7,10 +7,7 @@ using System.Buffers.Binary;
 
 namespace NetZlink.Stress.Tests.Hosting;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerMemoryTests
+public sealed class ServerMemoryTests : IntegrationFixture
 {
     private const long Pushed = 256L * 1024 * 1024;
 

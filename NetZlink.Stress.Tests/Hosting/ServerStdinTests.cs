@@ -4,10 +4,7 @@
 
 namespace NetZlink.Stress.Tests.Hosting;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerStdinTests
+public sealed class ServerStdinTests : IntegrationFixture
 {
     private const string DevNull = "/dev/null";
     private const string ClosedPipe = "closed pipe";

@@ -5,10 +5,7 @@ using NetZlink.Stress.Platform;
 
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ColdStartAndServerTimeTests
+public sealed class ColdStartAndServerTimeTests : IntegrationFixture
 {
     [TestCase("netzlink", "s0")]
     [TestCase("dotnet", "s0")]

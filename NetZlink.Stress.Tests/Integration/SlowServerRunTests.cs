@@ -5,10 +5,7 @@
 
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class SlowServerRunTests
+public sealed class SlowServerRunTests : IntegrationFixture
 {
     [RequiresStreamClient]
     [TestCase("2")]

@@ -5,10 +5,7 @@ using NetZlink.Stress.Tls;
 
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class TlsRunTests
+public sealed class TlsRunTests : IntegrationFixture
 {
     [SetUp]
     public void RequireTls()

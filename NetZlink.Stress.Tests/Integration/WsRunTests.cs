@@ -7,10 +7,7 @@ using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class WsRunTests
+public sealed class WsRunTests : IntegrationFixture
 {
     [TestCase("ws", "dotnet", "dotnet", "s0")]
     [TestCase("ws", "dotnet", "dotnet", "s2")]

@@ -7,10 +7,7 @@ using static NetZlink.Stress.Tests.Support.Histograms;
 
 namespace NetZlink.Stress.Tests.Merge;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class SeveralHostsEndToEndTests
+public sealed class SeveralHostsEndToEndTests : IntegrationFixture
 {
     private const double WarmupSeconds = 1;
 

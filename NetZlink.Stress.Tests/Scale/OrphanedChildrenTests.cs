@@ -4,10 +4,7 @@
 
 namespace NetZlink.Stress.Tests.Scale;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class OrphanedChildrenTests
+public sealed class OrphanedChildrenTests : IntegrationFixture
 {
     [RequiresStreamClient]
     [Test]

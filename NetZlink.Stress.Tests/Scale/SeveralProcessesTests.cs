@@ -8,10 +8,7 @@ using static NetZlink.Stress.Tests.Support.Histograms;
 
 namespace NetZlink.Stress.Tests.Scale;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class SeveralProcessesTests
+public sealed class SeveralProcessesTests : IntegrationFixture
 {
     [RequiresStreamClient]
     [Test]

@@ -5,10 +5,7 @@
 
 namespace NetZlink.Stress.Tests.Scenarios;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class OpenModelRunTests
+public sealed class OpenModelRunTests : IntegrationFixture
 {
     private const int Ccu = 4;
     private const int Rate = 2000;

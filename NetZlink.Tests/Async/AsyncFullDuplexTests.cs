@@ -4,17 +4,15 @@
 // every message: a send that completes at once re-reads the socket for the waiting receive.
 namespace NetZlink.Tests.Async;
 
-[TestFixture]
 [CancelAfter(120_000)]
-public sealed class AsyncFullDuplexTests
+public sealed class AsyncFullDuplexTests : ContextTest
 {
     [TestCase("tcp")]
     [TestCase("inproc")]
     public async Task AWaitingReceive_SeesEveryEcho_WhileSendsCompleteBesideIt(string transport)
     {
         const int Messages = 20_000;
-        using var context = new ZlinkContext();
-        (ZlinkSocket echo, ZlinkSocket socket) = AsyncTestSupport.Pair(context, transport);
+        (ZlinkSocket echo, ZlinkSocket socket) = AsyncTestSupport.Pair(Context, transport);
         using (echo)
         using (socket)
         {

@@ -5,15 +5,13 @@
 // effect, and the waiting operation still completes.
 namespace NetZlink.Tests.Async;
 
-[TestFixture]
 [CancelAfter(30_000)]
-public sealed class AsyncThreadingRuleTests
+public sealed class AsyncThreadingRuleTests : ContextTest
 {
     [Test]
     public async Task SecondReceiveAsync_BeforeTheFirstIsAwaited_IsRefused_AndTheFirstStillWorks()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using (server)
         using (client)
         {
@@ -32,8 +30,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task ReadingTheResultOfAWaitingReceive_IsRefused_AndTheReceiveKeepsItsBufferAndItsMessage()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using (server)
         using (client)
         {
@@ -56,8 +53,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task AwaitingAValueTaskTwice_IsRefusedWithTheLibrarysMessage()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using (server)
         using (client)
         {
@@ -72,8 +68,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task SyncCalls_WhileAnAsyncReceiveWaits_AreRefused_NamingThePendingOperation()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using (server)
         using (client)
         {
@@ -101,8 +96,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public async Task ReceiveAsyncAndSendAsync_WaitTogether_FullDuplex()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(context);
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(Context);
         using var serverOwned = server;
         using var clientOwned = client;
 
@@ -128,8 +122,7 @@ public sealed class AsyncThreadingRuleTests
     [Test]
     public void AsyncCall_WhileAnotherThreadIsInsideABlockingReceive_IsRefused()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using (server)
         using (client)
         {

@@ -10,8 +10,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class ClientEngineTests
+public sealed class ClientEngineTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
 

@@ -7,8 +7,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class ConnectRetryPolicyTests
+public sealed class ConnectRetryPolicyTests : EngineFixture
 {
     private const int Retries = 3;
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);

@@ -8,13 +8,10 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class ConnectionPipeTests
+[RequiresStreamClient]
+public sealed class ConnectionPipeTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
-
-    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public async Task PipedConnections_EchoEveryByteExactly_WithSlowReaders_AndCompleteOnStop()
     {
@@ -94,8 +91,6 @@ public sealed class ConnectionPipeTests
 
         return (sent.ToArray(), received.ToArray());
     }
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task APipedInput_CompletesWhenTheEngineStops()
     {

@@ -6,8 +6,7 @@ using SlotState = NetZlink.Engine.ConnectionState;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class ConnectionStateTableTests
+public sealed class ConnectionStateTableTests : EngineFixture
 {
     private static readonly (SlotState From, SlotState To)[] Allowed =
     [

@@ -4,9 +4,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineArgumentTests
+public sealed class EngineArgumentTests : EngineFixture
 {
     [Test, CancelAfter(30_000)]
     public void NullEndpoints_AreRefusedWithArgumentNullException()

@@ -12,13 +12,10 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineChannelModelTests
+[RequiresStreamClient]
+public sealed class EngineChannelModelTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
-
-    [RequiresStreamClient]
     [TestCase(false), TestCase(true), CancelAfter(240_000)]
     public async Task BothEnginesThroughChannels_KeepEveryStreamExact_AndEndEachConnectionOnce(bool stopServerFirst)
     {

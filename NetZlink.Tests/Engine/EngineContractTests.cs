@@ -9,9 +9,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineContractTests
+public sealed class EngineContractTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 

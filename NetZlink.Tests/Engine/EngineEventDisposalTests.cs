@@ -7,13 +7,10 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineEventDisposalTests
+[RequiresStreamClient]
+public sealed class EngineEventDisposalTests : EngineFixture
 {
     private static readonly byte[] Hello = [0, 0, 0, 5, (byte)'h', (byte)'e', (byte)'l', (byte)'l', (byte)'o'];
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task DisposingAPacketEventAndACopyGivesTheBufferBackOnce()
     {

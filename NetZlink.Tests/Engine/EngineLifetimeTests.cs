@@ -9,8 +9,7 @@ using NetZlink.Interop;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class EngineLifetimeTests
+public sealed class EngineLifetimeTests : EngineFixture
 {
     /// <summary>
     /// The stated bound (docs/binding.md, "Lifetime under load"): from the Dispose (or Shutdown) call until

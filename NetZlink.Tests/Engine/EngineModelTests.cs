@@ -24,9 +24,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineModelTests
+public sealed class EngineModelTests : EngineFixture
 {
     private static readonly TimeSpan DrainBound = TimeSpan.FromSeconds(60);
 

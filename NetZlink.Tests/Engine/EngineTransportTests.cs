@@ -7,8 +7,7 @@ using NetZlink.Interop;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class EngineTransportTests
+public sealed class EngineTransportTests : EngineFixture
 {
     [TestCase("tcp://example.test:80", "example.test")]
     [TestCase("tls://example.test:443", "example.test")]

@@ -11,9 +11,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class FrameSizeRuleTests
+public sealed class FrameSizeRuleTests : EngineFixture
 {
     private const int MaxPacket = 16 * 1024 * 1024;
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);

@@ -6,12 +6,10 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class IdleShardTests
+[RequiresStreamClient]
+public sealed class IdleShardTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AShardWithEveryConnectionEstablishedAndSilentMakesFewPasses()
     {

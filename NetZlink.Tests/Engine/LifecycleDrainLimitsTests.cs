@@ -8,9 +8,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class LifecycleDrainLimitsTests
+public sealed class LifecycleDrainLimitsTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 

@@ -12,9 +12,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class LifecycleTests
+public sealed class LifecycleTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 

@@ -7,9 +7,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class OptionsSnapshotTests
+public sealed class OptionsSnapshotTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 

@@ -12,8 +12,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class PacketReassemblerTests
+public sealed class PacketReassemblerTests : EngineFixture
 {
     private const int DefaultIterations = 200;
 

@@ -9,9 +9,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class ReceiveBudgetTests
+public sealed class ReceiveBudgetTests : EngineFixture
 {
     [Test]
     public void AHeaderAnnouncing16MiB_SetsAsideOnlyTheBytesThatArrived()

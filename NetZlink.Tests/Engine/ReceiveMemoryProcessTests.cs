@@ -15,9 +15,7 @@ using System.Text.RegularExpressions;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed partial class ReceiveMemoryProcessTests
+public sealed partial class ReceiveMemoryProcessTests : EngineFixture
 {
     private const int Announcers = 1000;
     private const int AnnouncedBody = (16 * 1024 * 1024) - 4 - 1; // just under the largest body

@@ -9,9 +9,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class SlowConsumerDropTests
+public sealed class SlowConsumerDropTests : EngineFixture
 {
     [Test, CancelAfter(120_000)]
     public async Task AWebSocketClientThatDoesNotRead_IsDroppedWithACloseFrame([Values((ushort)1008, (ushort)4000)] ushort code)

@@ -7,9 +7,7 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class TlsFailureReasonTests
+public sealed class TlsFailureReasonTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 

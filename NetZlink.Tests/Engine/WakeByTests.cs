@@ -4,12 +4,10 @@ using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class WakeByTests
+[RequiresStreamClient]
+public sealed class WakeByTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AnIdleShard_PassesAtTheTimeItWasAskedFor()
     {
