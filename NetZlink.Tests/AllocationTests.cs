@@ -11,8 +11,7 @@ public sealed class AllocationTests : ContextTest
     [Test, CancelAfter(60_000)]
     public void TrySendTryReceive_OverInprocPair_AllocatesNothing()
     {
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         byte[] payload = new byte[256];
@@ -30,8 +29,7 @@ public sealed class AllocationTests : ContextTest
     [Test, CancelAfter(60_000)]
     public void TrySendTryReceive_OverStreamPair_AllocatesNothing()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = Context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
         RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
         StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
@@ -52,8 +50,7 @@ public sealed class AllocationTests : ContextTest
     [Test, CancelAfter(60_000)]
     public void Poll_AllocatesNothing()
     {
-        using var a = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var b = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (a, b) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         b.Connect(Endpoints.BindFresh(a, "inproc"));
         var poller = new ZlinkPoller();
         poller.Add(a, PollEvents.PollIn);

@@ -4,7 +4,6 @@
 // disposed), the descriptor count, the binding's live native handles and the managed heap after
 // full collections are compared with a baseline taken after a few warm-up cycles (JIT and tiering,
 // pools, lazily created runtime descriptors). The figures go to the test output.
-using NetZlink.Engine;
 using NetZlink.Tests.Engine;
 
 namespace NetZlink.Tests;

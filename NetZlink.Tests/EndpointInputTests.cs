@@ -7,8 +7,6 @@
 // which the socket still binds and carries data. No random endpoint makes the library ask DNS:
 // the ports of random tcp endpoints are never numbers, and the hosts are literal addresses (the
 // STREAM engine, which checks the port before it looks at the host, also gets random hosts).
-using NetZlink.Interop;
-
 namespace NetZlink.Tests;
 
 public sealed class EndpointInputTests : ContextTest
@@ -78,8 +76,7 @@ public sealed class EndpointInputTests : ContextTest
     [Test, CancelAfter(30_000)]
     public void EndpointOutsideAscii_RoundTripsExactly()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = $"inproc://netzlink-ünïcödé-日本語-😀-{Guid.NewGuid():N}";
 
         server.Bind(endpoint);
@@ -107,8 +104,7 @@ public sealed class EndpointInputTests : ContextTest
     [Test, CancelAfter(30_000)]
     public void VeryLongInprocEndpoint_Binds_ReadsBack_AndCarriesData()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = Endpoints.Inproc() + new string('n', 100_000);
 
         server.Bind(endpoint);

@@ -36,8 +36,7 @@ public sealed class ErrorTests : ContextTest
     [Test, CancelAfter(10_000)]
     public void Bind_AddressInUse_ThrowsEaddrinuse()
     {
-        using var first = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var second = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (first, second) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(first, "tcp");
 
         var error = Assert.Throws<EndpointException>(() => second.Bind(endpoint))!;
@@ -99,8 +98,7 @@ public sealed class ErrorTests : ContextTest
     [Test, CancelAfter(10_000)]
     public void PeerIntrospection_OnPair_ListsItsConnection()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         Assert.That(server.PeerCount, Is.Zero);
         var unknown = Assert.Throws(Is.InstanceOf<ZlinkException>(), () => server.GetPeerRoutingId(0)) as ZlinkException;
         Assert.That(unknown!.Error, Is.EqualTo(ZlinkError.EINVAL));

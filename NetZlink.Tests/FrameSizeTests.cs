@@ -18,8 +18,7 @@ public sealed class FrameSizeTests : ContextTest
     public void PairFramesOfEdgeSizes_ArriveByteForByte_BothWays(string transport)
     {
         Random random = Fuzz.Random(out int seed);
-        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
         using var message = new ZlinkMessage();
         foreach (int size in Sizes)
@@ -43,8 +42,7 @@ public sealed class FrameSizeTests : ContextTest
     public void BufferSmallerThanTheFrame_GetsItsStart_AndItsFullSize(int size, int bufferSize)
     {
         Random random = Fuzz.Random(out int seed);
-        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, "inproc"));
         byte[] frame = Fuzz.Bytes(random, size);
         byte[] buffer = new byte[bufferSize];
@@ -113,8 +111,7 @@ public sealed class FrameSizeTests : ContextTest
     public void FrameAboveMaxMessageSize_OverTcpPair_IsDropped_AndTheSocketsGoOn()
     {
         Random random = Fuzz.Random(out int seed);
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         receiver.MaxMessageSize = MaxMessageSize;
         sender.SetOption(SocketOption.ReconnectInterval, 20);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));

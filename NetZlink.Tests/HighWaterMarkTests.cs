@@ -1,8 +1,6 @@
 // High-water marks: TrySend reports "would block" as false, never as an exception, and
 // succeeds again once the peer drains. On STREAM, a refused payload leaves the id frame
 // pending, so only the payload is retried.
-using System.Net.Sockets;
-
 namespace NetZlink.Tests;
 
 public sealed class HighWaterMarkTests : ContextTest
@@ -10,8 +8,7 @@ public sealed class HighWaterMarkTests : ContextTest
     [Test, CancelAfter(30_000)]
     public void TrySend_AtTheHighWaterMark_ReturnsFalse_ThenTrueOnceDrained()
     {
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         sender.SendHighWaterMark = 10;
         receiver.ReceiveHighWaterMark = 10;
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));

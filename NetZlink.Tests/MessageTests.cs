@@ -9,8 +9,7 @@ public sealed class MessageTests : ContextTest
     [Test, CancelAfter(10_000)]
     public void SendAndReceive_Message_RoundTrips_AndLeavesTheSentMessageEmpty()
     {
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         // Socket-Type travels in READY only when the sender sets ZMP_METADATA, as in zlink 1.3
         sender.SetOption(SocketOption.ZmpMetadata, true);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
@@ -78,8 +77,7 @@ public sealed class MessageTests : ContextTest
     [Test, CancelAfter(10_000)]
     public void ZeroCopyMessage_CopiedAndMovedOntoItself_IsStillSent_AndReleasedOnce()
     {
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         int calls = 0;
@@ -149,8 +147,7 @@ public sealed class MessageTests : ContextTest
         const int count = 2000;
         int[] releaseCount = new int[count];
 
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, transport));
 
         var garbage = new List<byte[]>();

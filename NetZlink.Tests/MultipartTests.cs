@@ -7,8 +7,7 @@ public sealed class MultipartTests : ContextTest
     [TestCase("inproc"), TestCase("tcp"), CancelAfter(20_000)]
     public void Message_IsInvisibleUntilItsLastFrame(string transport)
     {
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, transport));
 
         // Make sure the connection is up, so "nothing arrived" below means "held back".
@@ -38,8 +37,7 @@ public sealed class MultipartTests : ContextTest
     [Test, CancelAfter(20_000)]
     public void ReceiveMultipart_ReturnsEveryFrame_AndTryReceiveMultipartReportsNothing()
     {
-        using var receiver = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
 
         var none = new List<byte[]>();
@@ -60,8 +58,7 @@ public sealed class MultipartTests : ContextTest
     [Test, CancelAfter(20_000)]
     public void ManyMessages_KeepTheirFramesTogether()
     {
-        using var router = Context.CreateSocket(ZlinkSocketType.Router);
-        using var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
+        var (router, dealer) = Sockets(ZlinkSocketType.Router, ZlinkSocketType.Dealer);
         dealer.Connect(Endpoints.BindFresh(router, "tcp"));
 
         const int count = 500;

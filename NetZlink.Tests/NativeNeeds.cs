@@ -9,8 +9,6 @@
 // A test that needs one reports itself Ignored, with the reason, on a library without it:
 // [RequiresStreamClient] / [RequiresStreamFraming] on the test or fixture, or the Require* calls
 // where only some cases need it. Each probe runs once per process.
-using System.Net;
-using System.Net.Sockets;
 using NUnit.Framework.Interfaces;
 
 namespace NetZlink.Testing;

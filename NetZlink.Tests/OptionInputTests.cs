@@ -83,8 +83,7 @@ public sealed class OptionInputTests : ContextTest
     [Test, CancelAfter(10_000)]
     public void Subscribe_KeepsANul_ButRefusesAnUnpairedSurrogate()
     {
-        using var publisher = Context.CreateSocket(ZlinkSocketType.Pub);
-        using var subscriber = Context.CreateSocket(ZlinkSocketType.Sub);
+        var (publisher, subscriber) = Sockets(ZlinkSocketType.Pub, ZlinkSocketType.Sub);
         string endpoint = Endpoints.BindFresh(publisher, "inproc");
         subscriber.Connect(endpoint);
 

@@ -1,7 +1,4 @@
 // The poller waits on several sockets and raw descriptors and reports each item's events.
-using System.Net;
-using System.Net.Sockets;
-
 namespace NetZlink.Tests;
 
 public sealed class PollerTests : ContextTest
@@ -9,10 +6,8 @@ public sealed class PollerTests : ContextTest
     [Test, CancelAfter(20_000)]
     public void Poll_ReportsOnlyTheReadySocket()
     {
-        using var a1 = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var a2 = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var b1 = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var b2 = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (a1, a2) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
+        var (b1, b2) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         a2.Connect(Endpoints.BindFresh(a1, "inproc"));
         b2.Connect(Endpoints.BindFresh(b1, "tcp"));
 

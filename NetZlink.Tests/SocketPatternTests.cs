@@ -9,8 +9,7 @@ public sealed class SocketPatternTests : ContextTest
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void Pair_ExchangesFramesBothWays(string transport)
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         client.Connect(Endpoints.BindFresh(server, transport));
 
         client.Send(Wait.Bytes("ping"));
@@ -22,8 +21,7 @@ public sealed class SocketPatternTests : ContextTest
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void PubSub_DeliversOnlySubscribedTopics(string transport)
     {
-        using var pub = Context.CreateSocket(ZlinkSocketType.Pub);
-        using var sub = Context.CreateSocket(ZlinkSocketType.Sub);
+        var (pub, sub) = Sockets(ZlinkSocketType.Pub, ZlinkSocketType.Sub);
         sub.Subscribe("weather");
         sub.Connect(Endpoints.BindFresh(pub, transport));
 
@@ -51,8 +49,7 @@ public sealed class SocketPatternTests : ContextTest
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void XPubXSub_ForwardSubscriptionsAndMessages(string transport)
     {
-        using var xpub = Context.CreateSocket(ZlinkSocketType.XPub);
-        using var xsub = Context.CreateSocket(ZlinkSocketType.XSub);
+        var (xpub, xsub) = Sockets(ZlinkSocketType.XPub, ZlinkSocketType.XSub);
         xsub.Connect(Endpoints.BindFresh(xpub, transport));
 
         xsub.Send([1, .. Wait.Bytes("t")]);
@@ -68,8 +65,7 @@ public sealed class SocketPatternTests : ContextTest
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void DealerRouter_RoutesByRoutingId(string transport)
     {
-        using var router = Context.CreateSocket(ZlinkSocketType.Router);
-        using var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
+        var (router, dealer) = Sockets(ZlinkSocketType.Router, ZlinkSocketType.Dealer);
         dealer.RoutingId = new RoutingId(Wait.Bytes("dealer-1"));
         dealer.Connect(Endpoints.BindFresh(router, transport));
 
@@ -97,8 +93,7 @@ public sealed class SocketPatternTests : ContextTest
     [Test, CancelAfter(20_000)]
     public void UnbindAndDisconnect_Succeed_ThenFailWithEndpointException()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = Context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(server, "tcp");
         client.Connect(endpoint);
 

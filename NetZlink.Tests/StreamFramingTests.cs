@@ -4,10 +4,7 @@
 // last byte comes late (delivered at once, whole), a one-byte body told from the connection
 // events, Raw (bytes as they come, the last byte before the end before the disconnect event), and
 // Batch (whole packets per payload; a first packet larger than the buffer comes again).
-using System.Buffers.Binary;
-using System.Diagnostics;
 using System.Net.Security;
-using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using NetZlink.Stress.WebSockets;
 using NetZlink.Tests.Engine;

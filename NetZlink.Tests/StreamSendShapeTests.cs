@@ -10,8 +10,7 @@ public sealed class StreamSendShapeTests : ContextTest
     [Test, CancelAfter(30_000)]
     public async Task SendMultipart_OnStream_WithThreeFrames_SendsNothingAndSaysWhy()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = Context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         var refused = Assert.Throws<ArgumentException>(() => client.SendMultipart(clientSide.ToArray(), Wait.Bytes("part"), Wait.Bytes("more")))!;

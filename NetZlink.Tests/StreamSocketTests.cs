@@ -2,8 +2,6 @@
 // Length framing), [id] + empty payload closes, EHOSTUNREACH for unknown ids, CONNECT_ROUTING_ID,
 // plain TCP clients, and one socket holding hundreds of connections to one endpoint. The framings
 // themselves, over every transport: StreamFramingTests.
-using System.Net.Sockets;
-
 namespace NetZlink.Tests;
 
 public sealed class StreamSocketTests : ContextTest
@@ -11,8 +9,7 @@ public sealed class StreamSocketTests : ContextTest
     [Test, CancelAfter(30_000)]
     public void BindAndConnect_DeliverConnectEvents_Data_AndCloseByEmptyPayload()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = Context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         StreamSockets.Send(client, clientSide, Wait.Bytes("hello"));
@@ -48,8 +45,7 @@ public sealed class StreamSocketTests : ContextTest
     [Test, CancelAfter(30_000)]
     public void TrySendTo_SendsTheWholeMessage_CloseConnectionEndsIt_AndOtherKindsAreRefused()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = Context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         Assert.That(server.TrySendTo(serverSide, Wait.Bytes("world"), Wait.Long), Is.True);
@@ -82,8 +78,7 @@ public sealed class StreamSocketTests : ContextTest
     [Test, CancelAfter(30_000)]
     public void ConnectRoutingId_NamesTheConnection()
     {
-        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = Context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         string endpoint = StreamSockets.Bind(server);
 
         RoutingId chosen = RoutingId.FromUInt32(0x0A0B0C0D);
@@ -145,8 +140,7 @@ public sealed class StreamSocketTests : ContextTest
     public void OneStreamSocket_HoldsHundredsOfConnectionsToOneEndpoint()
     {
         const int connections = 500;
-        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = Context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         server.Backlog = 1024;
         string endpoint = StreamSockets.Bind(server);
 

@@ -5,7 +5,6 @@
 // server's disconnect event carries ENOBUFS. Message sizes are random (seed printed,
 // NETZLINK_FUZZ_SEED replays it).
 using System.Net.WebSockets;
-using NetZlink.Interop;
 
 namespace NetZlink.Tests;
 

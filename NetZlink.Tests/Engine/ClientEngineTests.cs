@@ -4,10 +4,6 @@
 // posting from another thread, the idle sleep, and the descriptor check. The packet tests run on
 // each receive path (EngineFramings: the native BATCH framing, the LENGTH fallback, and a custom
 // framer cut in managed code over RAW).
-using System.Buffers.Binary;
-using System.Diagnostics;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class ClientEngineTests : EngineFixture

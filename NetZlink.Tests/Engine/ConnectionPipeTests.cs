@@ -2,9 +2,7 @@
 // connection's PipeWriter and parses its PipeReader. Every echoed stream must come back exact even
 // when the readers are slow (their shard stops reading instead of buffering), and every input must
 // complete when the engine stops.
-using System.Buffers.Binary;
 using System.IO.Pipelines;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 

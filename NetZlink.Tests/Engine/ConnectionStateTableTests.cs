@@ -1,7 +1,6 @@
 // Issue 23: a connection slot's state changes only through ConnectionSlot.Transition, which
 // asserts ConnectionStates.IsAllowed. These tests pin the table itself (exactly the transitions
 // the shard makes, nothing else) and walk it at random.
-using NetZlink.Engine;
 using SlotState = NetZlink.Engine.ConnectionState;
 
 namespace NetZlink.Tests.Engine;

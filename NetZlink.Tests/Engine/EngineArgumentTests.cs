@@ -1,7 +1,5 @@
 // Arguments an engine refuses with a clear exception before anything runs or is sent: no endpoint
 // list, and an empty frame (which on a STREAM socket would mean "close this connection").
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class EngineArgumentTests : EngineFixture

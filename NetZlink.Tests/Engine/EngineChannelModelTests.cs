@@ -6,10 +6,6 @@
 // prefix of what was written, and that every packet is accounted for: each write accepted is sent
 // or dropped with a reason, and each packet an engine received reached its reader.
 // The seed is printed; NETZLINK_FUZZ_SEED=<seed> replays it, NETZLINK_FUZZ_ITERATIONS runs more rounds.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 [RequiresStreamClient]

@@ -2,10 +2,6 @@
 // server), the channel reports connects, failures and ends and completes when the engine stops
 // (with its fault), a slow reader stops its shard from reading instead of losing packets, and
 // StopAsync, DisposeAsync and the channel's disposal end under traffic without hanging.
-using System.Buffers.Binary;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 [RequiresStreamClient]

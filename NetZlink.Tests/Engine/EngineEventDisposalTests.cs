@@ -3,7 +3,6 @@
 // return to ArrayPool would hand the same array to two later packets. Reading a disposed packet
 // throws instead of showing whatever the array holds next.
 using System.Buffers;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 

@@ -3,10 +3,6 @@
 // engine. Every shard thread must exit within ShardExitBound, every live connection must hear
 // exactly one OnDisconnected with the reason, nothing may be thrown except the documented
 // ContextTerminatedException in ClientEngine.Fault, and a second Dispose must do nothing.
-using System.Diagnostics;
-using NetZlink.Engine;
-using NetZlink.Interop;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class EngineLifetimeTests : EngineFixture

@@ -19,9 +19,6 @@
 // ignored with the reason.
 // Each test prints its seed; NETZLINK_FUZZ_SEED replays it, NETZLINK_FUZZ_ITERATIONS runs more
 // rounds (default 2 per transport and framing).
-using System.Diagnostics;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class EngineModelTests : EngineFixture

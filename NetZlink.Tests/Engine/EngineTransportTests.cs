@@ -2,9 +2,6 @@
 // resolved up front like tcp's (a ws path does not get in the way), and a transport the native
 // library lacks is refused before anything opens, with a message naming the zlink_has capability
 // (never a bare EPROTONOSUPPORT per connection).
-using NetZlink.Engine;
-using NetZlink.Interop;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class EngineTransportTests : EngineFixture

@@ -5,9 +5,7 @@
 // against packets from one byte of body to MaxPacketSize, over tcp and ws, and every echo must
 // come back byte for byte. WriteAsync used to throw ArgumentOutOfRangeException for a frame over
 // SendQueueCapacityPerConnection (4 MiB), which ended the docs' echo loop at the first such packet.
-using System.Buffers.Binary;
 using System.IO.Pipelines;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 

@@ -2,10 +2,6 @@
 // single-flight and a true result means every accepted frame reached the peer (what may have stayed
 // in a native queue is never counted as sent); a drained engine never starts; reconnect delays never
 // overflow, a policy with no delay is refused, and MaxAttempts 0 never gives up.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class LifecycleDrainLimitsTests : EngineFixture

@@ -1,10 +1,6 @@
 // Issue 23: an engine takes its own copy of EngineOptions (EngineOptions.Snapshot) before it
 // validates them, so changing the options object, or the endpoint list it was given, after the
 // engine was constructed changes nothing in that engine.
-using System.Buffers.Binary;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class OptionsSnapshotTests : EngineFixture

@@ -7,8 +7,6 @@
 // nothing. Each test prints its seed: NETZLINK_FUZZ_SEED=<seed> replays it, and
 // NETZLINK_FUZZ_ITERATIONS=<n> runs n streams instead of the default.
 using System.Buffers;
-using System.Buffers.Binary;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 

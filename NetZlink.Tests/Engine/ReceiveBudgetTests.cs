@@ -2,11 +2,6 @@
 // incomplete packet that arrived, and a peer that holds more than its connection's budget, or
 // takes its shard past the shard's, is closed with ReceiveBudgetExceeded (counted), while the
 // engine and the other connections run on.
-using System.Buffers.Binary;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class ReceiveBudgetTests : EngineFixture

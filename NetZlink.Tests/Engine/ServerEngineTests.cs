@@ -1,10 +1,6 @@
 // The server engine: accepting with the client engine's handler model, raw and framed delivery,
 // slot reuse with new connection indexes, the connection limit, bind failures, and posts that
 // never reach a later occupant of a reused slot.
-using System.Collections.Concurrent;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 public sealed class ServerEngineTests : EngineFixture

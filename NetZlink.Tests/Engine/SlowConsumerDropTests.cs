@@ -3,9 +3,7 @@
 // order) and then a WebSocket close frame with the code asked for and the reason "slow consumer",
 // never a reset; the handler sees SlowConsumer. Over tcp:// the client sees an end after a prefix
 // of the bytes sent. Message sizes are random (seed printed, NETZLINK_FUZZ_SEED replays it).
-using System.Net.Sockets;
 using System.Net.WebSockets;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 

@@ -1,7 +1,5 @@
 // EngineShard.WakeBy: a handler that sends on a clock gets a pass at its time from an idle shard,
 // instead of waiting out the engine's idle sleep (250 ms) for socket activity that never comes.
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 [RequiresStreamClient]
