@@ -3,8 +3,6 @@
 // end within ClientStopBound, not at the end of its 30 s measure, with a FAIL result whose
 // fail_reason is client_stopped, whose reason names the terminated context, and whose lost counts
 // exactly the packets that were outstanding; the RESULT and METRIC lines are printed as usual.
-using System.Diagnostics;
-
 namespace NetZlink.Stress.Tests.Faults;
 
 public sealed class ClientContextTerminationTests : IntegrationFixture

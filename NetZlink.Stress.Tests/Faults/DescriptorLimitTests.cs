@@ -5,8 +5,7 @@ namespace NetZlink.Stress.Tests.Faults;
 
 public sealed class DescriptorLimitTests : IntegrationFixture
 {
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task TenThousandConnectionsUnderALimitOf1024FailBeforeConnectingAndSaySo(string stack, CancellationToken cancellationToken)
     {

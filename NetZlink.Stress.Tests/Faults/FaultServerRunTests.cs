@@ -9,8 +9,7 @@ public sealed class FaultServerRunTests : IntegrationFixture
     private const int Ccu = 4;
     private const int Inflight = 5;
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task ASilentServerTimesTheDrainOutWithEveryPacketStillInFlight(string clientStack, CancellationToken cancellationToken)
     {
@@ -54,8 +53,7 @@ public sealed class FaultServerRunTests : IntegrationFixture
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task AServerClosingMidPacketLosesThatConnectionsPacketsThePartialOneIncluded(string clientStack, CancellationToken cancellationToken)
     {
@@ -72,8 +70,7 @@ public sealed class FaultServerRunTests : IntegrationFixture
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task ASlowServerWithSmallBuffersLosesNothingAndTheClientStaysSmall(string clientStack, CancellationToken cancellationToken)
     {

@@ -2,14 +2,11 @@
 // measured phase while the client (in this process) keeps packets in flight on every connection:
 // the client must end within its drain timeout, FAIL with server_closed, and count every packet it
 // sent and never got back as lost, exactly.
-using System.Diagnostics;
-
 namespace NetZlink.Stress.Tests.Faults;
 
 public sealed class ServerKillTests : IntegrationFixture
 {
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task KillingTheServerMidMeasureFailsTheRunWithTheExactLoss(string clientStack, CancellationToken cancellationToken)
     {

@@ -3,8 +3,6 @@
 // hold at most 8 MiB in its socket's queue and 8 MiB in the engine's retry buffer before it closes
 // the connection as a slow consumer. Before, the socket's mark was --hwm's 1,000,000 messages, and
 // pushing 500 MiB grew the server from 80 to 588 MB.
-using System.Buffers.Binary;
-
 namespace NetZlink.Stress.Tests.Hosting;
 
 public sealed class ServerMemoryTests : IntegrationFixture

@@ -1,8 +1,6 @@
 // Runs the real NetZlink.Stress.dll as a child process (`dotnet NetZlink.Stress.dll …`) and
 // collects its output, so that exit codes, signals, stdin and the server child are the real ones.
 // The process handling is the shared ChildProcess (TestSupport/).
-using System.Diagnostics;
-
 namespace NetZlink.Stress.Tests.Integration;
 
 internal sealed class StressProcess : ChildProcess

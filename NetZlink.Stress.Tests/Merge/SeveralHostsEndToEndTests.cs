@@ -2,7 +2,6 @@
 // shared --start-at and --json-histogram, then `merge` of their files, which must give the sums of
 // their counts and exactly the percentiles of their histograms merged directly. And a --start-at
 // already past: the client warns and runs at once.
-using HdrHistogram;
 using static NetZlink.Stress.Tests.Support.Histograms;
 
 namespace NetZlink.Stress.Tests.Merge;

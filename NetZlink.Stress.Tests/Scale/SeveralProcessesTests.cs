@@ -2,8 +2,6 @@
 // (children connected, told one start, merged), the Kubernetes Indexed Job's own commands from
 // deploy/k8s run as local processes (each pod's index from JOB_COMPLETION_INDEX, then the merge
 // step), and a run the open-file limit cannot hold, refused before anything connects.
-using System.Text.RegularExpressions;
-using HdrHistogram;
 using static NetZlink.Stress.Tests.Support.Histograms;
 
 namespace NetZlink.Stress.Tests.Scale;

@@ -10,8 +10,7 @@ public sealed class OpenModelRunTests : IntegrationFixture
     private const int Ccu = 4;
     private const int Rate = 2000;
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task EveryScheduledPacketGoesOutAndComesBackAtAboutTheRate(string clientStack, CancellationToken cancellationToken)
     {
@@ -37,8 +36,7 @@ public sealed class OpenModelRunTests : IntegrationFixture
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task AServerStallShowsInTheOpenModelsP99(string clientStack, CancellationToken cancellationToken)
     {
@@ -81,8 +79,7 @@ public sealed class OpenModelRunTests : IntegrationFixture
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task PacketsTheCapHeldBackAndNeverSentAreNamedWhenTheDrainTimesOut(string clientStack, CancellationToken cancellationToken)
     {
