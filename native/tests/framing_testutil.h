@@ -195,6 +195,16 @@ static inline ssize_t fw_raw_read1(fw_peer_t *p, void *b, size_t n)
     return k == 0 ? -1 : k;
 }
 
+/* The end of a framing test: its context terminates at once (every socket
+ * was closed), the TLS client context and the certificates go. */
+static inline void fw_end(void *ctx)
+{
+    CHECK(zlink_ctx_term(ctx) == 0);
+    if (fw_ssl_ctx)
+        SSL_CTX_free(fw_ssl_ctx);
+    tu_tls_cleanup(&fw_tls);
+}
+
 /* All n transport bytes out, stepping the server while the kernel is full. */
 static inline void fw_raw_write(fw_peer_t *p, fw_srv_t *v, const void *b, size_t n)
 {
@@ -213,13 +223,16 @@ static inline void fw_raw_write(fw_peer_t *p, fw_srv_t *v, const void *b, size_t
     }
 }
 
-/* Exactly n transport bytes in (stepping the server); 0, or -1 at EOF. */
-static inline int fw_raw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
+/* Exactly n bytes through read1 (which reads what is there without
+ * waiting: bytes, 0 none yet, -1 the end), stepping the server while none
+ * come, at most 10 s; 0, or -1 at the end. */
+static inline int fw_read_exactly(fw_peer_t *p, fw_srv_t *v, void *b, size_t n,
+                                  ssize_t (*read1)(fw_peer_t *, void *, size_t))
 {
     unsigned char *c = b;
     long long end = tu_now_ms() + 10000;
     while (n) {
-        ssize_t k = fw_raw_read1(p, c, n);
+        ssize_t k = read1(p, c, n);
         if (k < 0)
             return -1;
         if (k == 0) {
@@ -231,6 +244,12 @@ static inline int fw_raw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
         n -= (size_t)k;
     }
     return 0;
+}
+
+/* Exactly n transport bytes in (stepping the server); 0, or -1 at EOF. */
+static inline int fw_raw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
+{
+    return fw_read_exactly(p, v, b, n, fw_raw_read1);
 }
 
 /* Connects a peer of kind to the server (TLS and ws handshakes included,
@@ -383,21 +402,7 @@ static inline ssize_t fw_read1(fw_peer_t *p, void *b, size_t n)
  * end. */
 static inline int fw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
 {
-    unsigned char *c = b;
-    long long end = tu_now_ms() + 10000;
-    while (n) {
-        ssize_t k = fw_read1(p, c, n);
-        if (k < 0)
-            return -1;
-        if (k == 0) {
-            CHECK(tu_now_ms() < end);
-            fw_idle(v);
-            continue;
-        }
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    return fw_read_exactly(p, v, b, n, fw_read1);
 }
 
 /* Waits (stepping the server) until the server ended the connection: EOF

@@ -133,8 +133,7 @@ int main(void)
         run(ctx, &T, WS);
         run(ctx, &T, WSS);
     }
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
+    tu_tls_end(ctx, &T);
     puts("ok");
     return 0;
 }

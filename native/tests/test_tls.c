@@ -423,8 +423,7 @@ int main(void)
     test_plain_client(ctx);
     test_stalled_peer(ctx);
     test_plain_server(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
+    tu_tls_end(ctx, &T);
     puts("ok");
     return 0;
 }

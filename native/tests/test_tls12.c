@@ -158,8 +158,7 @@ int main(void)
     SSL_CTX_free(sctx);
     close(lfd);
     zlink_close(cli);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
+    tu_tls_end(ctx, &T);
     puts("test_tls12: TLS 1.2 server, framed bodies both ways: ok");
     return 0;
 }

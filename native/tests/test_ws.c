@@ -343,8 +343,7 @@ int main(void)
     mismatch(ctx, 1, 0, NULL, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, ECONNRESET);
     mismatch(ctx, 0, 1, T.ca, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, EPROTO);
     mismatch(ctx, 1, 1, T.ca2, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, EACCES);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
+    tu_tls_end(ctx, &T);
     puts("ok");
     return 0;
 }

@@ -550,8 +550,7 @@ int main(int argc, char **argv)
     }
     if (PART("utf8"))
         test_text_utf8(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
+    tu_tls_end(ctx, &T);
     puts("ok");
     return 0;
 }

@@ -476,8 +476,7 @@ int main(void)
     drop_slow_consumer(ctx, 0);
     drop_slow_consumer(ctx, 1);
     drop_tcp(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
+    tu_tls_end(ctx, &T);
     puts("ok");
     return 0;
 }

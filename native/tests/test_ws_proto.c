@@ -278,8 +278,7 @@ int main(void)
     test_ping_close(ctx);
     test_data(ctx);
     test_client_masks(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
+    tu_tls_end(ctx, &T);
     puts("ok");
     return 0;
 }

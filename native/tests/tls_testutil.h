@@ -147,6 +147,14 @@ static inline void tu_tls_cleanup(tu_tls_t *t)
     rmdir(t->dir);
 }
 
+/* The end of a TLS test: its context terminates at once (every socket was
+ * closed) and the certificates are removed. */
+static inline void tu_tls_end(void *ctx, tu_tls_t *t)
+{
+    CHECK(zlink_ctx_term(ctx) == 0);
+    tu_tls_cleanup(t);
+}
+
 static inline void tu_set_str(void *s, int opt, const char *v)
 {
     CHECK(zlink_setsockopt(s, opt, v, strlen(v)) == 0);
