@@ -232,3 +232,22 @@ int ec_echo_main(int argc, char **argv, int (*server)(int port),
             argv[0], argv[0]);
     return 2;
 }
+
+unsigned char *ec_packets(int size, int count)
+{
+    size_t psize = (size_t)size + 4;
+    unsigned char *packets = malloc(psize * (size_t)count);
+    if (!packets) {
+        perror("malloc");
+        exit(1);
+    }
+    for (int i = 0; i < count; i++) {
+        unsigned char *p = packets + psize * (size_t)i;
+        p[0] = (unsigned char)(size >> 24);
+        p[1] = (unsigned char)(size >> 16);
+        p[2] = (unsigned char)(size >> 8);
+        p[3] = (unsigned char)size;
+        memset(p + 4, 'x', (size_t)size);
+    }
+    return packets;
+}

@@ -54,6 +54,10 @@ int ec_listen(const char *host, int port, int backlog, int *bound);
  */
 int ec_echo_serve(int listen_fd, int stop_fd, int sndbuf, int rcvbuf, volatile int *stop);
 
+/* count packets of the echo benchmarks, back to back: [u32 big-endian
+ * size][size bytes 'x'] each (malloc'd; the caller frees them) */
+unsigned char *ec_packets(int size, int count);
+
 /* The RESULT line of an echo client's run: impl, its settings and the
  * packets echoed in the measured seconds. */
 void ec_print_result(const char *impl, int ccu, int inflight, int size, int seconds,

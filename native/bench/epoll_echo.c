@@ -60,15 +60,7 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
     }
     ep = epoll_create1(0);
     size_t psize = (size_t)size + 4;
-    unsigned char *packets = malloc(psize * (size_t)inflight);
-    for (int i = 0; i < inflight; i++) {
-        unsigned char *p = packets + psize * (size_t)i;
-        p[0] = (unsigned char)(size >> 24);
-        p[1] = (unsigned char)(size >> 16);
-        p[2] = (unsigned char)(size >> 8);
-        p[3] = (unsigned char)size;
-        memset(p + 4, 'x', (size_t)size);
-    }
+    unsigned char *packets = ec_packets(size, inflight);
     conn_t *conns = calloc((size_t)ccu, sizeof *conns);
     for (int i = 0; i < ccu; i++) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);

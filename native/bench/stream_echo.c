@@ -80,15 +80,7 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
     char ep[256];
     snprintf(ep, sizeof ep, "tcp://%s:%d", host, port);
     size_t psize = (size_t)size + 4;
-    unsigned char *packets = malloc(psize * (size_t)inflight);
-    for (int i = 0; i < inflight; i++) {
-        unsigned char *p = packets + psize * (size_t)i;
-        p[0] = (unsigned char)(size >> 24);
-        p[1] = (unsigned char)(size >> 16);
-        p[2] = (unsigned char)(size >> 8);
-        p[3] = (unsigned char)size;
-        memset(p + 4, 'x', (size_t)size);
-    }
+    unsigned char *packets = ec_packets(size, inflight);
     /* routing ids 1..ccu, chosen by us so they index our table */
     uint64_t *rx = calloc((size_t)ccu + 1, sizeof *rx);
     for (int i = 1; i <= ccu; i++) {

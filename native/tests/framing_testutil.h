@@ -159,17 +159,23 @@ static inline SSL_CTX *fw_client_ctx(void)
     return fw_ssl_ctx;
 }
 
+/* What an SSL_write or SSL_read that returned k means for a non-blocking
+ * peer: bytes, 0 (it would block), -1 (the end or broken). */
+static inline ssize_t fw_ssl_result(fw_peer_t *p, int k)
+{
+    if (k > 0)
+        return k;
+    int e = SSL_get_error(p->ssl, k);
+    return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? 0 : -1;
+}
+
 /* One non-blocking write of the transport: bytes taken, 0 (would block),
  * -1 (broken). */
 static inline ssize_t fw_raw_write1(fw_peer_t *p, const void *b, size_t n)
 {
     if (p->ssl) {
         ERR_clear_error();
-        int k = SSL_write(p->ssl, b, (int)n);
-        if (k > 0)
-            return k;
-        int e = SSL_get_error(p->ssl, k);
-        return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? 0 : -1;
+        return fw_ssl_result(p, SSL_write(p->ssl, b, (int)n));
     }
     ssize_t k = send(p->fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (k < 0)
@@ -183,11 +189,7 @@ static inline ssize_t fw_raw_read1(fw_peer_t *p, void *b, size_t n)
 {
     if (p->ssl) {
         ERR_clear_error();
-        int k = SSL_read(p->ssl, b, (int)n);
-        if (k > 0)
-            return k;
-        int e = SSL_get_error(p->ssl, k);
-        return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? 0 : -1;
+        return fw_ssl_result(p, SSL_read(p->ssl, b, (int)n));
     }
     ssize_t k = recv(p->fd, b, n, MSG_DONTWAIT);
     if (k < 0)

@@ -133,7 +133,6 @@ int main(void)
         run(ctx, &T, WS);
         run(ctx, &T, WSS);
     }
-    tu_tls_end(ctx, &T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

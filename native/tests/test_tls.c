@@ -423,7 +423,6 @@ int main(void)
     test_plain_client(ctx);
     test_stalled_peer(ctx);
     test_plain_server(ctx);
-    tu_tls_end(ctx, &T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

@@ -158,7 +158,6 @@ int main(void)
     SSL_CTX_free(sctx);
     close(lfd);
     zlink_close(cli);
-    tu_tls_end(ctx, &T);
-    puts("test_tls12: TLS 1.2 server, framed bodies both ways: ok");
+    tu_tls_end(ctx, &T, "test_tls12: TLS 1.2 server, framed bodies both ways: ok");
     return 0;
 }

@@ -269,7 +269,6 @@ int main(void)
     CHECK(zlink_socket_peer_count(cli.s) == 0 && zlink_socket_peer_count(srv.s) == 0);
     zlink_close(cli.s);
     zlink_close(srv.s);
-    tu_tls_end(ctx, &T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

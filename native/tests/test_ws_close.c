@@ -550,7 +550,6 @@ int main(int argc, char **argv)
     }
     if (PART("utf8"))
         test_text_utf8(ctx);
-    tu_tls_end(ctx, &T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

@@ -476,7 +476,6 @@ int main(void)
     drop_slow_consumer(ctx, 0);
     drop_slow_consumer(ctx, 1);
     drop_tcp(ctx);
-    tu_tls_end(ctx, &T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

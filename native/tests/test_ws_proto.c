@@ -278,7 +278,6 @@ int main(void)
     test_ping_close(ctx);
     test_data(ctx);
     test_client_masks(ctx);
-    tu_tls_end(ctx, &T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

@@ -148,11 +148,13 @@ static inline void tu_tls_cleanup(tu_tls_t *t)
 }
 
 /* The end of a TLS test: its context terminates at once (every socket was
- * closed) and the certificates are removed. */
-static inline void tu_tls_end(void *ctx, tu_tls_t *t)
+ * closed), the certificates are removed, and its last line (done) is
+ * printed. */
+static inline void tu_tls_end(void *ctx, tu_tls_t *t, const char *done)
 {
     CHECK(zlink_ctx_term(ctx) == 0);
     tu_tls_cleanup(t);
+    puts(done);
 }
 
 static inline void tu_set_str(void *s, int opt, const char *v)
