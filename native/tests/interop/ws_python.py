@@ -82,11 +82,9 @@ async def echo_sizes(certs, wss):
             await ws.close(1000)
             if ws.close_code != 1000:
                 return f"close code {ws.close_code}"
-        if not srv.expect(r"^DOWN \d+ 0$", 10):
-            return f"zl_echo saw no orderly end: {srv.seen()}"
+        return srv.orderly_end()
     finally:
         srv.stop()
-    return None
 
 
 async def send_then_close(certs, wss, framing, n, code=1000):
@@ -116,11 +114,9 @@ async def send_then_close(certs, wss, framing, n, code=1000):
                 return f"{len(got)} of {len(msg)} bytes came back before the close"
             if ws.close_code != code:
                 return f"close code seen by the client: {ws.close_code}, want {code}"
-        if not srv.expect(r"^DOWN \d+ 0$", 10):
-            return f"zl_echo saw no orderly end: {srv.seen()}"
+        return srv.orderly_end()
     finally:
         srv.stop()
-    return None
 
 
 async def server_closes(certs, wss):
@@ -141,11 +137,9 @@ async def server_closes(certs, wss):
                 pass
             if ws.close_code != 1000:
                 return f"close code seen by the client: {ws.close_code}"
-        if not srv.expect(r"^DOWN \d+ 0$", 10):
-            return f"zl_echo saw no orderly end: {srv.seen()}"
+        return srv.orderly_end()
     finally:
         srv.stop()
-    return None
 
 
 async def pings(certs, wss):
