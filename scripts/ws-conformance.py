@@ -405,18 +405,13 @@ def build_cases():
     fail_case("3.7", "close with RSV1+RSV2+RSV3: failed", [frame(CLOSE, close_payload(1000), rsv=7)])
 
     # 4 opcodes
-    for i, op in enumerate([3, 4, 5, 6, 7], 1):
-        pre = [frame(TEXT, b"Hello")] if i >= 3 else []
-        fail_case(f"4.1.{i}", f"reserved data opcode {op}" + (" after a text message" if pre else "") +
-                  (" with payload" if i % 2 == 0 else "") + ": failed",
-                  pre + [frame(op, b"reserved" if i % 2 == 0 else b"")],
-                  before=b"Hello" if pre else b"")
-    for i, op in enumerate([11, 12, 13, 14, 15], 1):
-        pre = [frame(TEXT, b"Hello")] if i >= 3 else []
-        fail_case(f"4.2.{i}", f"reserved control opcode {op}" + (" after a text message" if pre else "") +
-                  (" with payload" if i % 2 == 0 else "") + ": failed",
-                  pre + [frame(op, b"reserved" if i % 2 == 0 else b"")],
-                  before=b"Hello" if pre else b"")
+    for group, kind, ops in (("4.1", "data", [3, 4, 5, 6, 7]), ("4.2", "control", [11, 12, 13, 14, 15])):
+        for i, op in enumerate(ops, 1):
+            pre = [frame(TEXT, b"Hello")] if i >= 3 else []
+            fail_case(f"{group}.{i}", f"reserved {kind} opcode {op}" + (" after a text message" if pre else "") +
+                      (" with payload" if i % 2 == 0 else "") + ": failed",
+                      pre + [frame(op, b"reserved" if i % 2 == 0 else b"")],
+                      before=b"Hello" if pre else b"")
 
     # 5 fragmentation
     fail_case("5.1", "ping in 2 fragments: failed",
