@@ -1,99 +1,152 @@
-// Strict binding of a hosted engine's configuration section, beside NetZlinkOptionsValidator (which
-// names unknown keys of the section and of its Health, Channel, Tls and Engine sections). The engine's
-// settings may sit in the section itself or in its Engine subsection; both are bound, so a setting
-// given in both places would let one silently override the other. This check refuses that (one line
-// naming both keys), and names the unknown keys one level further down that the validator does not
-// look at: those of Engine:Tls, Engine:Channel... (a subsection of the Engine subsection), and anything
-// under a setting that is a single value (ConnectRetries:x).
+// Strict binding of a hosted thing's configuration section (engines, gateways, receivers, sockets):
+// the one place that finds the keys the configuration binder would use silently wrong, so every
+// registration refuses them with the same lines. It walks the section against the options types
+// whose settings sit in it (reflection over their public properties, case-insensitive as the binder):
+//   - a key that is no setting (a misspelt one the binder would skip without a word);
+//   - a key under a setting that takes a single value (ConnectRetries:x);
+//   - a plain value where a section, a list or a map is expected ("Reconnect": "true", "Endpoints":
+//     "tcp://..."), which the binder also skips without a word;
+//   - a list entry whose key is no index (Endpoints:x);
+//   - a setting that only code can give (an interface: Framer, LoggerFactory);
+//   - a setting given both in the section and in its twin subsection (Engine:, Gateway:, Receiver:),
+//     since both are bound and one would silently override the other.
+using System.Collections;
+using System.Globalization;
 using System.Reflection;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Options;
-using NetZlink.Engine;
 
 namespace NetZlink.Extensions.Hosting;
 
+/// <summary>What a section holds: the options types whose settings sit in it, and how failure lines name it.</summary>
+/// <param name="Subject">How lines name the owner: "client engine", "gateway", "receiver", "socket".</param>
+/// <param name="Types">The types whose public properties are the section's settings, side by side.</param>
+/// <param name="Twin">The property whose settings may also be written under a subsection of its name (Engine), or null.</param>
+/// <param name="TwinNoun">How the "both set" line names one of the twin's settings: "an engine setting".</param>
+internal sealed record SectionShape(string Subject, Type[] Types, string? Twin = null, string? TwinNoun = null);
+
 internal static class ConfigurationKeyCheck
 {
-    private const string EngineSection = "Engine";
-
-    private static readonly Dictionary<string, PropertyInfo> EngineProperties = Properties(typeof(EngineOptions));
-
     /// <summary>One line per key of <paramref name="section"/> that binding would use silently wrong.</summary>
-    public static IEnumerable<string> Problems(IConfiguration section, string keyPrefix, string engineKind)
+    public static IEnumerable<string> Problems(IConfiguration section, string keyPrefix, SectionShape shape)
     {
-        IConfigurationSection engine = section.GetSection(EngineSection);
-        var flat = section.GetChildren().ToDictionary(c => c.Key, StringComparer.OrdinalIgnoreCase);
-        foreach (IConfigurationSection nested in engine.GetChildren())
+        var known = new Dictionary<string, PropertyInfo>(StringComparer.OrdinalIgnoreCase);
+        foreach (Type type in shape.Types)
         {
-            if (EngineProperties.ContainsKey(nested.Key) && flat.TryGetValue(nested.Key, out IConfigurationSection? twin))
+            foreach ((string name, PropertyInfo property) in Properties(type))
             {
-                yield return $"{keyPrefix}{twin.Key} and {keyPrefix}{EngineSection}:{nested.Key} are both set: an engine setting goes either in the section or in its {EngineSection} subsection, not both (one would override the other)";
+                known.TryAdd(name, property);
             }
         }
 
-        // Below the Engine subsection: its own subsections and single values.
-        foreach (IConfigurationSection nested in engine.GetChildren())
+        var flat = section.GetChildren().ToDictionary(c => c.Key, StringComparer.OrdinalIgnoreCase);
+        if (shape.Twin is not null && known.TryGetValue(shape.Twin, out PropertyInfo? twinProperty))
         {
-            if (EngineProperties.TryGetValue(nested.Key, out PropertyInfo? property))
+            Dictionary<string, PropertyInfo> twinSettings = Properties(twinProperty.PropertyType);
+            foreach (IConfigurationSection nested in section.GetSection(shape.Twin).GetChildren())
             {
-                foreach (string unknown in UnknownBelow(property, nested, $"{EngineSection}:{nested.Key}"))
+                if (twinSettings.ContainsKey(nested.Key) && flat.TryGetValue(nested.Key, out IConfigurationSection? both))
                 {
-                    yield return $"{keyPrefix}{unknown} is not a setting of a NetZlink {engineKind} engine (misspelt? docs/hosting.md lists them)";
+                    yield return $"{keyPrefix}{both.Key} and {keyPrefix}{shape.Twin}:{nested.Key} are both set: {shape.TwinNoun} goes either in the section or in its {shape.Twin} subsection, not both (one would override the other)";
                 }
             }
         }
 
-        // Below the section's own settings of a single value (the validator looks at one level only).
         foreach (IConfigurationSection child in flat.Values)
         {
-            if (EngineProperties.TryGetValue(child.Key, out PropertyInfo? property) && IsSingleValue(property.PropertyType))
+            IEnumerable<string> problems = known.TryGetValue(child.Key, out PropertyInfo? property)
+                ? Below(child, child.Key, property.PropertyType, shape.Subject)
+                : [Unknown(child.Key, shape.Subject)];
+            foreach (string problem in problems)
             {
-                foreach (IConfigurationSection below in child.GetChildren())
-                {
-                    yield return $"{keyPrefix}{child.Key}:{below.Key} is not a setting of a NetZlink {engineKind} engine ({child.Key} takes a single value)";
-                }
+                yield return keyPrefix + problem;
             }
         }
     }
 
-    // The keys under a setting that bind to nothing: anything under a single value; for an object (Tls),
-    // its unknown keys. A list (Endpoints) takes any index.
-    private static IEnumerable<string> UnknownBelow(PropertyInfo property, IConfigurationSection section, string path)
+    /// <summary>Whether a value of <paramref name="type"/> is written as one configuration value.</summary>
+    internal static bool IsSingleValue(Type type)
     {
-        Type type = Nullable.GetUnderlyingType(property.PropertyType) ?? property.PropertyType;
+        type = Nullable.GetUnderlyingType(type) ?? type;
+        return type.IsPrimitive || type.IsEnum || type == typeof(string) || type == typeof(decimal) || type == typeof(TimeSpan) || type == typeof(byte[]);
+    }
+
+    // The keys at and under `section`, a setting of type `type`, that bind to nothing: anything under
+    // a single value; a plain value where a section, list or map is wanted; under a list, keys that
+    // are no index; under an object, its unknown keys (and so on down).
+    private static IEnumerable<string> Below(IConfigurationSection section, string path, Type type, string subject)
+    {
+        type = Nullable.GetUnderlyingType(type) ?? type;
         if (IsSingleValue(type))
         {
             foreach (IConfigurationSection below in section.GetChildren())
             {
-                yield return $"{path}:{below.Key}";
+                yield return $"{path}:{below.Key} is not a setting of a NetZlink {subject} ({path} takes a single value)";
             }
+
+            yield break;
         }
-        else if (type.IsClass && !type.IsAbstract && type.Namespace?.StartsWith("NetZlink", StringComparison.Ordinal) == true)
+
+        if (type.IsInterface && ListElement(type) is null && !IsMap(type))
         {
-            Dictionary<string, PropertyInfo> known = Properties(type);
-            foreach (IConfigurationSection below in section.GetChildren())
+            yield return $"{path} cannot be set from configuration: the {path} of a NetZlink {subject} is set in code";
+            yield break;
+        }
+
+        bool map = IsMap(type);
+        Type? element = map ? type.GetGenericArguments()[1] : ListElement(type);
+        if (!string.IsNullOrEmpty(section.Value))
+        {
+            string wanted = map ? $"a map ({path}:name)" : element is not null ? $"a list ({path}:0, {path}:1 ...)" : $"a section ({string.Join(", ", Properties(type).Keys.Take(3).Select(k => $"{path}:{k}"))} ...)";
+            yield return $"{path} is '{section.Value}': {path} is {wanted}, not a single value";
+        }
+
+        Dictionary<string, PropertyInfo>? known = element is null && !map ? Properties(type) : null;
+        foreach (IConfigurationSection below in section.GetChildren())
+        {
+            string at = $"{path}:{below.Key}";
+            if (known is not null)
             {
-                if (!known.ContainsKey(below.Key))
+                if (known.TryGetValue(below.Key, out PropertyInfo? property))
                 {
-                    yield return $"{path}:{below.Key}";
+                    foreach (string problem in Below(below, at, property.PropertyType, subject))
+                    {
+                        yield return problem;
+                    }
+                }
+                else
+                {
+                    yield return Unknown(at, subject);
+                }
+            }
+            else if (!map && !int.TryParse(below.Key, NumberStyles.None, CultureInfo.InvariantCulture, out _))
+            {
+                yield return $"{at} is not a setting of a NetZlink {subject} ({path} is a list: {path}:0, {path}:1 ...)";
+            }
+            else
+            {
+                foreach (string problem in Below(below, at, element!, subject))
+                {
+                    yield return problem;
                 }
             }
         }
     }
 
-    private static bool IsSingleValue(Type type)
-    {
-        type = Nullable.GetUnderlyingType(type) ?? type;
-        return type.IsPrimitive || type.IsEnum || type == typeof(string) || type == typeof(decimal) || type == typeof(TimeSpan);
-    }
+    private static string Unknown(string path, string subject) => $"{path} is not a setting of a NetZlink {subject} (misspelt? docs/hosting.md lists them)";
+
+    private static bool IsMap(Type type) => type.IsGenericType && type.GetGenericTypeDefinition() is var d && (d == typeof(IDictionary<,>) || d == typeof(Dictionary<,>) || d == typeof(IReadOnlyDictionary<,>));
+
+    private static Type? ListElement(Type type) =>
+        type != typeof(string) && typeof(IEnumerable).IsAssignableFrom(type) && type.IsGenericType ? type.GetGenericArguments()[0] : null;
 
     private static Dictionary<string, PropertyInfo> Properties(Type type)
-        => type.GetProperties(BindingFlags.Public | BindingFlags.Instance).ToDictionary(p => p.Name, StringComparer.OrdinalIgnoreCase);
+        => type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.GetIndexParameters().Length == 0).ToDictionary(p => p.Name, StringComparer.OrdinalIgnoreCase);
 }
 
 /// <summary>Runs <see cref="ConfigurationKeyCheck"/> when the host starts (ValidateOnStart), for the options named <paramref name="optionsName"/>.</summary>
-internal sealed class ConfigurationKeyValidator<TOptions>(string optionsName, string keyPrefix, IConfiguration section) : IValidateOptions<TOptions>
-    where TOptions : NetZlinkEngineOptions
+internal sealed class ConfigurationKeyValidator<TOptions>(string optionsName, string keyPrefix, IConfiguration section, SectionShape shape) : IValidateOptions<TOptions>
+    where TOptions : class
 {
     public ValidateOptionsResult Validate(string? name, TOptions options)
     {
@@ -102,8 +155,7 @@ internal sealed class ConfigurationKeyValidator<TOptions>(string optionsName, st
             return ValidateOptionsResult.Skip;
         }
 
-        string kind = options is NetZlinkServerEngineOptions ? "server" : "client";
-        List<string> failures = ConfigurationKeyCheck.Problems(section, keyPrefix, kind).ToList();
+        List<string> failures = [.. ConfigurationKeyCheck.Problems(section, keyPrefix, shape)];
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 }

@@ -3,8 +3,6 @@
 // AddNetZlinkContext, with options named by the key, bound from a configuration section and/or
 // configured in code, and checked at start.
 using Microsoft.Extensions.Configuration;
-using Microsoft.Extensions.Diagnostics.HealthChecks;
-using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 using NetZlink.Extensions.Hosting;
 using NetZlink.Services;
@@ -43,60 +41,22 @@ public static partial class NetZlinkServiceCollectionExtensions
 
     private static IServiceCollection AddGateway(IServiceCollection services, string? key, IConfiguration? configuration, Action<NetZlinkGatewayOptions>? configure)
     {
-        ArgumentNullException.ThrowIfNull(services);
-        if (services.Any(d => d.ImplementationInstance is GatewayRegistration r && r.Key == key))
-        {
-            throw new InvalidOperationException(key is null
-                ? "A NetZlink gateway without a key is registered already: give further gateways a key (AddKeyedNetZlinkGateway)."
-                : $"A NetZlink gateway with the key '{key}' is registered already.");
-        }
-
-        string optionsName = key ?? Options.Options.DefaultName;
-        services.AddSingleton(new GatewayRegistration(key, optionsName));
-        services.AddNetZlinkContext();
-
         // The gateway's settings sit in the section itself, beside RegistryEndpoint and Services.
-        string keyPrefix = BindOptions<NetZlinkGatewayOptions>(services, optionsName, configuration, o => o.Gateway, configure);
-        services.AddSingleton<IValidateOptions<NetZlinkGatewayOptions>>(new NetZlinkGatewayOptionsValidator(optionsName, keyPrefix, configuration));
-
-        NetZlinkGatewayService Make(IServiceProvider sp) => new(sp, key, optionsName);
+        string keyPrefix = AddHosted(services, "gateway", key, configuration, o => o.Gateway, configure, (sp, k) => new NetZlinkGatewayService(sp, k, k ?? Options.Options.DefaultName), s => new NetZlinkGatewayHealthCheck(s));
+        string optionsName = key ?? Options.Options.DefaultName;
+        services.AddSingleton<IValidateOptions<NetZlinkGatewayOptions>>(new SettingsValidator<NetZlinkGatewayOptions>(optionsName, keyPrefix, NetZlinkGatewayOptionsValidator.Problems));
+        CheckKeys<NetZlinkGatewayOptions>(services, optionsName, keyPrefix, configuration, new SectionShape("gateway", [typeof(NetZlinkGatewayOptions), typeof(GatewayOptions)], nameof(NetZlinkGatewayOptions.Gateway), "a gateway setting"));
         if (key is null)
         {
-            services.AddSingleton(Make);
             services.AddSingleton(sp => sp.GetRequiredService<NetZlinkGatewayService>().Gateway);
             services.AddSingleton(sp => sp.GetRequiredService<NetZlinkGatewayService>().Discovery);
-            services.AddSingleton<IHostedService>(sp => sp.GetRequiredService<NetZlinkGatewayService>());
         }
         else
         {
-            services.AddKeyedSingleton(key, (sp, _) => Make(sp));
             services.AddKeyedSingleton(key, (sp, k) => sp.GetRequiredKeyedService<NetZlinkGatewayService>(k).Gateway);
             services.AddKeyedSingleton(key, (sp, k) => sp.GetRequiredKeyedService<NetZlinkGatewayService>(k).Discovery);
-            services.AddSingleton<IHostedService>(sp => sp.GetRequiredKeyedService<NetZlinkGatewayService>(key));
         }
 
         return services;
     }
-
-    /// <summary>Adds a health check per gateway registered so far; returns how many.</summary>
-    private static int AddGatewayHealthChecks(IHealthChecksBuilder builder, string[] tags)
-    {
-        GatewayRegistration[] gateways = [.. builder.Services
-            .Where(d => d.ServiceType == typeof(GatewayRegistration) && d.ImplementationInstance is GatewayRegistration)
-            .Select(d => (GatewayRegistration)d.ImplementationInstance!)];
-        foreach (GatewayRegistration gateway in gateways)
-        {
-            string name = gateway.Key is null ? "netzlink-gateway" : "netzlink-gateway:" + gateway.Key;
-            builder.Add(new HealthCheckRegistration(
-                name,
-                sp => new NetZlinkGatewayHealthCheck(gateway.Key is null ? sp.GetRequiredService<NetZlinkGatewayService>() : sp.GetRequiredKeyedService<NetZlinkGatewayService>(gateway.Key)),
-                failureStatus: null,
-                tags));
-        }
-
-        return gateways.Length;
-    }
 }
-
-/// <summary>One registered gateway: its key and options name.</summary>
-internal sealed record GatewayRegistration(string? Key, string OptionsName);

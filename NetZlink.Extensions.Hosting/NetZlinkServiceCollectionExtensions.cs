@@ -72,10 +72,12 @@ public static partial class NetZlinkServiceCollectionExtensions
     }
 
     /// <summary>
-    /// Adds a health check for every engine and gateway registered so far (register them first), named
-    /// <c>netzlink</c> for the engine without a key and <c>netzlink:{key}</c> for a keyed one (with
-    /// <c>:client</c> or <c>:server</c> after it when a client and a server engine share the key, or
-    /// both have none); <c>netzlink-gateway</c> and <c>netzlink-gateway:{key}</c> for gateways.
+    /// Adds a health check for every engine, gateway, receiver and socket registered so far (register
+    /// them first), named <c>netzlink</c> for the engine without a key and <c>netzlink:{key}</c> for a
+    /// keyed one (with <c>:client</c> or <c>:server</c> after it when a client and a server engine share
+    /// the key, or both have none); <c>netzlink-gateway</c> and <c>netzlink-gateway:{key}</c> for
+    /// gateways, <c>netzlink-receiver</c>, <c>netzlink-receiver:{key}</c> for receivers and
+    /// <c>netzlink-socket:{key}</c> for sockets.
     /// The rules (Healthy, Degraded, Unhealthy) are in docs/hosting.md.
     /// </summary>
     /// <param name="builder">The health checks builder (<c>services.AddHealthChecks()</c>).</param>
@@ -87,10 +89,10 @@ public static partial class NetZlinkServiceCollectionExtensions
             .Where(d => d.ServiceType == typeof(EngineRegistration) && d.ImplementationInstance is EngineRegistration)
             .Select(d => (EngineRegistration)d.ImplementationInstance!)
             .ToArray();
-        int gateways = AddGatewayHealthChecks(builder, tags);
+        int gateways = AddHostedHealthChecks(builder, tags);
         if (registrations.Length == 0 && gateways == 0)
         {
-            throw new InvalidOperationException("AddNetZlinkHealthChecks found no NetZlink engine or gateway: call AddNetZlinkClientEngine/AddNetZlinkServerEngine/AddNetZlinkGateway (or their keyed forms) first.");
+            throw new InvalidOperationException("AddNetZlinkHealthChecks found no NetZlink engine, gateway, receiver or socket: call AddNetZlinkClientEngine/AddNetZlinkServerEngine/AddNetZlinkGateway/AddNetZlinkReceiver/AddNetZlinkSocket (or their keyed forms) first.");
         }
 
         foreach (EngineRegistration registration in registrations)
@@ -119,7 +121,7 @@ public static partial class NetZlinkServiceCollectionExtensions
     /// (and its settings of <paramref name="flat"/> from the section itself), then <paramref name="configure"/>,
     /// validated at start; returns the prefix that names the section's keys in failure lines.
     /// </summary>
-    private static string BindOptions<TOptions>(IServiceCollection services, string optionsName, IConfiguration? configuration, Func<TOptions, object> flat, Action<TOptions>? configure)
+    private static string BindOptions<TOptions>(IServiceCollection services, string optionsName, IConfiguration? configuration, Func<TOptions, object>? flat, Action<TOptions>? configure)
         where TOptions : class
     {
         OptionsBuilder<TOptions> options = services.AddOptions<TOptions>(optionsName);
@@ -129,7 +131,10 @@ public static partial class NetZlinkServiceCollectionExtensions
             options.Configure(o =>
             {
                 configuration.Bind(o);
-                configuration.Bind(flat(o));
+                if (flat is not null)
+                {
+                    configuration.Bind(flat(o));
+                }
             });
             keyPrefix = configuration is IConfigurationSection section && section.Path.Length > 0 ? section.Path + ":" : "";
         }
@@ -141,6 +146,16 @@ public static partial class NetZlinkServiceCollectionExtensions
 
         options.ValidateOnStart();
         return keyPrefix;
+    }
+
+    /// <summary>Refuses, when the host starts, the keys of <paramref name="configuration"/> that bind to nothing (ConfigurationKeyCheck.cs).</summary>
+    private static void CheckKeys<TOptions>(IServiceCollection services, string optionsName, string keyPrefix, IConfiguration? configuration, SectionShape shape)
+        where TOptions : class
+    {
+        if (configuration is not null)
+        {
+            services.AddSingleton<IValidateOptions<TOptions>>(new ConfigurationKeyValidator<TOptions>(optionsName, keyPrefix, configuration, shape));
+        }
     }
 
     private static NetZlinkEngineBuilder Add<TEngine, TOptions>(IServiceCollection services, string? key, IConfiguration? configuration, Action<TOptions>? configure)
@@ -162,12 +177,9 @@ public static partial class NetZlinkServiceCollectionExtensions
 
         // The engine's settings sit in the section itself, beside ConnectionCount, Channel and Health.
         string keyPrefix = BindOptions(services, optionsName, configuration, o => o.Engine, configure);
-        services.AddSingleton<IValidateOptions<TOptions>>(new NetZlinkOptionsValidator<TOptions>(optionsName, keyPrefix, configuration));
-        if (configuration is not null)
-        {
-            // Strict binding: a setting given flat and under Engine:, or a key deeper than the validator looks (ConfigurationKeyCheck.cs).
-            services.AddSingleton<IValidateOptions<TOptions>>(new ConfigurationKeyValidator<TOptions>(optionsName, keyPrefix, configuration));
-        }
+        services.AddSingleton<IValidateOptions<TOptions>>(new SettingsValidator<TOptions>(optionsName, keyPrefix, NetZlinkOptionsValidator<TOptions>.Problems));
+        string subject = server ? "server engine" : "client engine";
+        CheckKeys<TOptions>(services, optionsName, keyPrefix, configuration, new SectionShape(subject, [typeof(TOptions), typeof(EngineOptions)], "Engine", "an engine setting"));
 
         NetZlinkEngineService<TEngine> Make(IServiceProvider sp) => new(sp, key, optionsName, registration.HandlerFactory);
         if (key is null)

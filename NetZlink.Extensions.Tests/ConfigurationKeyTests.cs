@@ -50,8 +50,37 @@ public sealed class ConfigurationKeyTests
         Assert.That(failures, Is.EquivalentTo(new[]
         {
             $"{Section}:Engine:Tls:CertFile is not a setting of a NetZlink client engine (misspelt? docs/hosting.md lists them)",
-            $"{Section}:Engine:ConnectTimeout:Seconds is not a setting of a NetZlink client engine (misspelt? docs/hosting.md lists them)",
+            $"{Section}:Engine:ConnectTimeout:Seconds is not a setting of a NetZlink client engine (Engine:ConnectTimeout takes a single value)",
             $"{Section}:ShardCount:Max is not a setting of a NetZlink client engine (ShardCount takes a single value)",
+        }), string.Join("\n", failures));
+    }
+
+    [Test]
+    public void APlainValueWhereASectionListOrMapIsWanted_IsRefusedOneLineEach()
+    {
+        // The binder skips each of these without a word: "Reconnect": "true" left reconnects off.
+        IReadOnlyList<string> failures = Failures(new()
+        {
+            ["Endpoints"] = "tcp://127.0.0.1:5555",
+            ["Reconnect"] = "true",
+            ["Tls"] = "on",
+            ["Health"] = "00:00:05",
+            ["Channel"] = "4096",
+            ["Engine:Reconnect"] = "yes",
+            ["Framer"] = "length",
+            ["Endpoints:x"] = "tcp://127.0.0.1:5556",
+        });
+        Assert.That(failures, Is.EquivalentTo(new[]
+        {
+            $"{Section}:Endpoints is 'tcp://127.0.0.1:5555': Endpoints is a list (Endpoints:0, Endpoints:1 ...), not a single value",
+            $"{Section}:Endpoints:x is not a setting of a NetZlink client engine (Endpoints is a list: Endpoints:0, Endpoints:1 ...)",
+            $"{Section}:Reconnect is 'true': Reconnect is a section (Reconnect:InitialDelay, Reconnect:MaxDelay, Reconnect:Multiplier ...), not a single value",
+            $"{Section}:Tls is 'on': Tls is a section (Tls:CertificateFile, Tls:KeyFile, Tls:KeyPassword ...), not a single value",
+            $"{Section}:Health is '00:00:05': Health is a section (Health:StartupGracePeriod, Health:MinimumConnections ...), not a single value",
+            $"{Section}:Channel is '4096': Channel is a section (Channel:ReceiveCapacityPerShard, Channel:ReceiveBytesPerShard, Channel:ConnectionPipes ...), not a single value",
+            $"{Section}:Engine:Reconnect is 'yes': Engine:Reconnect is a section (Engine:Reconnect:InitialDelay, Engine:Reconnect:MaxDelay, Engine:Reconnect:Multiplier ...), not a single value",
+            $"{Section}:Framer cannot be set from configuration: the Framer of a NetZlink client engine is set in code",
+            Both("Reconnect", "Reconnect"),
         }), string.Join("\n", failures));
     }
 

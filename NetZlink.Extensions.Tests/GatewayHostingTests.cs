@@ -113,7 +113,7 @@ public sealed class GatewayHostingTests
         builder.Services.AddKeyedNetZlinkGateway("other", builder.Configuration.GetSection("NetZlink:Other"));
         using IHost host = builder.Build();
 
-        OptionsValidationException refused = await Refusal(host);
+        OptionsValidationException refused = await Hosts.Refusal(host);
         string[] expected =
         [
             "NetZlink:Gateway:RegistryEndpoints:1 is 'udp://127.0.0.1:5550': a registry's publish endpoint is tcp://host:port, ipc://path, inproc://name, tls://host:port, ws://host:port[/path] or wss://host:port[/path]",
@@ -376,53 +376,11 @@ public sealed class GatewayHostingTests
     }
 
     private static IHost GatewayHost(TimeProvider? clock, params (string Key, string Value)[] settings)
-    {
-        HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
-        builder.Configuration.AddInMemoryCollection(settings.Select(s => new KeyValuePair<string, string?>("NetZlink:Gateway:" + s.Key, s.Value)));
-        if (clock is not null)
-        {
-            builder.Services.AddSingleton(clock);
-        }
+        => Hosts.Build("NetZlink:Gateway", settings, clock, (services, section) => services.AddNetZlinkGateway(section));
 
-        builder.Services.AddNetZlinkGateway(builder.Configuration.GetSection("NetZlink:Gateway"));
-        builder.Services.AddHealthChecks().AddNetZlinkHealthChecks();
-        return builder.Build();
-    }
+    private static Task<HealthReportEntry> CheckAsync(IHost host) => Hosts.CheckAsync(host, Check);
 
-    private static async Task<OptionsValidationException> Refusal(IHost host)
-    {
-        try
-        {
-            await host.StartAsync();
-        }
-        catch (OptionsValidationException e)
-        {
-            return e;
-        }
-        catch (AggregateException e) when (e.InnerExceptions.All(i => i is OptionsValidationException))
-        {
-            return new OptionsValidationException("all", typeof(object), e.InnerExceptions.SelectMany(i => ((OptionsValidationException)i).Failures));
-        }
-
-        Assert.Fail("the host must not start with these settings");
-        throw new InvalidOperationException();
-    }
-
-    private static async Task<HealthReportEntry> CheckAsync(IHost host)
-    {
-        HealthReport report = await host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync();
-        return report.Entries[Check];
-    }
-
-    private static async Task Expect(IHost host, HealthStatus status, string description)
-    {
-        HealthReportEntry entry = await CheckAsync(host);
-        Assert.Multiple(() =>
-        {
-            Assert.That(entry.Status, Is.EqualTo(status), entry.Description);
-            Assert.That(entry.Description, Does.Contain(description));
-        });
-    }
+    private static Task Expect(IHost host, HealthStatus status, string description) => Hosts.Expect(host, Check, status, description);
 
     /// <summary>Checks until the status is <paramref name="status"/> (what the check waits for comes over the network).</summary>
     private static async Task UntilStatus(IHost host, HealthStatus status, CancellationToken cancellationToken)
@@ -435,32 +393,25 @@ public sealed class GatewayHostingTests
         }
     }
 
-    /// <summary>A clock that moves only when told.</summary>
-    private sealed class ManualClock : TimeProvider
-    {
-        private long _ticks = new DateTimeOffset(2026, 1, 1, 0, 0, 0, TimeSpan.Zero).UtcTicks;
-
-        public override DateTimeOffset GetUtcNow() => new(Interlocked.Read(ref _ticks), TimeSpan.Zero);
-
-        public void Advance(TimeSpan by) => Interlocked.Add(ref _ticks, by.Ticks);
-    }
-
     /// <summary>A registry (broadcasting every 100 ms) and echo receivers registered with it.</summary>
-    private sealed class Cluster : IAsyncDisposable
+    internal sealed class Cluster : IAsyncDisposable
     {
         private readonly ZlinkContext _context = new();
         private readonly List<Echo> _receivers = [];
         private int _disposed;
 
-        public Cluster(string pubEndpoint = "tcp://127.0.0.1:*") => Registry = new ZlinkRegistry(_context, new RegistryOptions
+        public Cluster(string pubEndpoint = "tcp://127.0.0.1:*", string routerEndpoint = "tcp://127.0.0.1:*", TimeSpan? heartbeatTimeout = null) => Registry = new ZlinkRegistry(_context, new RegistryOptions
         {
             PubEndpoint = pubEndpoint,
-            RouterEndpoint = "tcp://127.0.0.1:*",
-            HeartbeatTimeout = TimeSpan.FromSeconds(5),
+            RouterEndpoint = routerEndpoint,
+            HeartbeatTimeout = heartbeatTimeout ?? TimeSpan.FromSeconds(5),
             BroadcastInterval = TimeSpan.FromMilliseconds(100),
         });
 
         public ZlinkRegistry Registry { get; }
+
+        /// <summary>The cluster's context, for the test's own discovery and gateway.</summary>
+        public ZlinkContext Context => _context;
 
         public async Task<Echo> AddReceiverAsync(string service, uint weight, CancellationToken cancellationToken)
         {

@@ -3,7 +3,12 @@
 using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 using NetZlink.Engine;
 
 namespace NetZlink.Extensions.Tests;
@@ -130,5 +135,76 @@ internal class QuietHandler : IConnectionHandler
 
     public virtual void OnPass(EngineShard shard)
     {
+    }
+}
+
+/// <summary>A clock that moves only when told.</summary>
+internal sealed class ManualClock : TimeProvider
+{
+    private long _ticks = new DateTimeOffset(2026, 1, 1, 0, 0, 0, TimeSpan.Zero).UtcTicks;
+
+    public override DateTimeOffset GetUtcNow() => new(Interlocked.Read(ref _ticks), TimeSpan.Zero);
+
+    public void Advance(TimeSpan by) => Interlocked.Add(ref _ticks, by.Ticks);
+}
+
+/// <summary>What the hosting tests do with a host.</summary>
+internal static class Hosts
+{
+    /// <summary>
+    /// A host whose configuration holds <paramref name="settings"/> under <paramref name="section"/>
+    /// (keys relative to it), with <paramref name="clock"/> as its TimeProvider when given; <paramref name="register"/>
+    /// adds the NetZlink services (from the section), then every health check is added.
+    /// </summary>
+    public static IHost Build(string section, IEnumerable<(string Key, string Value)> settings, TimeProvider? clock, Action<IServiceCollection, IConfigurationSection> register)
+    {
+        HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
+        builder.Configuration.AddInMemoryCollection(settings.Select(s => new KeyValuePair<string, string?>($"{section}:{s.Key}", s.Value)));
+        if (clock is not null)
+        {
+            builder.Services.AddSingleton(clock);
+        }
+
+        register(builder.Services, builder.Configuration.GetSection(section));
+        builder.Services.AddHealthChecks().AddNetZlinkHealthChecks();
+        return builder.Build();
+    }
+
+    /// <summary>The start's refusal (all validation failures in one exception); fails the test when the host starts.</summary>
+    public static async Task<OptionsValidationException> Refusal(IHost host)
+    {
+        try
+        {
+            await host.StartAsync();
+        }
+        catch (OptionsValidationException e)
+        {
+            return e;
+        }
+        catch (AggregateException e) when (e.InnerExceptions.All(i => i is OptionsValidationException))
+        {
+            return new OptionsValidationException("all", typeof(object), e.InnerExceptions.SelectMany(i => ((OptionsValidationException)i).Failures));
+        }
+
+        Assert.Fail("the host must not start with these settings");
+        throw new InvalidOperationException();
+    }
+
+    /// <summary>The entry of the health check <paramref name="name"/> in a report made now.</summary>
+    public static async Task<HealthReportEntry> CheckAsync(IHost host, string name)
+    {
+        HealthReport report = await host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync();
+        return report.Entries[name];
+    }
+
+    /// <summary>A check of <paramref name="name"/> now has <paramref name="status"/> and a description containing <paramref name="description"/>.</summary>
+    public static async Task Expect(IHost host, string name, HealthStatus status, string description)
+    {
+        HealthReportEntry entry = await CheckAsync(host, name);
+        Assert.Multiple(() =>
+        {
+            Assert.That(entry.Status, Is.EqualTo(status), entry.Description);
+            Assert.That(entry.Description, Does.Contain(description));
+        });
     }
 }

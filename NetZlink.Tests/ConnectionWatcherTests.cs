@@ -49,6 +49,8 @@ public sealed class ConnectionWatcherTests : ContextTest
         States.AssertConnectOrder(log.Seen, endpoint);
         Assert.That(log.Seen.Count(c => c.State == ConnectionState.Connected), Is.EqualTo(2));
         Assert.That(log.Seen[^1].State, Is.EqualTo(ConnectionState.Closed));
+        Assert.That(log.Seen[^1].Endpoint, Is.Empty, "Closed is about no connection: its Endpoint is empty, as documented");
+        Assert.That(log.Seen[^1].ToString(), Is.EqualTo("Closed"));
     }
 
     [Test, CancelAfter(60_000)]

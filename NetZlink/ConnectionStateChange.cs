@@ -19,7 +19,7 @@ public readonly struct ConnectionStateChange
     /// connection this socket made, the peer's address (e.g. <c>tcp://127.0.0.1:40312</c>) for one it
     /// accepted; empty for <see cref="ConnectionState.Closed"/>.
     /// </summary>
-    public string Endpoint => Event.RemoteAddress.Length > 0 ? Event.RemoteAddress : Event.LocalAddress;
+    public string Endpoint => !string.IsNullOrEmpty(Event.RemoteAddress) ? Event.RemoteAddress : Event.LocalAddress ?? "";
 
     /// <summary>The peer's routing id on Connected and Disconnected changes when the library knows it (empty otherwise).</summary>
     public RoutingId RoutingId => Event.RoutingId;
