@@ -11,8 +11,7 @@ public sealed class AllocationTests : ContextTest
     [Test, CancelAfter(60_000)]
     public void TrySendTryReceive_OverInprocPair_AllocatesNothing()
     {
-        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
+        var (receiver, sender) = ConnectedPairs("inproc");
 
         byte[] payload = new byte[256];
         byte[] buffer = new byte[256];
@@ -50,8 +49,7 @@ public sealed class AllocationTests : ContextTest
     [Test, CancelAfter(60_000)]
     public void Poll_AllocatesNothing()
     {
-        var (a, b) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        b.Connect(Endpoints.BindFresh(a, "inproc"));
+        var (a, b) = ConnectedPairs("inproc");
         var poller = new ZlinkPoller();
         poller.Add(a, PollEvents.PollIn);
         poller.Add(b, PollEvents.PollIn | PollEvents.PollOut);

@@ -24,6 +24,18 @@ public abstract class ContextTest
         return (_sockets[^2], _sockets[^1]);
     }
 
+    /// <summary>
+    /// Two PAIR sockets of this test's context, the first bound to a fresh endpoint of
+    /// <paramref name="transport"/> (<see cref="Endpoints.BindFresh"/>), the second connected to it;
+    /// closed at tear-down.
+    /// </summary>
+    protected (ZlinkSocket Bound, ZlinkSocket Connected) ConnectedPairs(string transport)
+    {
+        var (bound, connected) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
+        connected.Connect(Endpoints.BindFresh(bound, transport));
+        return (bound, connected);
+    }
+
     [TearDown]
     public void DisposeContext()
     {

@@ -18,8 +18,7 @@ public sealed class FrameSizeTests : ContextTest
     public void PairFramesOfEdgeSizes_ArriveByteForByte_BothWays(string transport)
     {
         Random random = Fuzz.Random(out int seed);
-        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        client.Connect(Endpoints.BindFresh(server, transport));
+        var (server, client) = ConnectedPairs(transport);
         using var message = new ZlinkMessage();
         foreach (int size in Sizes)
         {
@@ -42,8 +41,7 @@ public sealed class FrameSizeTests : ContextTest
     public void BufferSmallerThanTheFrame_GetsItsStart_AndItsFullSize(int size, int bufferSize)
     {
         Random random = Fuzz.Random(out int seed);
-        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        client.Connect(Endpoints.BindFresh(server, "inproc"));
+        var (server, client) = ConnectedPairs("inproc");
         byte[] frame = Fuzz.Bytes(random, size);
         byte[] buffer = new byte[bufferSize];
 

@@ -77,8 +77,7 @@ public sealed class MessageTests : ContextTest
     [Test, CancelAfter(10_000)]
     public void ZeroCopyMessage_CopiedAndMovedOntoItself_IsStillSent_AndReleasedOnce()
     {
-        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
+        var (receiver, sender) = ConnectedPairs("inproc");
 
         int calls = 0;
         byte[] array = Wait.Bytes("zero-copy");
@@ -147,8 +146,7 @@ public sealed class MessageTests : ContextTest
         const int count = 2000;
         int[] releaseCount = new int[count];
 
-        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, transport));
+        var (receiver, sender) = ConnectedPairs(transport);
 
         var garbage = new List<byte[]>();
         using var incoming = new ZlinkMessage();

@@ -7,8 +7,7 @@ public sealed class MultipartTests : ContextTest
     [TestCase("inproc"), TestCase("tcp"), CancelAfter(20_000)]
     public void Message_IsInvisibleUntilItsLastFrame(string transport)
     {
-        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, transport));
+        var (receiver, sender) = ConnectedPairs(transport);
 
         // Make sure the connection is up, so "nothing arrived" below means "held back".
         sender.Send(Wait.Bytes("hello"));
@@ -37,8 +36,7 @@ public sealed class MultipartTests : ContextTest
     [Test, CancelAfter(20_000)]
     public void ReceiveMultipart_ReturnsEveryFrame_AndTryReceiveMultipartReportsNothing()
     {
-        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
+        var (receiver, sender) = ConnectedPairs("inproc");
 
         var none = new List<byte[]>();
         Assert.That(receiver.TryReceiveMultipart(none), Is.False);

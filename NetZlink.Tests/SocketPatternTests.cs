@@ -9,8 +9,7 @@ public sealed class SocketPatternTests : ContextTest
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void Pair_ExchangesFramesBothWays(string transport)
     {
-        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
-        client.Connect(Endpoints.BindFresh(server, transport));
+        var (server, client) = ConnectedPairs(transport);
 
         client.Send(Wait.Bytes("ping"));
         Assert.That(Wait.Text(Wait.Frame(server)), Is.EqualTo("ping"));
