@@ -6,9 +6,9 @@
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
+[RequiresStreamClient]
 public sealed class CompareEndToEndTests
 {
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(180_000)]
     public async Task TinyCompareWritesEveryFileAndPasses(CancellationToken cancellationToken)

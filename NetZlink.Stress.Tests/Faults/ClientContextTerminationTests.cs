@@ -5,12 +5,12 @@
 // exactly the packets that were outstanding; the RESULT and METRIC lines are printed as usual.
 namespace NetZlink.Stress.Tests.Faults;
 
+[RequiresStreamClient]
 public sealed class ClientContextTerminationTests : IntegrationFixture
 {
     /// <summary>The stated bound (docs/binding.md, "Lifetime under load"): from the context's Dispose to the result.</summary>
     private static readonly TimeSpan ClientStopBound = TimeSpan.FromSeconds(5);
 
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task DisposingTheClientsContextMidMeasureFailsTheRunWithinTheBoundAndPrintsTheResult(CancellationToken cancellationToken)

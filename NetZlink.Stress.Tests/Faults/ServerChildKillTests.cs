@@ -3,9 +3,9 @@
 // each server's own lines are labelled with its index.
 namespace NetZlink.Stress.Tests.Faults;
 
+[RequiresStreamClient]
 public sealed class ServerChildKillTests : IntegrationFixture
 {
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task AServerChildThatDiesIsNamedWithItsPortAndExitCode(CancellationToken cancellationToken)

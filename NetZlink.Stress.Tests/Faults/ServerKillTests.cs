@@ -13,8 +13,7 @@ public sealed class ServerKillTests : IntegrationFixture
         ClientStacks.Require(clientStack);
 
         using StressProcess server = StressProcess.Start("--role", "server", "--port", "0", "--quiet");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        int port = int.Parse(ready["READY port=".Length..], System.Globalization.CultureInfo.InvariantCulture);
+        int port = await server.WaitForReadyPortAsync(cancellationToken);
 
         // No warm-up: every packet is a measured one, so lost can be compared with sent - recv.
         var settings = new ScenarioSettings

@@ -5,6 +5,7 @@
 // pushing 500 MiB grew the server from 80 to 588 MB.
 namespace NetZlink.Stress.Tests.Hosting;
 
+[RequiresStreamClient]
 public sealed class ServerMemoryTests : IntegrationFixture
 {
     private const long Pushed = 256L * 1024 * 1024;
@@ -12,14 +13,12 @@ public sealed class ServerMemoryTests : IntegrationFixture
     // 8 MiB queued + 8 MiB kept, and room for the runtime's own growth while it serves.
     private const long GrowthBoundKb = 64L * 1024;
 
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(120_000)]
     public async Task AClientThatNeverReadsGrowsTheServerBy64MiBAtMost(CancellationToken cancellationToken)
     {
         using StressProcess server = StressProcess.Start("--role", "server", "--port", "0");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        int port = int.Parse(ready["READY port=".Length..], CultureInfo.InvariantCulture);
+        int port = await server.WaitForReadyPortAsync(cancellationToken);
         long before = Status(server.Id, "VmRSS");
 
         using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 64 * 1024 };

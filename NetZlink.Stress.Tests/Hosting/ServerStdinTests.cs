@@ -15,7 +15,7 @@ public sealed class ServerStdinTests : IntegrationFixture
     public async Task WithStdinAtItsEndTheServerKeepsRunningUntilSigterm(string stdin, CancellationToken cancellationToken)
     {
         using StressProcess server = Start(stdin, "--role", "server", "--port", "0");
-        await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
+        await server.WaitForReadyPortAsync(cancellationToken);
         if (stdin == ClosedPipe)
         {
             server.CloseStdin();
@@ -42,7 +42,7 @@ public sealed class ServerStdinTests : IntegrationFixture
         using StressProcess server = Start(stdin, "--role", "server", "--exit-on-stdin-eof", "--port", "0");
         if (stdin == ClosedPipe)
         {
-            await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
+            await server.WaitForReadyPortAsync(cancellationToken);
             server.CloseStdin();
         }
 

@@ -5,9 +5,9 @@
 
 namespace NetZlink.Stress.Tests.Integration;
 
+[RequiresStreamClient]
 public sealed class SlowServerRunTests : IntegrationFixture
 {
-    [RequiresStreamClient]
     [TestCase("2")]
     [TestCase(null)]
     [CancelAfter(120_000)]

@@ -39,6 +39,14 @@ internal sealed class StressProcess : ChildProcess
         return run;
     }
 
+    /// <summary>Waits for a server's READY line (--role server) and returns the port it names.</summary>
+    public async Task<int> WaitForReadyPortAsync(CancellationToken cancellationToken)
+    {
+        const string Ready = "READY port=";
+        string line = await WaitForLineAsync(l => l.StartsWith(Ready, StringComparison.Ordinal), cancellationToken);
+        return int.Parse(line[Ready.Length..], CultureInfo.InvariantCulture);
+    }
+
     /// <summary>Processes still running `… --role server … --port <paramref name="port"/> …` (left-over server children).</summary>
     public static IReadOnlyList<int> ServersOnPort(int port) => OnPort("server", port);
 

@@ -17,8 +17,7 @@ public sealed class SeveralHostsEndToEndTests : IntegrationFixture
     {
         using var temp = new TempDirectory();
         using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        string port = ready["READY port=".Length..];
+        string port = (await server.WaitForReadyPortAsync(cancellationToken)).ToString(CultureInfo.InvariantCulture);
         // Far enough ahead for both processes to start and connect on a busy machine.
         long startAt = DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 6;
         string[] Client(string json, int ccu) =>

@@ -4,9 +4,9 @@
 
 namespace NetZlink.Stress.Tests.Scale;
 
+[RequiresStreamClient]
 public sealed class OrphanedChildrenTests : IntegrationFixture
 {
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task ClientChildrenStopWhenTheirParentIsKilled(CancellationToken cancellationToken)

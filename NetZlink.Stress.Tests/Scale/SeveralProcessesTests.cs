@@ -74,8 +74,7 @@ public sealed class SeveralProcessesTests : IntegrationFixture
     {
         using var temp = new TempDirectory();
         using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        string port = ready["READY port=".Length..];
+        string port = (await server.WaitForReadyPortAsync(cancellationToken)).ToString(CultureInfo.InvariantCulture);
         string startAt = Invariant(DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 8);
 
         // The pods' arguments as deploy/k8s/client-job.yaml gives them, made small and local.

@@ -137,11 +137,7 @@ static void test_success(void *ctx)
     void *smon = zlink_socket_monitor_open(srv, ZLINK_EVENT_ALL);
     void *cmon = zlink_socket_monitor_open(cli, ZLINK_EVENT_ALL);
     CHECK(smon && cmon);
-    CHECK(zlink_connect(cli, ep) == 0);
-    tu_pair_t p = {cli, srv, {0}, {0}};
-    CHECK(tu_wait_event(&p, cmon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(tu_wait_event(&p, smon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(TU_UNTIL(&p, p.sa.ups == 1 && p.sb.ups == 1, 5000));
+    tu_pair_t p = tu_connect_ready(cli, srv, cmon, smon, ep);
     uint32_t cid = p.sa.last_id, sid = p.sb.last_id;
 
     zlink_peer_info_t info;

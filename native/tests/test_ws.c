@@ -69,11 +69,7 @@ static void echo(void *ctx, int wss, const char *path)
     void *cli = wss ? tu_tls_client(ctx, T.ca, -1) : zlink_socket(ctx, ZLINK_STREAM);
     void *smon = zlink_socket_monitor_open(srv, ZLINK_EVENT_ALL);
     void *cmon = zlink_socket_monitor_open(cli, ZLINK_EVENT_ALL);
-    CHECK(zlink_connect(cli, ep) == 0);
-    tu_pair_t p = {cli, srv, {0}, {0}};
-    CHECK(tu_wait_event(&p, cmon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(tu_wait_event(&p, smon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(TU_UNTIL(&p, p.sa.ups == 1 && p.sb.ups == 1, 5000));
+    tu_pair_t p = tu_connect_ready(cli, srv, cmon, smon, ep);
     uint32_t cid = p.sa.last_id, sid = p.sb.last_id;
     zlink_peer_info_t info;
     size_t n = 1;

@@ -270,4 +270,18 @@ static inline long long tu_wait_event(tu_pair_t *p, void *mon, uint64_t event, i
         ok_;                                                                   \
     })
 
+/* cli connects to srv at ep and both sides get through the handshake:
+ * CONNECTION_READY on both monitors, each side's 0x01 event (side a is the
+ * client, side b the server). */
+static inline tu_pair_t tu_connect_ready(void *cli, void *srv, void *cmon, void *smon,
+                                         const char *ep)
+{
+    CHECK(zlink_connect(cli, ep) == 0);
+    tu_pair_t p = {cli, srv, {0}, {0}};
+    CHECK(tu_wait_event(&p, cmon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
+    CHECK(tu_wait_event(&p, smon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
+    CHECK(TU_UNTIL(&p, p.sa.ups == 1 && p.sb.ups == 1, 5000));
+    return p;
+}
+
 #endif
