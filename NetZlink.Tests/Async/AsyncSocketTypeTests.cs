@@ -11,22 +11,18 @@ public sealed class AsyncSocketTypeTests : ContextTest
     [TestCase("inproc"), TestCase("ipc"), TestCase("tcp")]
     public async Task Pair_ReceiveAsyncWaits_ThenGetsTheFrame_AndSendAsyncAnswers(string transport)
     {
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, transport);
-        using (server)
-        using (client)
-        {
-            byte[] buffer = new byte[64];
-            ValueTask<int> receiving = server.ReceiveAsync(buffer);
-            Assert.That(receiving.IsCompleted, Is.False, "nothing was sent yet, so the receive must wait");
+        var (server, client) = ConnectedPairs(transport);
+        byte[] buffer = new byte[64];
+        ValueTask<int> receiving = server.ReceiveAsync(buffer);
+        Assert.That(receiving.IsCompleted, Is.False, "nothing was sent yet, so the receive must wait");
 
-            await AsyncTestSupport.Within(client.SendAsync("ping"u8.ToArray()), "SendAsync");
-            int size = await AsyncTestSupport.Within(receiving, "ReceiveAsync");
-            Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("ping"));
+        await AsyncTestSupport.Within(client.SendAsync("ping"u8.ToArray()), "SendAsync");
+        int size = await AsyncTestSupport.Within(receiving, "ReceiveAsync");
+        Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("ping"));
 
-            await AsyncTestSupport.Within(server.SendAsync("pong"u8.ToArray()), "SendAsync back");
-            size = await AsyncTestSupport.Within(client.ReceiveAsync(buffer), "ReceiveAsync back");
-            Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("pong"));
-        }
+        await AsyncTestSupport.Within(server.SendAsync("pong"u8.ToArray()), "SendAsync back");
+        size = await AsyncTestSupport.Within(client.ReceiveAsync(buffer), "ReceiveAsync back");
+        Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("pong"));
     }
 
     [Test]
