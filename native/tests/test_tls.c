@@ -403,10 +403,8 @@ static void test_plain_server(void *ctx)
 
 int main(void)
 {
-    if (!zlink_has("tls")) {
-        puts("test_tls: this build has no TLS; nothing to test");
-        return 1; /* the build links OpenSSL whenever it runs this test */
-    }
+    /* the build links OpenSSL whenever it runs this test */
+    tu_require("test_tls", "tls", "TLS");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);

@@ -320,10 +320,8 @@ static void mismatch(void *ctx, int srv_wss, int cli_wss, const char *ca,
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws: this build has no ws; nothing to test");
-        return 1; /* the build has ws:// whenever it runs this test */
-    }
+    /* the build has ws:// whenever it runs this test */
+    tu_require("test_ws", "ws", "ws");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);

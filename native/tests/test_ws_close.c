@@ -516,10 +516,7 @@ int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
 #define PART(name) (!only || strcmp(only, name) == 0)
-    if (!zlink_has("ws")) {
-        puts("test_ws_close: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_close", "ws", "ws");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);

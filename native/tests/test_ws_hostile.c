@@ -462,10 +462,7 @@ static void drop_tcp(void *ctx)
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws_hostile: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_hostile", "ws", "ws");
     tu_seed("test_ws_hostile");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();

@@ -266,10 +266,7 @@ static void test_client_masks(void *ctx)
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws_proto: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_proto", "ws", "ws");
     tu_tls_make(&T);
     tu_tls_framing = ZLINK_STREAM_FRAMING_RAW;
     void *ctx = zlink_ctx_new();

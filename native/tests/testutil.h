@@ -193,6 +193,17 @@ static inline void tu_bind_tcp(void *s, char *ep, size_t cap)
     tu_last_endpoint(s, ep, cap);
 }
 
+/* For a test of a transport (feature, as zlink_has names it; shown as
+ * what) that the build runs only where the library has it: without it the
+ * test fails at once (exit 1), saying so. */
+static inline void tu_require(const char *test, const char *feature, const char *what)
+{
+    if (!zlink_has(feature)) {
+        printf("%s: this build has no %s; nothing to test\n", test, what);
+        exit(1);
+    }
+}
+
 /* The port of an endpoint string "scheme://host:port[/path]". */
 static inline uint16_t tu_ep_port(const char *ep)
 {
