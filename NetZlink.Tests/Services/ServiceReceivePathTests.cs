@@ -129,6 +129,247 @@ public sealed class ServiceReceivePathTests
         Assert.ThrowsAsync<System.Threading.Channels.ChannelClosedException>(async () => await gateway.ReceiveAsync(Wait.Token));
     }
 
+    // Sends do not look at the ROUTER's events (a system call) each time: a send may take the
+    // wake-up the descriptor owed the worker, and then the look is made by whoever needs it (a send
+    // while a reader waits, a reader that finds the queue empty). With the worker's own tick made
+    // 1,000 s, a reply left behind by that scheme would wait for good: the test would time out.
+    [Test]
+    public async Task Replies_to_sends_from_many_threads_reach_every_kind_of_reader_without_the_workers_tick()
+    {
+        Random random = Fuzz.Random(out _);
+        int count = Fuzz.Iterations(4000);
+        int threads = random.Next(1, 4);
+        await using var services = await Services.StartAsync("lazy");
+        ZlinkReceiver receiver = services.Receiver;
+        await using var gateway = new ZlinkGateway(services.Context, services.Discovery, new GatewayOptions { TickMilliseconds = 1_000_000 });
+        using var failed = CancellationTokenSource.CreateLinkedTokenSource(Wait.Token);
+        Task echo = Task.Run(async () =>
+        {
+            while (true)
+            {
+                using ServiceMessage m = await receiver.ReceiveAsync(failed.Token);
+                Assert.That(receiver.Send(m.Peer, m[0]), Is.True);
+            }
+        });
+        _ = echo.ContinueWith(_ => failed.Cancel(), CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.Default);
+
+        await gateway.SendAsync("lazy", BitConverter.GetBytes(-1), failed.Token);
+        (await gateway.ReceiveAsync(failed.Token)).Dispose();
+
+        // Senders on their own threads, each with pauses of its own, so that the reader below
+        // sometimes waits and sometimes finds replies queued.
+        int[] seeds = [.. Enumerable.Range(0, threads).Select(_ => random.Next())];
+        Task[] senders = [.. Enumerable.Range(0, threads).Select(t => Task.Run(async () =>
+        {
+            var r = new Random(seeds[t]);
+            for (int id = t; id < count; id += threads)
+            {
+                while (!gateway.TrySend("lazy", BitConverter.GetBytes(id)))
+                {
+                    await Task.Delay(1, failed.Token);
+                }
+
+                if (r.Next(8) == 0)
+                {
+                    await Task.Delay(r.Next(3), failed.Token); // past libzmq's 1 ms between command looks on send
+                }
+            }
+        }, failed.Token))];
+
+        var seen = new bool[count];
+        for (int got = 0; got < count; got++)
+        {
+            ServiceMessage reply;
+            switch (random.Next(16) == 0 ? 0 : random.Next(1, 4)) // ReceiveAsync drains the socket itself: rarely
+            {
+                case 0:
+                    reply = await gateway.ReceiveAsync(failed.Token);
+                    break;
+                case 1:
+                    reply = await gateway.Replies.ReadAsync(failed.Token);
+                    break;
+                case 2:
+                    ServiceMessage? next;
+                    while (!gateway.Replies.TryRead(out next))
+                    {
+                        Assert.That(await gateway.Replies.WaitToReadAsync(failed.Token), Is.True);
+                    }
+
+                    reply = next;
+                    break;
+                default:
+                    ServiceMessage? polled;
+                    while (!gateway.Replies.TryRead(out polled))
+                    {
+                        await Task.Yield(); // polling: TryRead alone must see what unchecked sends left
+                        failed.Token.ThrowIfCancellationRequested();
+                    }
+
+                    reply = polled;
+                    break;
+            }
+
+            using (reply)
+            {
+                int id = BitConverter.ToInt32(reply[0]);
+                Assert.That(id, Is.InRange(0, count - 1), "a reply to a request of this test");
+                Assert.That(seen[id], Is.False, $"reply {id} arrives once");
+                seen[id] = true;
+            }
+        }
+
+        await Task.WhenAll(senders);
+        Assert.That(seen.All(x => x), Is.True, "every request answered");
+        await Task.Delay(20, Wait.Token);
+        Assert.That(gateway.Replies.TryRead(out _), Is.False, "nothing more than was sent");
+        await failed.CancelAsync();
+        Assert.CatchAsync<OperationCanceledException>(async () => await echo);
+    }
+
+    // DrainAsync: sends racing with it either count (and are waited for) or throw; the result's
+    // counts are exact; the replies stream ends after what was received, with the reason when
+    // answers were missing.
+    [Test]
+    public async Task Drain_waits_for_every_answer_or_names_what_is_missing_and_refuses_later_sends()
+    {
+        Random random = Fuzz.Random(out _);
+        int rounds = Fuzz.Iterations(4);
+        for (int round = 0; round < rounds; round++)
+        {
+            await using var services = await Services.StartAsync("drain");
+            ZlinkReceiver receiver = services.Receiver;
+            await using var gateway = new ZlinkGateway(services.Context, services.Discovery);
+            int count = random.Next(20, 300);
+            int silentEvery = random.Next(3) == 0 ? 0 : random.Next(2, 9); // 0: the receiver answers everything
+            int echoSeed = random.Next();
+            using var stop = CancellationTokenSource.CreateLinkedTokenSource(Wait.Token);
+            Task echo = Task.Run(async () =>
+            {
+                var r = new Random(echoSeed);
+                while (!stop.IsCancellationRequested)
+                {
+                    using ServiceMessage m = await receiver.ReceiveAsync(stop.Token);
+                    int id = BitConverter.ToInt32(m[0]);
+                    if (silentEvery != 0 && id % silentEvery == 0)
+                    {
+                        continue; // never answered
+                    }
+
+                    if (r.Next(10) == 0)
+                    {
+                        await Task.Delay(r.Next(3), stop.Token);
+                    }
+
+                    Assert.That(receiver.Send(m.Peer, m[0]), Is.True);
+                }
+            });
+
+            await gateway.SendAsync("drain", BitConverter.GetBytes(1), Wait.Token); // id 1: answered whatever silentEvery is
+            (await gateway.ReceiveAsync(Wait.Token)).Dispose();
+            for (int id = 2; id < count; id++)
+            {
+                while (!gateway.TrySend("drain", BitConverter.GetBytes(id)))
+                {
+                    await Task.Delay(1, Wait.Token);
+                }
+            }
+
+            long sentBefore = count - 1;
+            long silent = silentEvery == 0 ? 0 : Enumerable.Range(2, count - 2).Count(id => id % silentEvery == 0);
+            var answers = new HashSet<int>();
+            GatewayDrainResult result;
+            long raced = 0;
+            if (silent == 0)
+            {
+                // Drain at once, while a sender races it: what it got in is waited for too.
+                using var racing = new ManualResetEventSlim();
+                Task racer = Task.Run(() =>
+                {
+                    racing.Set();
+                    for (int id = count; ; id++)
+                    {
+                        try
+                        {
+                            if (gateway.TrySend("drain", BitConverter.GetBytes(id)))
+                            {
+                                Interlocked.Increment(ref raced);
+                            }
+
+                            if (id - count > 500)
+                            {
+                                Thread.Sleep(1); // enough racing: keep trying until refused
+                            }
+                        }
+                        catch (InvalidOperationException e)
+                        {
+                            Assert.That(e.Message, Does.Contain("draining"));
+                            return;
+                        }
+                    }
+                });
+                racing.Wait(Wait.Token);
+                result = await gateway.DrainAsync(Timeout.InfiniteTimeSpan);
+                await racer;
+                Assert.That(result.Drained, Is.True, result.Reason);
+                Assert.That(result.Sent, Is.EqualTo(sentBefore + Interlocked.Read(ref raced)), "every send that returned true is counted, and no other");
+                Assert.That(result.Answered, Is.EqualTo(result.Sent));
+                Assert.That(result.Outstanding, Is.Zero);
+                Assert.That(result.Reason, Is.Null);
+            }
+            else
+            {
+                // Every answer that will come has come (the test read them), then a short drain.
+                for (long n = 0; n < sentBefore - 1 - silent; n++)
+                {
+                    using ServiceMessage reply = await gateway.ReceiveAsync(Wait.Token);
+                    answers.Add(BitConverter.ToInt32(reply[0]));
+                }
+
+                result = await gateway.DrainAsync(TimeSpan.FromMilliseconds(random.Next(0, 30)));
+                Assert.That(result.Drained, Is.False);
+                Assert.That(result.Sent, Is.EqualTo(sentBefore));
+                Assert.That(result.Answered, Is.EqualTo(sentBefore - silent));
+                Assert.That(result.Outstanding, Is.EqualTo(silent));
+                Assert.That(result.Reason, Does.Contain($"{silent} of {sentBefore}"));
+            }
+
+            Assert.That(gateway.DrainAsync(TimeSpan.Zero), Is.SameAs(gateway.DrainAsync(Timeout.InfiniteTimeSpan)), "one drain");
+            Assert.Throws<InvalidOperationException>(() => gateway.TrySend("drain", "late"u8));
+            Assert.ThrowsAsync<InvalidOperationException>(async () => await gateway.SendAsync("drain", new byte[1], Wait.Token));
+
+            // What was received stays readable, then the stream ends (with the reason when one was given).
+            while (gateway.Replies.TryRead(out ServiceMessage? reply))
+            {
+                using (reply)
+                {
+                    Assert.That(answers.Add(BitConverter.ToInt32(reply[0])), Is.True, "each answer once");
+                }
+            }
+
+            Assert.That(answers.Count, Is.EqualTo(result.Answered - 1), "every answer counted was readable (id 1 was read first)");
+            var closed = Assert.CatchAsync<System.Threading.Channels.ChannelClosedException>(async () => await gateway.ReceiveAsync(Wait.Token));
+            if (!result.Drained)
+            {
+                Assert.That(closed!.InnerException?.Message ?? closed.Message, Does.Contain(result.Reason), "the reason reaches the reader");
+            }
+
+            await stop.CancelAsync();
+            Assert.CatchAsync<OperationCanceledException>(async () => await echo);
+        }
+    }
+
+    [Test]
+    public async Task Drain_refuses_a_negative_timeout_and_a_disposed_gateway()
+    {
+        await using var services = await Services.StartAsync("drainargs");
+        var gateway = new ZlinkGateway(services.Context, services.Discovery);
+        Assert.Throws<ArgumentOutOfRangeException>(() => gateway.DrainAsync(TimeSpan.FromMilliseconds(-2)));
+        GatewayDrainResult idle = await gateway.DrainAsync(TimeSpan.Zero);
+        Assert.That((idle.Drained, idle.Sent, idle.Answered), Is.EqualTo((true, 0L, 0L)), "nothing sent: drained at once");
+        await gateway.DisposeAsync();
+        Assert.Throws<ObjectDisposedException>(() => gateway.DrainAsync(TimeSpan.Zero));
+    }
+
     private static int PartsOf(int i) => 1 + (i % 3);
 
     private static byte[] Body(int i, int part) => [.. BitConverter.GetBytes(i * 31 + part), .. new byte[(i * 7 + part) % 90]];

@@ -1,3 +1,5 @@
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using System.Threading.Channels;
 
 namespace NetZlink.Services;
@@ -5,15 +7,30 @@ namespace NetZlink.Services;
 /// <summary>
 /// The ROUTER socket of a gateway or receiver, shared by its worker thread (which waits on the
 /// socket's descriptor and receives) and by any thread that sends: every use is under
-/// <see cref="Gate"/>. Whoever holds the gate last reads the socket's events and receives what is
-/// waiting, so a wake-up the descriptor gave to a send is never lost.
+/// <see cref="Gate"/>.
 /// </summary>
+/// <remarks>
+/// The descriptor is edge-like: any call on the socket (a send too) may take the wake-up it would
+/// have given the worker. A send does not look at the socket's events (a system call) each time:
+/// it marks the socket unchecked, and the look is made only when someone needs it: a send looks
+/// itself while a reader waits (<see cref="_watchers"/>), and a reader that finds the queue empty
+/// after unchecked sends looks (and receives) before it waits or gives up. The worker's own drains
+/// clear the mark. A reader registers as waiting before it looks and a send marks before it reads
+/// the count of waiting readers (both with a full fence), so one of the two always sees the other.
+/// </remarks>
 internal sealed class SharedRouter : IDisposable
 {
     private readonly ZlinkMessage _frame = new();
     private readonly Channel<ServiceMessage> _incoming =
         Channel.CreateUnbounded<ServiceMessage>(new UnboundedChannelOptions { SingleWriter = false, SingleReader = false });
     private readonly Func<ReadOnlySpan<byte>, string> _serviceOf;
+    private readonly WatchedReader _reader;
+
+    // Readers waiting on the queue now (ReceiveAsync, Incoming's ReadAsync / WaitToReadAsync).
+    private int _watchers;
+
+    // A send left the socket's events unread since the last drain or look (set and cleared under Gate).
+    private volatile bool _unchecked;
 
     /// <param name="context">The context the ROUTER is made in.</param>
     /// <param name="serviceOf">Names the service of a message's routing id (for what is handed back).</param>
@@ -24,6 +41,7 @@ internal sealed class SharedRouter : IDisposable
     {
         Socket = context.CreateSocket(ZlinkSocketType.Router);
         _serviceOf = serviceOf;
+        _reader = new WatchedReader(this);
         Socket.SendHighWaterMark = 1_000_000;
         Socket.ReceiveHighWaterMark = Capacity;
         Socket.SetOption(SocketOption.RouterMandatory, 1);
@@ -48,7 +66,12 @@ internal sealed class SharedRouter : IDisposable
 
     public int FileDescriptor { get; }
 
-    public ChannelReader<ServiceMessage> Incoming => _incoming.Reader;
+    /// <summary>The queue as the application reads it: a reader that waits is counted (so sends
+    /// look at the socket's events for it), and one that finds it empty after unchecked sends looks first.</summary>
+    public ChannelReader<ServiceMessage> Incoming => _reader;
+
+    /// <summary>Sends skipped their look at the socket's events since the last drain (tests).</summary>
+    internal bool Unchecked => _unchecked;
 
     /// <summary>
     /// The next message: from the queue, else (when no other thread holds <see cref="Gate"/>)
@@ -85,7 +108,93 @@ internal sealed class SharedRouter : IDisposable
             }
         }
 
-        return _incoming.Reader.ReadAsync(cancellationToken);
+        return WatchAsync(static (r, ct) => r.ReadAsync(ct), cancellationToken);
+    }
+
+    /// <summary>Waits on the queue as a counted reader, after looking at what unchecked sends left.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<T> WatchAsync<T>(Func<ChannelReader<ServiceMessage>, CancellationToken, ValueTask<T>> wait, CancellationToken cancellationToken)
+    {
+        Interlocked.Increment(ref _watchers);
+        try
+        {
+            if (_unchecked)
+            {
+                CatchUp();
+            }
+
+            return await wait(_incoming.Reader, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _watchers);
+        }
+    }
+
+    /// <summary>Looks at the socket's events for unchecked sends (a reader is counted already). The
+    /// gate's holder, when there is one, is a send that will look itself (it reads the count after
+    /// this reader's increment), one about to let go, or a drain: a short wait for it is enough, and
+    /// the blocking enter after it is only a bound.</summary>
+    private void CatchUp()
+    {
+        var spin = new SpinWait();
+        bool held = false;
+        while (!(held = Gate.TryEnter()) && !spin.NextSpinWillYield)
+        {
+            spin.SpinOnce();
+        }
+
+        if (!held)
+        {
+            Gate.Enter();
+        }
+
+        try
+        {
+            CheckLocked();
+        }
+        finally
+        {
+            Gate.Exit();
+        }
+    }
+
+    /// <summary>Receives what is waiting when the socket's events say so (call under <see cref="Gate"/>).</summary>
+    private void CheckLocked()
+    {
+        if (_unchecked && !Socket.IsDisposed)
+        {
+            if ((Socket.Events & PollEvents.PollIn) != 0)
+            {
+                DrainLocked();
+            }
+
+            _unchecked = false;
+        }
+    }
+
+    private bool TryReadOrCheck([MaybeNullWhen(false)] out ServiceMessage m)
+    {
+        if (_incoming.Reader.TryRead(out m))
+        {
+            return true;
+        }
+
+        if (!_unchecked || !Gate.TryEnter())
+        {
+            return false;
+        }
+
+        try
+        {
+            CheckLocked();
+        }
+        finally
+        {
+            Gate.Exit();
+        }
+
+        return _incoming.Reader.TryRead(out m);
     }
 
     /// <summary>Receives every whole message waiting (call under <see cref="Gate"/>).</summary>
@@ -100,8 +209,19 @@ internal sealed class SharedRouter : IDisposable
             return;
         }
 
-        for (int n = 0; (n % CountEvery != 0 || _incoming.Reader.Count < Capacity) && Socket.TryReceive(_frame); n++)
+        for (int n = 0; ; n++)
         {
+            if (n % CountEvery == 0 && _incoming.Reader.Count >= Capacity)
+            {
+                return; // full: what stays in the socket is looked at again by the next drain
+            }
+
+            if (!Socket.TryReceive(_frame))
+            {
+                _unchecked = false; // it ended at "nothing more": no wake-up is left unseen
+                return;
+            }
+
             ServiceMessage m = ServiceMessage.Rent(_serviceOf(_frame.Data), _frame.Data);
             while (_frame.More)
             {
@@ -109,6 +229,7 @@ internal sealed class SharedRouter : IDisposable
                 m.AddPart(_frame.Data);
             }
 
+            Received++;
             if (!_incoming.Writer.TryWrite(m))
             {
                 m.Dispose(); // the router is closing: nobody reads any more
@@ -157,9 +278,13 @@ internal sealed class SharedRouter : IDisposable
             Thread.Sleep(1);
         }
 
-        if ((Socket.Events & PollEvents.PollIn) != 0)
+        // The look at the socket's events (a system call) is left to whoever needs it: a waiting
+        // reader's, made here; else the next reader that finds the queue empty (see the class).
+        _unchecked = true;
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _watchers) != 0)
         {
-            DrainLocked();
+            CheckLocked();
         }
 
         return true;
@@ -197,6 +322,14 @@ internal sealed class SharedRouter : IDisposable
 
     public void Complete() => _incoming.Writer.TryComplete();
 
+    /// <summary>Ends the queue: what it holds stays readable, then reads end (with <paramref name="reason"/>
+    /// when given); messages received later are dropped.</summary>
+    public void Complete(string? reason) =>
+        _incoming.Writer.TryComplete(reason is null ? null : new ChannelClosedException(reason));
+
+    /// <summary>Messages received from the socket since it was made (read and written under <see cref="Gate"/>).</summary>
+    public long Received { get; private set; }
+
     public void Dispose()
     {
         lock (Gate)
@@ -210,5 +343,29 @@ internal sealed class SharedRouter : IDisposable
         {
             m.Dispose();
         }
+    }
+
+    /// <summary>The queue's reader as handed out: reads as the channel's, waits as a counted reader.</summary>
+    private sealed class WatchedReader(SharedRouter router) : ChannelReader<ServiceMessage>
+    {
+        private ChannelReader<ServiceMessage> Inner => router._incoming.Reader;
+
+        public override Task Completion => Inner.Completion;
+
+        public override bool CanCount => Inner.CanCount;
+
+        public override bool CanPeek => Inner.CanPeek;
+
+        public override int Count => Inner.Count;
+
+        public override bool TryRead([MaybeNullWhen(false)] out ServiceMessage item) => router.TryReadOrCheck(out item);
+
+        public override bool TryPeek([MaybeNullWhen(false)] out ServiceMessage item) => Inner.TryPeek(out item);
+
+        public override ValueTask<bool> WaitToReadAsync(CancellationToken cancellationToken = default) =>
+            Inner.TryPeek(out _) ? new ValueTask<bool>(true) : router.WatchAsync(static (r, ct) => r.WaitToReadAsync(ct), cancellationToken);
+
+        public override ValueTask<ServiceMessage> ReadAsync(CancellationToken cancellationToken = default) =>
+            router.TryReadOrCheck(out ServiceMessage? m) ? new ValueTask<ServiceMessage>(m) : router.WatchAsync(static (r, ct) => r.ReadAsync(ct), cancellationToken);
     }
 }

@@ -22,6 +22,37 @@ public sealed class GatewayOptions
 
     /// <summary>Also trust the system's CA store (zlink_gateway_set_tls_client's <c>trust_system</c>).</summary>
     public bool TlsTrustSystem { get; set; }
+
+    /// <summary>The worker's longest sleep (tests: a long one shows a message left waiting for it).</summary>
+    internal int TickMilliseconds { get; set; } = 100;
+}
+
+/// <summary>What <see cref="ZlinkGateway.DrainAsync"/> found when it ended.</summary>
+public sealed class GatewayDrainResult
+{
+    internal GatewayDrainResult(long sent, long answered, string? reason)
+    {
+        Sent = sent;
+        Answered = answered;
+        Reason = reason;
+    }
+
+    /// <summary>True when every message sent was answered before the deadline.</summary>
+    public bool Drained => Reason is null;
+
+    /// <summary>Messages the gateway sent since it was created.</summary>
+    public long Sent { get; }
+
+    /// <summary>Messages the gateway received from receivers since it was created (answers are counted,
+    /// not matched to requests: the protocol carries no request id).</summary>
+    public long Answered { get; }
+
+    /// <summary>Messages sent that got no answer: <see cref="Sent"/> minus <see cref="Answered"/>, at least 0.</summary>
+    public long Outstanding => Math.Max(0, Sent - Answered);
+
+    /// <summary>Why the drain did not end clean (answers missing at the deadline, or the gateway
+    /// closed meanwhile); null when <see cref="Drained"/>.</summary>
+    public string? Reason { get; }
 }
 
 /// <summary>
@@ -169,6 +200,26 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
     public ValueTask<ServiceMessage> ReceiveAsync(CancellationToken cancellationToken = default) =>
         _worker.Router.ReceiveAsync(cancellationToken);
 
+    /// <summary>
+    /// A graceful stop: the gateway takes no more sends (each throws
+    /// <see cref="InvalidOperationException"/>) and waits, up to <paramref name="timeout"/>, until it
+    /// has received as many messages as it sent. Then <see cref="Replies"/> completes: the answers
+    /// already received stay readable, then reads end with a <see cref="System.Threading.Channels.ChannelClosedException"/>
+    /// (when answers were missing, it or its <see cref="Exception.InnerException"/> gives the reason); answers that come later are dropped. A second
+    /// call returns the same task. Dispose the gateway afterwards as usual.
+    /// </summary>
+    /// <param name="timeout">How long to wait for the answers; <see cref="Timeout.InfiniteTimeSpan"/> for ever.</param>
+    /// <returns>The counts, and the reason when answers were missing.</returns>
+    public Task<GatewayDrainResult> DrainAsync(TimeSpan timeout)
+    {
+        if (timeout < TimeSpan.Zero && timeout != Timeout.InfiniteTimeSpan)
+        {
+            throw new ArgumentOutOfRangeException(nameof(timeout), timeout, "zero or more, or Timeout.InfiniteTimeSpan");
+        }
+
+        return _worker.DrainAsync(timeout);
+    }
+
     /// <summary>Closes the gateway (its connections end; the discovery is left open).</summary>
     public void Dispose() => _worker.Dispose();
 
@@ -200,13 +251,17 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         private readonly Dictionary<byte[], string> _serviceByRid = new(ByteKeyComparer.Instance);
         private readonly Dictionary<byte[], string>.AlternateLookup<ReadOnlySpan<byte>> _serviceByRidLookup;
         private readonly int _patienceMs;
+        private readonly int _tickMs;
         private long _drainedAt;
+        private long _sent; // under Router.Gate
+        private Task<GatewayDrainResult>? _drain; // set under Router.Gate: no more sends once set
 
         public Worker(ZlinkContext context, ZlinkDiscovery discovery, GatewayOptions options)
             : base(context, "zlink gateway")
         {
             _discovery = discovery;
             _patienceMs = (int)Math.Min(options.SendPatience.TotalMilliseconds, int.MaxValue);
+            _tickMs = options.TickMilliseconds;
             _lookup = _pools.GetAlternateLookup<ReadOnlySpan<char>>();
             _serviceByRidLookup = _serviceByRid.GetAlternateLookup<ReadOnlySpan<byte>>();
             Router = new SharedRouter(context, ServiceOf, immediate: true);
@@ -231,6 +286,8 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         public SharedRouter Router { get; }
 
         public byte[] RoutingIdBytes { get; }
+
+        protected override int TickMilliseconds => _tickMs;
 
         // Called under Router.Gate (DrainLocked): which service an answering receiver is in.
         private string ServiceOf(ReadOnlySpan<byte> rid) =>
@@ -284,6 +341,10 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             lock (Router.Gate)
             {
                 ObjectDisposedException.ThrowIf(Router.Socket.IsDisposed, typeof(ZlinkGateway));
+                if (_drain is not null)
+                {
+                    throw new InvalidOperationException("the gateway is draining (DrainAsync was called): it takes no more sends");
+                }
 
                 Pool pool = PoolLocked(service);
                 Target[] targets = pool.Targets;
@@ -342,8 +403,72 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             return targets.Length - 1;
         }
 
-        private bool SendTo(Target t, ReadOnlySpan<byte> payload, ReadOnlySpan<ReadOnlyMemory<byte>> parts, bool multipart) =>
-            multipart ? Router.TrySendLocked(t.RoutingId, parts, _patienceMs) : Router.TrySendLocked(t.RoutingId, payload, _patienceMs);
+        private bool SendTo(Target t, ReadOnlySpan<byte> payload, ReadOnlySpan<ReadOnlyMemory<byte>> parts, bool multipart)
+        {
+            bool sent = multipart ? Router.TrySendLocked(t.RoutingId, parts, _patienceMs) : Router.TrySendLocked(t.RoutingId, payload, _patienceMs);
+            if (sent)
+            {
+                _sent++;
+            }
+
+            return sent;
+        }
+
+        public Task<GatewayDrainResult> DrainAsync(TimeSpan timeout)
+        {
+            ThrowIfFaulted();
+            lock (Router.Gate)
+            {
+                ObjectDisposedException.ThrowIf(Router.Socket.IsDisposed, typeof(ZlinkGateway));
+                if (_drain is null)
+                {
+                    // From here on no send passes the gate: _sent is final.
+                    var done = new TaskCompletionSource<GatewayDrainResult>(TaskCreationOptions.RunContinuationsAsynchronously);
+                    _drain = done.Task;
+                    _ = RunDrain(done, _sent, timeout);
+                }
+
+                return _drain;
+            }
+        }
+
+        private async Task RunDrain(TaskCompletionSource<GatewayDrainResult> done, long sent, TimeSpan timeout)
+        {
+            await Task.Yield(); // off the caller's thread and out of its hold of the gate
+            long deadline = timeout == Timeout.InfiniteTimeSpan ? long.MaxValue : NowMs + (long)timeout.TotalMilliseconds;
+            int delay = 1;
+            while (true)
+            {
+                long answered;
+                bool closed;
+                lock (Router.Gate)
+                {
+                    closed = Router.Socket.IsDisposed;
+                    Router.DrainLocked(); // counts what the socket holds now
+                    answered = Router.Received;
+                }
+
+                string? reason = null;
+                if (closed)
+                {
+                    reason = $"the gateway was closed while draining; {Math.Max(0, sent - answered)} of {sent} messages sent got no answer";
+                }
+                else if (answered < sent && NowMs >= deadline)
+                {
+                    reason = $"{sent - answered} of {sent} messages sent got no answer within {timeout}";
+                }
+                else if (answered < sent)
+                {
+                    await Task.Delay((int)Math.Min(delay, Math.Max(1, deadline - NowMs))).ConfigureAwait(false);
+                    delay = Math.Min(delay * 2, 20);
+                    continue;
+                }
+
+                Router.Complete(reason);
+                done.TrySetResult(new GatewayDrainResult(sent, answered, reason));
+                return;
+            }
+        }
 
         private void Refresh(string service)
         {
