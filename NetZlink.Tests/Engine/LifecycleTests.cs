@@ -270,8 +270,9 @@ public sealed class LifecycleTests : EngineFixture
     {
         int connections = random.Next(1, 5);
         int posters = random.Next(1, 4);
-        // A peer that only reads: one that writes to the engine while it closes may lose the last
-        // bytes (docs/engine.md, "Draining": a close with unread input is a TCP reset).
+        // A peer that only reads by default; NETZLINK_DRAIN_ECHO=1 makes it echo, so it writes to
+        // the engine while the drain closes (the half-close keeps that exact: docs/engine.md,
+        // "Draining"; LifecycleDrainWritingPeerTests checks it on every run).
         await using var server = new ChannelEchoServer(endpoints: 1, echo: Environment.GetEnvironmentVariable("NETZLINK_DRAIN_ECHO") == "1");
         await using var client = new ClientEngine(connections, new EngineOptions
         {

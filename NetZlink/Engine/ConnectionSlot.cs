@@ -68,4 +68,10 @@ internal struct ConnectionSlot
 
     /// <summary>Posted frames the native socket took for this connection's current life (the most its native queue can still hold of them, with SNDHWM).</summary>
     public long PostsSentLive;
+
+    /// <summary>The drain asked the native socket to close this connection after its output (EngineShard.Lifecycle.cs).</summary>
+    public bool DrainClosing;
+
+    /// <summary>Its drain close ended with everything written and the peer's end (the 0x00's cause 0).</summary>
+    public bool DrainFlushed;
 }

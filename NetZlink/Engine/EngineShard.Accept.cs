@@ -34,6 +34,7 @@ public sealed partial class EngineShard
         s.LastReceiveTicks = _passTicks;
         Volatile.Write(ref s.Life, s.Life + 1);
         s.PostsSentLive = 0;
+        s.DrainClosing = s.DrainFlushed = false;
         _slotById![routingId] = slot;
         Counters.Connected++;
         ObserveConnected(slot);

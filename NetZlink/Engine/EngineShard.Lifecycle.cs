@@ -10,7 +10,8 @@ namespace NetZlink.Engine;
 
 public sealed unsafe partial class EngineShard
 {
-    // With an infinite drain timeout, the most the socket's close waits for its connections' output.
+    // A library without ZLINK_STREAM_EVENT (zlink 1.3) drains by a closing socket's LINGER: with an
+    // infinite drain timeout, the most that close waits for its connections' output.
     private const int InfiniteDrainLingerMs = 30_000;
 
     private long _idleTicks;
@@ -30,6 +31,14 @@ public sealed unsafe partial class EngineShard
     // sent that the native queues could still hold then (bounded per connection by SNDHWM).
     private int _drainLingerMs;
     private long _nativeMayHold;
+
+    // The drain's close phase: each connection was asked to close after its output (the native
+    // socket flushes it, half-closes and waits for the peer's end, bounded by LINGER = the time
+    // left), and the shard keeps running until each one's 0x00 came (_drainOpen is how many have
+    // not; _drainCut how many ended with bytes that may not have arrived) or the deadline passed.
+    private bool _drainClosePhase;
+    private int _drainOpen;
+    private int _drainCut;
 
     /// <summary>True once this shard stopped after a drain that flushed everything it held before the deadline.</summary>
     internal bool DrainedInTime => Volatile.Read(ref _drainedInTime);
@@ -65,7 +74,7 @@ public sealed unsafe partial class EngineShard
         for (int slot = 0; slot < _slots.Length; slot++)
         {
             ref ConnectionSlot s = ref _slots[slot];
-            if (s.State == ConnectionState.Connected && now - s.LastReceiveTicks >= _idleTicks)
+            if (s.State == ConnectionState.Connected && !s.DrainClosing && now - s.LastReceiveTicks >= _idleTicks)
             {
                 Counters.IdleTimeouts++;
                 ObserveIdleTimeout(slot, now - s.LastReceiveTicks);
@@ -232,9 +241,25 @@ public sealed unsafe partial class EngineShard
             }
         }
 
+        if (_drainClosePhase)
+        {
+            if (_drainOpen == 0 || now >= deadline)
+            {
+                FinishDrain(inTime: _drainOpen == 0 && _drainCut == 0);
+            }
+
+            return;
+        }
+
         bool flushed = _posted.IsEmpty && _pendingSends.Count == 0;
         if (!flushed && now < deadline)
         {
+            return;
+        }
+
+        if (flushed && now < deadline && _eventOption)
+        {
+            BeginDrainCloses(deadline, now);
             return;
         }
 
@@ -258,6 +283,72 @@ public sealed unsafe partial class EngineShard
     }
 
     /// <summary>
+    /// Everything posted went to the native socket: each connection is asked to close after its
+    /// output, with LINGER the time left (int.MaxValue ms for an infinite drain: until its output
+    /// is out and the peer ended, or the peer is gone). The shard's loop goes on meanwhile, never blocking on a
+    /// close; each connection's 0x00 says how its close ended (<see cref="DrainCloseEnded"/>).
+    /// </summary>
+    private void BeginDrainCloses(long deadline, long now)
+    {
+        // An infinite drain: the longest LINGER (24.8 days), not -1, whose half-close would end once
+        // the peer acknowledged everything instead of at its end (a peer still writing would then
+        // get a reset, and may drop what it had not read yet).
+        int linger = deadline == long.MaxValue ? int.MaxValue : (int)Math.Clamp((deadline - now) * 1000 / Stopwatch.Frequency, 1, int.MaxValue);
+        _ = Native.SetOption(_socket, ZlinkConstants.ZLINK_LINGER, &linger, sizeof(int));
+        _drainClosePhase = true;
+        for (int slot = 0; slot < _slots.Length; slot++)
+        {
+            ref ConnectionSlot s = ref _slots[slot];
+            if (s.State == ConnectionState.Connected)
+            {
+                s.DrainClosing = true;
+                _drainOpen++;
+                CloseNative(s.RoutingId);
+            }
+        }
+
+        if (_drainOpen == 0)
+        {
+            FinishDrain(inTime: true);
+        }
+    }
+
+    /// <summary>
+    /// The 0x00 of a connection the drain closed: cause 0 means every byte went out and the peer
+    /// ended its side after it (or its TCP acknowledged all), so its frames are exactly sent;
+    /// any other cause (ETIMEDOUT: the LINGER ran out; ECONNRESET: the peer reset) leaves them
+    /// uncertain. The connection hears its Disconnected (EngineStopped) when the shard stops.
+    /// </summary>
+    private void DrainCloseEnded(int slot, int cause)
+    {
+        ref ConnectionSlot s = ref _slots[slot];
+        if (s.DrainFlushed || !s.DrainClosing)
+        {
+            return;
+        }
+
+        s.DrainFlushed = cause == 0;
+        s.DrainClosing = false; // a cut one (not DrainFlushed): its frames move at the end
+        _drainOpen--;
+        if (cause != 0)
+        {
+            _drainCut++;
+        }
+    }
+
+    /// <summary>The close phase is over (all closed, or the deadline): the socket closes at once (LINGER 0) and the shard stops.</summary>
+    private void FinishDrain(bool inTime)
+    {
+        int zero = 0;
+        _ = Native.SetOption(_socket, ZlinkConstants.ZLINK_LINGER, &zero, sizeof(int));
+        _drainLingerMs = 0;
+        _drainDeadlinePassed = !inTime;
+        Volatile.Write(ref _drainedInTime, inTime);
+        _stopAsked = true;
+        _stopRequested = true;
+    }
+
+    /// <summary>
     /// On the way out: a shard that drains and is stopped at or after its deadline (DrainAsync
     /// gives up waiting at the same moment) drops what it holds for the deadline, not for a stop.
     /// </summary>
@@ -271,10 +362,11 @@ public sealed unsafe partial class EngineShard
     }
 
     /// <summary>
-    /// On the way out, before the connections end: while draining, the posted
-    /// frames counted as sent that the native socket could still hold (each connection's, at most
-    /// SNDHWM of them). The native library cannot say what its queues hold, only the close can:
-    /// see <see cref="CloseSocketAfterDrain"/>.
+    /// On the way out, before the connections end: while draining, the posted frames counted as
+    /// sent whose arrival is not known: each open connection's frames of its current life, except
+    /// a connection whose drain close ended with everything out (DrainFlushed). What the native
+    /// queues and the kernel's socket buffers of the others still held cannot be counted frame by
+    /// frame, so all of that life's frames are the bound. See <see cref="CloseSocketAfterDrain"/>.
     /// </summary>
     private void NoteNativeMayHold()
     {
@@ -283,14 +375,13 @@ public sealed unsafe partial class EngineShard
             return;
         }
 
-        long cap = _options.HighWaterMark > 0 ? _options.HighWaterMark : long.MaxValue;
         long mayHold = 0;
         for (int slot = 0; slot < _slots.Length; slot++)
         {
             ref ConnectionSlot s = ref _slots[slot];
-            if (s.State == ConnectionState.Connected)
+            if (s.State == ConnectionState.Connected && !s.DrainFlushed)
             {
-                mayHold += Math.Min(s.PostsSentLive, cap);
+                mayHold += s.PostsSentLive;
             }
         }
 
@@ -298,11 +389,13 @@ public sealed unsafe partial class EngineShard
     }
 
     /// <summary>
-    /// Closes the socket of a draining shard and checks the native flush: the close waits until
-    /// every connection's queued output is written or its LINGER (the drain's time left; 0 once
-    /// the deadline passed) runs out. One that ran out may have left frames unwritten, which were
-    /// counted as sent: the frames that could have been in the native queues (an upper bound)
-    /// move to DroppedDrainDeadline and the drain is not in time (DrainAsync returns false).
+    /// Closes the socket of a draining shard and settles the counts. After a close phase the
+    /// socket has LINGER 0 and closes at once: connections whose drain close did not end with
+    /// everything out move their frames from Sent to DroppedDrainDeadline. Without one (a library
+    /// without ZLINK_STREAM_EVENT, or the deadline came before the flush) the close itself waits
+    /// for the output up to its LINGER (0 once the deadline passed); one that ran out may have
+    /// left frames unwritten, and the frames of the open connections move likewise. Either way the
+    /// drain is then not in time (DrainAsync returns false).
     /// </summary>
     private void CloseSocketAfterDrain(SocketHandle owner)
     {
@@ -313,10 +406,10 @@ public sealed unsafe partial class EngineShard
             return;
         }
 
-        // In time: the close returned before its LINGER ran out, so the native queues were empty.
-        // Otherwise (the deadline passed: LINGER 0 drops them; or the LINGER ran out) they may not be.
-        bool inTime = Volatile.Read(ref _drainedInTime) && _drainLingerMs > 0
-            && Stopwatch.GetElapsedTime(started).TotalMilliseconds + 1 < _drainLingerMs;
+        // In time: after a close phase, every connection's close ended with all out; without one,
+        // the close returned before its LINGER ran out, so the native queues were empty.
+        bool inTime = Volatile.Read(ref _drainedInTime) && (_drainClosePhase ? _nativeMayHold == 0
+            : _drainLingerMs > 0 && Stopwatch.GetElapsedTime(started).TotalMilliseconds + 1 < _drainLingerMs);
         if (!inTime)
         {
             long mayHold = _nativeMayHold;

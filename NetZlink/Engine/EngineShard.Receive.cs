@@ -375,6 +375,7 @@ public sealed unsafe partial class EngineShard
             s.LastReceiveTicks = Stopwatch.GetTimestamp();
             Volatile.Write(ref s.Life, s.Life + 1);
             s.PostsSentLive = 0;
+            s.DrainClosing = s.DrainFlushed = false;
             Counters.Connected++;
             ObserveConnected(slot);
             _handler.OnConnected(this, ConnectionAt(slot));
@@ -394,6 +395,12 @@ public sealed unsafe partial class EngineShard
     private void OnRemoteClose(int slot)
     {
         int cause = EventErrno();
+        if (_slots[slot].DrainClosing)
+        {
+            DrainCloseEnded(slot, cause);
+            return;
+        }
+
         if (cause == ZlinkConstants.ENOBUFS)
         {
             // The library dropped it: its incomplete packet would have taken the socket's receive

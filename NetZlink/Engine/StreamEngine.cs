@@ -388,7 +388,7 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// native socket may not have written when it closed are counted as dropped, not sent. See
     /// docs/engine.md, "Draining".
     /// </summary>
-    /// <param name="timeout">The deadline, from now; <see cref="Timeout.InfiniteTimeSpan"/> for none (then the socket's last flush takes at most 30 s).</param>
+    /// <param name="timeout">The deadline, from now; <see cref="Timeout.InfiniteTimeSpan"/> for none (then each connection closes once its output is out and its peer ended, or the peer is gone, without blocking a shard).</param>
     /// <param name="cancellationToken">Makes the deadline now when it fires (no exception: the drain ends as at its deadline).</param>
     /// <returns>
     /// True when every shard had flushed what it held, its native socket wrote everything before

@@ -325,6 +325,15 @@ static int stream_disconnect(zl_handle_t *h, const char *str)
 
 /* ---- close ------------------------------------------------------------- */
 
+/* connections still closing (flushing, or half-closed and waiting) */
+static uint32_t closing_count(const zl_stream_t *s)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < s->nslots; i++)
+        n += s->conns[i]->state == ZC_CLOSING;
+    return n;
+}
+
 static void stream_destroy(zl_stream_t *s)
 {
     int down = zl_ctx_is_shutdown(s->ctx);
@@ -334,33 +343,38 @@ static void stream_destroy(zl_stream_t *s)
         if (s->lst[i].fd >= 0)
             listener_close(s, &s->lst[i]);
 
-    /* LINGER: connections with queued output are flushed before they are
-     * closed; everything else goes now */
+    /* LINGER: connections with queued output, bytes the kernel has not
+     * delivered yet or input not read are flushed and half-closed before
+     * they are closed (zl_conn_linger: a close with unread input would
+     * reset them and lose those bytes); everything else goes now */
     int linger = s->opts.linger;
-    int flush = s->nqueued && linger != 0 && !(linger < 0 && down);
+    int flush = linger != 0 && !(linger < 0 && down);
+    uint32_t waiting = 0;
     for (uint32_t i = 0; i < s->nslots; i++) {
         zl_conn_t *c = s->conns[i];
         if (c->state == ZC_FREE)
             continue;
-        if (flush && (c->state == ZC_ACTIVE || c->state == ZC_CLOSING) &&
-            c->q.lcount) {
-            if (c->state == ZC_ACTIVE) {
-                c->state = ZC_CLOSING;
-                zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLOUT,
-                            ZL_TAG(ZT_CONN, c->serial, c->idx));
-                c->want_out = 1;
-            }
+        if (flush && c->state == ZC_CLOSING && (c->q.lcount || c->shut)) {
+            waiting++;
+            continue;
+        }
+        /* queued or undelivered bytes of ours, or a peer that is writing
+         * (unread input: closing would reset, and the peer may drop what
+         * it has not read of ours when its write fails) */
+        if (flush && c->state == ZC_ACTIVE &&
+            (c->q.lcount || zl_conn_unacked(c) > 0 || zl_conn_unread(c) > 0)) {
+            waiting += (uint32_t)zl_conn_linger(s, c, 0);
             continue;
         }
         zl_conn_close(s, c, reason, 0);
     }
-    if (flush) {
+    if (waiting) {
         /* a finite linger is honoured even after a context shutdown, so the
          * (permanently readable) shutdown fd must not spin the wait */
         if (linger > 0)
             zl_loop_del(&s->loop, s->ctx->shutdown_fd);
         uint64_t deadline = linger > 0 ? zl_now_ms() + (uint64_t)linger : 0;
-        while (s->nqueued) {
+        while (closing_count(s)) {
             int wait = -1;
             if (linger > 0) {
                 uint64_t now = zl_now_ms();
@@ -374,9 +388,16 @@ static void stream_destroy(zl_stream_t *s)
         }
         reason = zl_ctx_is_shutdown(s->ctx) ? ZLINK_DISCONNECT_CTX_TERM
                                             : ZLINK_DISCONNECT_LOCAL;
-        for (uint32_t i = 0; i < s->nslots; i++)
-            if (s->conns[i]->state != ZC_FREE)
-                zl_conn_close(s, s->conns[i], reason, 0);
+        for (uint32_t i = 0; i < s->nslots; i++) {
+            zl_conn_t *c = s->conns[i];
+            if (c->state == ZC_FREE)
+                continue;
+            /* what could not go out in time is reported (CLOSE_FAILED) */
+            int lost = c->state == ZC_CLOSING &&
+                       (c->q.lcount || zl_conn_unacked(c) > (c->shut ? 1 : 0));
+            zl_conn_close(s, c, reason, lost && reason == ZLINK_DISCONNECT_LOCAL
+                                            ? ETIMEDOUT : 0);
+        }
     }
 
     zl_stream_monitors_stop(s);

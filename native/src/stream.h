@@ -97,6 +97,9 @@ typedef struct zl_conn {
     uint64_t progress_ms;  /* peer_closing: when bytes last went out */
     uint8_t dropped;       /* ZLINK_STREAM_DROP: closing, its unsent
                               messages dropped (zl_conn_drop) */
+    uint8_t shut;          /* a local close whose output went out:
+                              half-closed (SHUT_WR), the peer's bytes
+                              discarded until its end (zl_conn_linger) */
     zl_endpoint_t *ep;
     struct zl_conn *ep_prev, *ep_next;
     struct ssl_st *ssl;    /* tls:// connections (stream_tls.c), else NULL */
@@ -504,6 +507,26 @@ void zl_conn_peer_closed(zl_stream_t *s, zl_conn_t *c);
  * ENOBUFS; CLOSE_FAILED when the close frame could not go out. */
 void zl_conn_drop(zl_stream_t *s, zl_conn_t *c, unsigned code);
 #define ZL_WS_DROP_MS 10000
+/* A local close that keeps what the connection was given (LINGER not 0;
+ * LINGER 0 closes at once): the queue goes out, then TCP is half-closed (wss: close_notify first; ws
+ * queues its close frame 1000 behind the data) and what the peer still
+ * sends is read and discarded until the peer's end, so the kernel never
+ * answers unread input with a reset that would discard our last bytes on
+ * their way. Bounded by LINGER when above 0 (a timer when timer is set;
+ * zlink_close bounds it itself); with LINGER -1 the half-close also ends
+ * once the peer acknowledged every byte and our FIN (SIOCOUTQ 0, checked
+ * every ZL_SHUT_POLL_MS). With LINGER -1 a connection with nothing queued,
+ * unacknowledged or unread closes at once, and zlink_close passes only
+ * such connections at any LINGER. The 0x00's cause is 0 when everything went out,
+ * ETIMEDOUT when LINGER ran out first (also CLOSE_FAILED), ECONNRESET when
+ * the peer reset meanwhile. 1 while the connection waits, 0 once closed. */
+int zl_conn_linger(zl_stream_t *s, zl_conn_t *c, int timer);
+#define ZL_SHUT_POLL_MS 10
+/* Bytes of ours the kernel still holds for c (not sent, or not yet
+ * acknowledged by the peer; a FIN counts one): SIOCOUTQ, 0 without fd */
+int zl_conn_unacked(const zl_conn_t *c);
+/* Bytes the peer sent that the kernel holds unread (SIOCINQ), 0 without fd */
+int zl_conn_unread(const zl_conn_t *c);
 /* EPOLLOUT interest of c on or off (EPOLLIN always) */
 void zl_conn_set_out(zl_stream_t *s, zl_conn_t *c, int want_out);
 void zl_setup_fd(zl_stream_t *s, int fd, int family);

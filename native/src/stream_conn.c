@@ -10,7 +10,9 @@
 #include "stream.h"
 
 #include <errno.h>
+#include <linux/sockios.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,6 +154,7 @@ zl_conn_t *zl_conn_alloc(zl_stream_t *s, int have_id, uint32_t id)
     c->tls_wpend = 0;
     c->peer_closing = 0;
     c->dropped = 0;
+    c->shut = 0;
     c->progress_ms = 0;
     c->ssl = NULL;
     c->ws = NULL;
@@ -468,19 +471,69 @@ static int error_reason(int e)
 /* Reads and discards what the peer sent that nobody will read, so that
  * closing the descriptor sends a FIN after our last bytes, not a reset
  * (which makes the peer lose what it has not read yet); bounded, never
- * blocks. 1 when the peer's side ended (EOF or an error). */
+ * blocks. 1 when the peer's side ended (EOF), 2 when the read failed (the
+ * peer reset), 0 while it goes on. */
 static int discard_input(zl_conn_t *c)
 {
     char buf[4096];
     for (int i = 0; i < 256; i++) {
         ssize_t n = zl_raw_recv(c, buf, sizeof buf);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-                       errno != EINTR))
+        if (n == 0)
             return 1;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return 2;
         if (n < 0)
             return 0;
     }
     return 0;
+}
+
+int zl_conn_unacked(const zl_conn_t *c)
+{
+    int n = 0;
+    if (c->fd < 0 || ioctl(c->fd, SIOCOUTQ, &n) != 0)
+        return 0;
+    return n;
+}
+
+int zl_conn_unread(const zl_conn_t *c)
+{
+    int n = 0;
+    if (c->fd < 0 || ioctl(c->fd, SIOCINQ, &n) != 0)
+        return 0;
+    return n;
+}
+
+/* The cause of a half-closed connection the peer reset: 0 when the peer's
+ * TCP had acknowledged every byte of ours (only our FIN may be missing;
+ * SIOCOUTQ keeps counting after the reset), else ECONNRESET: bytes may
+ * have been lost. A peer that closes with our FIN unread resets, though it
+ * has everything. */
+static int shut_reset(const zl_conn_t *c)
+{
+    return zl_conn_unacked(c) > 1 ? ECONNRESET : 0;
+}
+
+/* A local close's queue went out (zl_conn_linger): TCP half-closes (wss:
+ * close_notify first) and the peer's bytes are discarded until its end.
+ * 0 when the connection closed already (the peer's end was there). */
+static int half_close(zl_stream_t *s, zl_conn_t *c)
+{
+    c->shut = 1;
+    zl_tls_end(c, 1);
+    shutdown(c->fd, SHUT_WR);
+    zl_loop_ctl(&s->loop, EPOLL_CTL_MOD, c->fd, EPOLLIN,
+                ZL_TAG(ZT_CONN, c->serial, c->idx));
+    c->want_out = 0;
+    int r = discard_input(c);
+    if (r) {
+        zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, r == 2 ? shut_reset(c) : 0);
+        return 0;
+    }
+    if (s->opts.linger < 0 && !c->timer_id)
+        c->timer_id = zl_loop_timer_add(
+            &s->loop, zl_now_ms() + ZL_SHUT_POLL_MS, ZTM_CONN, c->idx);
+    return 1;
 }
 
 /* A ZC_CLOSING connection's queue went out: it closes, LOCAL, or REMOTE
@@ -491,7 +544,7 @@ static int discard_input(zl_conn_t *c)
  * reads the close frame and a FIN, never a reset. */
 static void closing_done(zl_stream_t *s, zl_conn_t *c)
 {
-    if (c->dropped == 2)
+    if (c->dropped == 2 || c->shut)
         return; /* half-closed already, waiting for the peer's end */
     if (c->dropped == 1) {
         c->dropped = 2;
@@ -502,6 +555,10 @@ static void closing_done(zl_stream_t *s, zl_conn_t *c)
         c->want_out = 0;
         if (discard_input(c))
             zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, ENOBUFS);
+        return;
+    }
+    if (!c->peer_closing && s->opts.linger != 0) {
+        half_close(s, c); /* a local close (zl_conn_linger) */
         return;
     }
     zl_conn_close(s, c,
@@ -585,6 +642,9 @@ void zl_conn_close(zl_stream_t *s, zl_conn_t *c, int reason, int err)
             err = ETIMEDOUT;
         zl_emit(s, ZLINK_EVENT_CLOSE_FAILED, (uint64_t)err, c, NULL, NULL);
     }
+    else if (established && err == ETIMEDOUT && reason == ZLINK_DISCONNECT_LOCAL)
+        /* a local close's LINGER ran out with bytes not out (zl_conn_linger) */
+        zl_emit(s, ZLINK_EVENT_CLOSE_FAILED, (uint64_t)err, c, NULL, NULL);
     if (established)
         zl_emit(s, ZLINK_EVENT_DISCONNECTED, (uint64_t)reason, c, NULL, NULL);
     if (c->ws && established && reason == ZLINK_DISCONNECT_LOCAL)
@@ -618,22 +678,38 @@ static void start_closing(zl_stream_t *s, zl_conn_t *c)
     c->want_out = 1;
 }
 
-void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
+int zl_conn_linger(zl_stream_t *s, zl_conn_t *c, int timer)
 {
     /* ws: a close frame (1000) behind what is queued, flushed before the
      * TCP connection closes; with LINGER 0 it gets one try */
     if (c->ws && zl_ws_queue_close(s, c, 1000) == 0 && s->opts.linger == 0 &&
         zl_conn_flush(s, c) < 0)
-        return;
-    if (c->q.lcount == 0 || s->opts.linger == 0) {
+        return 0;
+    /* LINGER above 0 always half-closes: even with nothing left to send, a
+     * peer still writing would get a reset from the closed socket, and a
+     * peer whose write fails may drop the bytes it received from us and has
+     * not read yet. LINGER -1 (zlink 1.3's default, whose close of an idle
+     * connection is immediate) only when bytes are queued, not yet
+     * acknowledged, or unread from the peer. */
+    if (s->opts.linger == 0 ||
+        (s->opts.linger < 0 && c->q.lcount == 0 && zl_conn_unacked(c) == 0 &&
+         zl_conn_unread(c) == 0)) {
         zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
-        return;
+        return 0;
     }
-    /* flush what the application already handed us, then close */
+    /* flush what the application already handed us, then half-close */
     start_closing(s, c);
-    if (s->opts.linger > 0)
+    if (timer && s->opts.linger > 0)
         c->timer_id = zl_loop_timer_add(
             &s->loop, zl_now_ms() + (uint64_t)s->opts.linger, ZTM_CONN, c->idx);
+    if (c->q.lcount == 0)
+        return half_close(s, c); /* nothing queued: straight to the end */
+    return 1;
+}
+
+void zl_conn_request_close(zl_stream_t *s, zl_conn_t *c)
+{
+    zl_conn_linger(s, c, 1);
 }
 
 void zl_conn_drop(zl_stream_t *s, zl_conn_t *c, unsigned code)
@@ -980,8 +1056,19 @@ void zl_conn_on_timer(zl_stream_t *s, zl_conn_t *c)
         zl_conn_start_connect(s, c, 0);
         break;
     case ZC_CLOSING: /* linger of a requested close expired */
-        if (!c->peer_closing) {
-            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+        if (!c->peer_closing && c->shut && s->opts.linger < 0) {
+            /* LINGER -1, half-closed: done once the peer acknowledged all */
+            if (zl_conn_unacked(c) == 0)
+                zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL, 0);
+            else
+                c->timer_id = zl_loop_timer_add(
+                    &s->loop, zl_now_ms() + ZL_SHUT_POLL_MS, ZTM_CONN, c->idx);
+        } else if (!c->peer_closing) {
+            /* LINGER ran out: bytes still queued or unacknowledged may not
+             * reach the peer */
+            zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL,
+                          c->q.lcount || zl_conn_unacked(c) > (c->shut ? 1 : 0)
+                              ? ETIMEDOUT : 0);
         } else if (s->opts.linger < 0 &&
                    zl_now_ms() < c->progress_ms + ZL_WS_STALL_MS) {
             /* LINGER -1: bounded by a stall, and bytes went out since */
@@ -1016,7 +1103,14 @@ void zl_conn_on_event(zl_stream_t *s, zl_conn_t *c, uint32_t ev)
         hs_step(s, c);
         break;
     case ZC_CLOSING:
-        if (c->dropped == 2) {
+        if (c->shut) {
+            /* half-closed after a local close: the peer's bytes are
+             * discarded until its side ends */
+            int r = discard_input(c);
+            if (r || (ev & (EPOLLERR | EPOLLHUP)))
+                zl_conn_close(s, c, ZLINK_DISCONNECT_LOCAL,
+                              r == 1 || (!r && !(ev & EPOLLERR)) ? 0 : shut_reset(c));
+        } else if (c->dropped == 2) {
             /* half-closed after a drop: the peer's bytes are discarded
              * until its side ends */
             if (discard_input(c) || (ev & EPOLLERR))
