@@ -2,17 +2,9 @@
 // "Draining"): each connection's close flushes, half-closes and reads the peer's bytes until its
 // end, so the kernel never resets a connection with our last frames still on their way. Every
 // accepted frame must reach its peer byte for byte and be counted Sent, exactly, per connection.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class LifecycleDrainWritingPeerTests
+public sealed class LifecycleDrainWritingPeerTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
 

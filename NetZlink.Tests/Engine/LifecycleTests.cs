@@ -4,17 +4,9 @@
 // signal, jitter within its bounds for a seed, peers that stall (IdleTimeout, keepalive on the
 // connection's TCP socket), the drain (every accepted frame arrives byte for byte or is counted,
 // the deadline is honoured) and the live-connection count after a stop.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class LifecycleTests
+public sealed class LifecycleTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 
