@@ -29,18 +29,13 @@ public sealed class EndpointInputTests : ContextTest
         string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc();
         string endpoint = head + "\0-and-more";
 
-        foreach (string operation in Operations)
+        AssertEveryOperationRefusesWithEinval(socket, endpoint, (operation, error) =>
         {
-            var error = Assert.Throws<EndpointException>(() => Call(socket, operation, endpoint))!;
-            Assert.Multiple(() =>
-            {
-                Assert.That(error.Error, Is.EqualTo(ZlinkError.EINVAL), operation);
-                Assert.That(error.Endpoint, Is.EqualTo(endpoint), operation);
-                Assert.That(error.Message, Is.EqualTo(
-                    $"{operation}(\"{head}\\u0000-and-more\") failed: EINVAL (22): Invalid argument " +
-                    $"(the endpoint has a NUL character at index {head.Length}, where the native library would end the text)"));
-            });
-        }
+            Assert.That(error.Endpoint, Is.EqualTo(endpoint), operation);
+            Assert.That(error.Message, Is.EqualTo(
+                $"{operation}(\"{head}\\u0000-and-more\") failed: EINVAL (22): Invalid argument " +
+                $"(the endpoint has a NUL character at index {head.Length}, where the native library would end the text)"));
+        });
 
         // Had the text before the NUL reached the library, it would be bound now.
         Assert.That(socket.LastEndpoint, Is.Empty, "nothing was bound");
@@ -61,13 +56,11 @@ public sealed class EndpointInputTests : ContextTest
         string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:" : Endpoints.Inproc();
         string endpoint = head + "\uD800x";
 
-        foreach (string operation in Operations)
+        AssertEveryOperationRefusesWithEinval(socket, endpoint, (operation, error) =>
         {
-            var error = Assert.Throws<EndpointException>(() => Call(socket, operation, endpoint))!;
-            Assert.That(error.Error, Is.EqualTo(ZlinkError.EINVAL), operation);
             Assert.That(error.Message, Does.StartWith($"{operation}(\"{head}\\uD800x\") failed: EINVAL (22): "));
             Assert.That(error.Message, Does.EndWith($"(the endpoint has an unpaired surrogate U+D800 at index {head.Length}, which has no UTF-8 form)"));
-        }
+        });
 
         // Encoded with replacement characters, "\uD800x" and "\uDBFFx" would have been one name.
         Assert.That(socket.LastEndpoint, Is.Empty, "nothing was bound");
@@ -249,6 +242,23 @@ public sealed class EndpointInputTests : ContextTest
         }
 
         return new string(letters);
+    }
+
+    /// <summary>
+    /// Bind, Connect, Unbind and Disconnect with <paramref name="endpoint"/> each throw an
+    /// <see cref="EndpointException"/> with EINVAL; <paramref name="check"/> asserts the rest of each.
+    /// </summary>
+    private static void AssertEveryOperationRefusesWithEinval(ZlinkSocket socket, string endpoint, Action<string, EndpointException> check)
+    {
+        foreach (string operation in Operations)
+        {
+            var error = Assert.Throws<EndpointException>(() => Call(socket, operation, endpoint))!;
+            Assert.Multiple(() =>
+            {
+                Assert.That(error.Error, Is.EqualTo(ZlinkError.EINVAL), operation);
+                check(operation, error);
+            });
+        }
     }
 
     private static void Call(ZlinkSocket socket, string operation, string endpoint)

@@ -40,11 +40,8 @@ public sealed class HighWaterMarkTests : ContextTest
         using var server = Context.CreateSocket(ZlinkSocketType.Stream);
         server.SendHighWaterMark = 4;
         server.SendBufferSize = 16 * 1024;
-        var endpoint = new Uri(StreamSockets.Bind(server));
-
         using var client = new TcpClient { ReceiveBufferSize = 16 * 1024 };
-        client.Connect(endpoint.Host, endpoint.Port);
-        RoutingId id = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+        RoutingId id = StreamSockets.ConnectTcp(server, client);
 
         // Nobody reads on the client: the kernel buffers fill, then the connection's queue.
         byte[] payload = new byte[64 * 1024];

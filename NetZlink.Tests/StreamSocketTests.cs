@@ -94,11 +94,8 @@ public sealed class StreamSocketTests : ContextTest
     public void Server_WithAPlainTcpClient_ReportsConnectDataAndDisconnect()
     {
         using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        var endpoint = new Uri(StreamSockets.Bind(server));
-
         using var client = new TcpClient();
-        client.Connect(endpoint.Host, endpoint.Port);
-        RoutingId id = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+        RoutingId id = StreamSockets.ConnectTcp(server, client);
 
         // A STREAM server reads [u32 BE length][body] frames and hands over the body (Length
         // framing, the default, as on zlink 1.3): the framed packet arrives as "abc", whole.
@@ -116,10 +113,8 @@ public sealed class StreamSocketTests : ContextTest
     public void PeerIntrospection_DescribesEachConnection()
     {
         using var server = Context.CreateSocket(ZlinkSocketType.Stream);
-        var endpoint = new Uri(StreamSockets.Bind(server));
         using var client = new TcpClient();
-        client.Connect(endpoint.Host, endpoint.Port);
-        RoutingId id = StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
+        RoutingId id = StreamSockets.ConnectTcp(server, client);
 
         Assert.That(server.PeerCount, Is.EqualTo(1));
         Assert.That(server.GetPeerRoutingId(0), Is.EqualTo(id));

@@ -7,7 +7,6 @@ internal static class StreamSockets
     public const byte Connected = 0x01;
     public const byte Disconnected = 0x00;
 
-    /// <summary>Binds a STREAM socket on a fresh loopback port; returns the endpoint.</summary>
     /// <summary>Connects <paramref name="client"/> to <paramref name="server"/> (bound here) and returns each side's id of the connection.</summary>
     public static (RoutingId ClientSide, RoutingId ServerSide) Connect(ZlinkSocket server, ZlinkSocket client)
     {
@@ -17,10 +16,22 @@ internal static class StreamSockets
         return (clientSide, serverSide);
     }
 
+    /// <summary>Binds a STREAM socket on a fresh loopback port; returns the endpoint.</summary>
     public static string Bind(ZlinkSocket server)
     {
         server.Bind("tcp://127.0.0.1:*");
         return server.LastEndpoint;
+    }
+
+    /// <summary>
+    /// Binds <paramref name="server"/> on a fresh loopback port, connects the plain TCP
+    /// <paramref name="client"/> to it and returns the server's id of the connection (its connect event).
+    /// </summary>
+    public static RoutingId ConnectTcp(ZlinkSocket server, System.Net.Sockets.TcpClient client)
+    {
+        var endpoint = new Uri(Bind(server));
+        client.Connect(endpoint.Host, endpoint.Port);
+        return ReceiveEvent(server, Connected);
     }
 
     /// <summary>Connects a STREAM client, or ignores the test when the native library's STREAM cannot connect (<see cref="NativeNeeds"/>).</summary>

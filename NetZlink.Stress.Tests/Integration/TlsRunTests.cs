@@ -1,6 +1,8 @@
 // s4 and --transport tls for real: the netzlink client and echo server (in its child) over tls://
 // with the certificates the tool makes per run, checked by the client against their CA; the
 // files gone afterwards; a certificate from another CA refused; an unusable certificate a clear error.
+using static NetZlink.Stress.Tests.Support.InProcessRun;
+
 namespace NetZlink.Stress.Tests.Integration;
 
 public sealed class TlsRunTests : IntegrationFixture
@@ -69,23 +71,9 @@ public sealed class TlsRunTests : IntegrationFixture
     [CancelAfter(120_000)]
     public async Task TheNetzlinkClientRunsAgainstTheDotnetTlsServer(string scenario, CancellationToken cancellationToken)
     {
-        string[] load = scenario == "s0" ? [] : ["--ccu", "10", "--warmup", "0.2", "--measure", "1"];
-        (int exitCode, string stdout, string stderr) = await RunAsync(
-            null,
-            cancellationToken,
-            ["--scenario", scenario, "--transport", "tls", "--client-stack", "netzlink", "--server-stack", "dotnet", .. load, "--drain-timeout", "5", "--port", Port()]);
+        string stdout = await AssertEchoRunPassesAsync("tls", "netzlink", "dotnet", scenario, cancellationToken);
 
-        string result = Line(stdout, "RESULT ");
-        Assert.Multiple(() =>
-        {
-            Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass), stderr);
-            Assert.That(Field(result, "transport"), Is.EqualTo("tls"));
-            Assert.That(Field(result, "stack"), Is.EqualTo("netzlink+dotnet"));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), result);
-            Assert.That(Number(result, "lost"), Is.Zero);
-            Assert.That(Number(result, "recv"), Is.Positive.And.EqualTo(Number(result, "sent")));
-            Assert.That(Number(Line(stdout, "METRIC "), "server_samples"), Is.Positive, "the dotnet tls server timed no read");
-        });
+        Assert.That(Number(Line(stdout, "METRIC "), "server_samples"), Is.Positive, "the dotnet tls server timed no read");
     }
 
     [TestCase("netzlink", "s0")]
@@ -93,26 +81,8 @@ public sealed class TlsRunTests : IntegrationFixture
     [TestCase("dotnet", "s0")]
     [TestCase("dotnet", "s2")]
     [CancelAfter(120_000)]
-    public async Task TheDotnetClientRunsOverTls(string serverStack, string scenario, CancellationToken cancellationToken)
-    {
-        string[] load = scenario == "s0" ? [] : ["--ccu", "10", "--warmup", "0.2", "--measure", "1"];
-        (int exitCode, string stdout, string stderr) = await RunAsync(
-            null,
-            cancellationToken,
-            ["--scenario", scenario, "--transport", "tls", "--client-stack", "dotnet", "--server-stack", serverStack, .. load, "--drain-timeout", "5", "--port", Port()]);
-
-        string result = Line(stdout, "RESULT ");
-        Assert.Multiple(() =>
-        {
-            Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass), stderr);
-            Assert.That(Field(result, "transport"), Is.EqualTo("tls"));
-            Assert.That(Field(result, "stack"), Is.EqualTo(serverStack == "dotnet" ? "dotnet" : "dotnet+netzlink"));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), result);
-            Assert.That(Number(result, "lost"), Is.Zero);
-            Assert.That(Number(result, "connect_success"), Is.EqualTo(scenario == "s0" ? 1 : 10));
-            Assert.That(Number(result, "recv"), Is.Positive.And.EqualTo(Number(result, "sent")));
-        });
-    }
+    public Task TheDotnetClientRunsOverTls(string serverStack, string scenario, CancellationToken cancellationToken) =>
+        AssertEchoRunPassesAsync("tls", "dotnet", serverStack, scenario, cancellationToken);
 
     [Test]
     [CancelAfter(120_000)]
@@ -139,14 +109,10 @@ public sealed class TlsRunTests : IntegrationFixture
     [CancelAfter(120_000)]
     public async Task TheDotnetClientRefusesACertificateFromAnotherCa(string serverStack, CancellationToken cancellationToken)
     {
-        using RunCertificates server = RunCertificates.Create();
-        using RunCertificates other = RunCertificates.Create();
-
-        (int exitCode, string stdout, string stderr) = await RunAsync(
-            null,
+        (int exitCode, string stdout, string stderr) = await RunWithCertificateFromAnotherCaAsync(
             cancellationToken,
             "--scenario", "s2", "--transport", "tls", "--ccu", "3", "--measure", "1", "--connect-timeout", "2", "--connect-retries", "0", "--port", Port(),
-            "--tls-cert", server.CertificateFile, "--tls-key", server.KeyFile, "--tls-ca", other.CaFile, "--client-stack", "dotnet", "--server-stack", serverStack);
+            "--client-stack", "dotnet", "--server-stack", serverStack);
 
         string result = Line(stdout, "RESULT ");
         Assert.Multiple(() =>
@@ -188,14 +154,10 @@ public sealed class TlsRunTests : IntegrationFixture
     [CancelAfter(120_000)]
     public async Task AServerCertificateFromAnotherCaIsRefused(string serverStack, CancellationToken cancellationToken)
     {
-        using RunCertificates server = RunCertificates.Create();
-        using RunCertificates other = RunCertificates.Create();
-
-        (int exitCode, string stdout, string stderr) = await RunAsync(
-            null,
+        (int exitCode, string stdout, string stderr) = await RunWithCertificateFromAnotherCaAsync(
             cancellationToken,
             "--scenario", "s1", "--transport", "tls", "--ccu", "3", "--connect-timeout", "2", "--connect-retries", "0", "--port", Port(),
-            "--tls-cert", server.CertificateFile, "--tls-key", server.KeyFile, "--tls-ca", other.CaFile, "--server-stack", serverStack);
+            "--server-stack", serverStack);
 
         string result = Line(stdout, "RESULT ");
         Assert.Multiple(() =>
@@ -231,16 +193,5 @@ public sealed class TlsRunTests : IntegrationFixture
                 .And.Contain($"--tls-cert {notPem}")
                 .And.Contain("must be readable PEM files"));
         });
-    }
-
-    private static string Port() => FreePort.Next().ToString(CultureInfo.InvariantCulture);
-
-    private static async Task<(int ExitCode, string Stdout, string Stderr)> RunAsync(
-        Action<ScenarioSettings>? serverStarting, CancellationToken cancellationToken, params string[] args)
-    {
-        using var stdout = new StringWriter();
-        using var stderr = new StringWriter();
-        int exitCode = await new StressApp(stdout, stderr, serverStarting: serverStarting).RunAsync([.. args, "--quiet"], cancellationToken);
-        return (exitCode, stdout.ToString(), stderr.ToString());
     }
 }

@@ -4,6 +4,8 @@
 // server) when the native library has ws; s4 with every transport's rows; the upgrade's refusals.
 using System.Text;
 
+using static NetZlink.Stress.Tests.Support.InProcessRun;
+
 namespace NetZlink.Stress.Tests.Integration;
 
 public sealed class WsRunTests : IntegrationFixture
@@ -30,23 +32,7 @@ public sealed class WsRunTests : IntegrationFixture
             Assert.Ignore($"the native library has no {transport} ({TransportCatalog.UnavailableReason(transport)})");
         }
 
-        string[] load = scenario == "s0" ? [] : ["--ccu", "10", "--warmup", "0.2", "--measure", "1"];
-        (int exitCode, string stdout, string stderr) = await RunAsync(
-            cancellationToken,
-            ["--scenario", scenario, "--transport", transport, "--client-stack", clientStack, "--server-stack", serverStack, .. load, "--drain-timeout", "5", "--port", Port()]);
-
-        string result = Line(stdout, "RESULT ");
-        string stack = clientStack == serverStack ? clientStack : $"{clientStack}+{serverStack}";
-        Assert.Multiple(() =>
-        {
-            Assert.That(exitCode, Is.EqualTo(ExitCodes.Pass), stderr);
-            Assert.That(Field(result, "transport"), Is.EqualTo(transport));
-            Assert.That(Field(result, "stack"), Is.EqualTo(stack));
-            Assert.That(Field(result, "pass_fail"), Is.EqualTo("PASS"), result);
-            Assert.That(Number(result, "lost"), Is.Zero);
-            Assert.That(Number(result, "connect_success"), Is.EqualTo(scenario == "s0" ? 1 : 10));
-            Assert.That(Number(result, "recv"), Is.Positive.And.EqualTo(Number(result, "sent")));
-        });
+        await AssertEchoRunPassesAsync(transport, clientStack, serverStack, scenario, cancellationToken);
     }
 
     [Test]
@@ -54,7 +40,7 @@ public sealed class WsRunTests : IntegrationFixture
     public async Task S4OnTheDotnetStackHasEveryTransportsRows(CancellationToken cancellationToken)
     {
         (int exitCode, string stdout, string stderr) = await RunAsync(
-            cancellationToken, "--scenario", "s4", "--stack", "dotnet", "--ccu", "5", "--warmup", "0.2", "--measure", "0.5", "--drain-timeout", "5", "--port", Port());
+            null, cancellationToken, "--scenario", "s4", "--stack", "dotnet", "--ccu", "5", "--warmup", "0.2", "--measure", "0.5", "--drain-timeout", "5", "--port", Port());
 
         string[] metrics = stdout.Split('\n').Where(l => l.StartsWith("METRIC ", StringComparison.Ordinal)).ToArray();
         string[] results = stdout.Split('\n').Where(l => l.StartsWith("RESULT ", StringComparison.Ordinal)).ToArray();
@@ -75,13 +61,10 @@ public sealed class WsRunTests : IntegrationFixture
     [CancelAfter(120_000)]
     public async Task TheDotnetClientOverWssRefusesACertificateFromAnotherCa(CancellationToken cancellationToken)
     {
-        using NetZlink.Stress.Tls.RunCertificates server = NetZlink.Stress.Tls.RunCertificates.Create();
-        using NetZlink.Stress.Tls.RunCertificates other = NetZlink.Stress.Tls.RunCertificates.Create();
-
-        (int exitCode, string stdout, string stderr) = await RunAsync(
+        (int exitCode, string stdout, string stderr) = await RunWithCertificateFromAnotherCaAsync(
             cancellationToken,
             "--scenario", "s2", "--transport", "wss", "--ccu", "3", "--measure", "1", "--connect-timeout", "2", "--connect-retries", "0", "--port", Port(),
-            "--tls-cert", server.CertificateFile, "--tls-key", server.KeyFile, "--tls-ca", other.CaFile, "--stack", "dotnet");
+            "--stack", "dotnet");
 
         string result = Line(stdout, "RESULT ");
         Assert.Multiple(() =>
@@ -133,15 +116,5 @@ public sealed class WsRunTests : IntegrationFixture
     public void TheAcceptValueIsTheContractOne()
     {
         Assert.That(WebSocketHandshake.AcceptFor("dGhlIHNhbXBsZSBub25jZQ=="), Is.EqualTo("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="));
-    }
-
-    private static string Port() => FreePort.Next().ToString(CultureInfo.InvariantCulture);
-
-    private static async Task<(int ExitCode, string Stdout, string Stderr)> RunAsync(CancellationToken cancellationToken, params string[] args)
-    {
-        using var stdout = new StringWriter();
-        using var stderr = new StringWriter();
-        int exitCode = await new StressApp(stdout, stderr).RunAsync([.. args, "--quiet"], cancellationToken);
-        return (exitCode, stdout.ToString(), stderr.ToString());
     }
 }

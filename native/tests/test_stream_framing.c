@@ -144,12 +144,25 @@ static void expect_drop(fw_srv_t *v, int kind, const void *bad, size_t n, int er
     fw_peer_close(&p);
 }
 
+/* A server of the given framing (64 KiB buffer) with one peer of kind
+ * connected to it; close_with_peer closes both. */
+static void open_with_peer(fw_srv_t *v, fw_peer_t *p, int kind, int framing)
+{
+    fw_srv_open(v, ctx, kind, framing, 65536);
+    fw_peer_open(p, v, kind);
+}
+
+static void close_with_peer(fw_srv_t *v, fw_peer_t *p)
+{
+    fw_peer_close(p);
+    fw_srv_close(v);
+}
+
 static void length_cases(int kind)
 {
     fw_srv_t v;
-    fw_srv_open(&v, ctx, kind, LENGTH, 65536);
     fw_peer_t p;
-    fw_peer_open(&p, &v, kind);
+    open_with_peer(&v, &p, kind, LENGTH);
     size_t from = v.nlog, i;
     unsigned char b[64];
 
@@ -253,16 +266,14 @@ static void length_cases(int kind)
     i = fw_wait_msg(&v, from, p.id, 5000);
     CHECK(v.log[i].event == 0 && v.log[i].err == 0);
     CHECK_ERR(tu_stream_send(v.s, p.id, "x", 1, 0), EHOSTUNREACH);
-    fw_peer_close(&p);
-    fw_srv_close(&v);
+    close_with_peer(&v, &p);
 }
 
 static void raw_cases(int kind)
 {
     fw_srv_t v;
-    fw_srv_open(&v, ctx, kind, RAW, 65536);
     fw_peer_t p;
-    fw_peer_open(&p, &v, kind);
+    open_with_peer(&v, &p, kind, RAW);
     /* the connect event: a zero-length payload, EVENT 1 */
     ssize_t c = fw_find(&v, 0, p.id);
     CHECK(c >= 0 && v.log[c].event == 1 && v.log[c].n == 0);
@@ -303,8 +314,7 @@ static void raw_cases(int kind)
     }
     CHECK(n == 3 && memcmp(got, "xyz", 3) == 0);
     CHECK(v.log[ev].n == 0 && v.log[ev].err == 0);
-    fw_peer_close(&p);
-    fw_srv_close(&v);
+    close_with_peer(&v, &p);
 }
 
 /* BATCH: receives the next non-empty payload of v into buf (cap), raw
@@ -332,9 +342,8 @@ static int batch_next(fw_srv_t *v, uint32_t id, void *buf, size_t cap)
 static void batch_cases(int kind)
 {
     fw_srv_t v;
-    fw_srv_open(&v, ctx, kind, BATCH, 65536);
     fw_peer_t p;
-    fw_peer_open(&p, &v, kind);
+    open_with_peer(&v, &p, kind, BATCH);
     static unsigned char pkt[200], buf[70000];
     for (int k = 0; k < 100; k++)
         pkt[4 + k] = (unsigned char)(k + 1);
@@ -415,8 +424,7 @@ static void batch_cases(int kind)
     fw_expect_end(&p, &v);
     size_t i = fw_wait_msg(&v, from, p.id, 5000);
     CHECK(v.log[i].event == 0 && v.log[i].err == 0);
-    fw_peer_close(&p);
-    fw_srv_close(&v);
+    close_with_peer(&v, &p);
 }
 
 int main(void)

@@ -149,31 +149,39 @@ static void test_bad_requests(void *ctx)
     CHECK(zlink_bind(srv, "ws://127.0.0.1:*/feed") == 0);
     tu_last_endpoint(srv, ep, sizeof ep);
     void *smon = zlink_socket_monitor_open(srv, ZLINK_EVENT_ALL);
-    const char garbage[] = "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
-    bad_request(ctx, srv, smon, ep, garbage, sizeof garbage - 1, "HTTP/1.1 400 ");
-    const char plain[] = "GET /feed HTTP/1.1\r\nHost: x\r\n\r\n";
-    bad_request(ctx, srv, smon, ep, plain, sizeof plain - 1, "HTTP/1.1 400 ");
-    const char wrong[] = "GET /other HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-                         "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                         "Sec-WebSocket-Version: 13\r\n\r\n";
-    bad_request(ctx, srv, smon, ep, wrong, sizeof wrong - 1, "HTTP/1.1 404 ");
-    const char badkey[] = "GET /feed HTTP/1.1\r\nUpgrade: websocket\r\n"
-                          "Connection: Upgrade\r\nSec-WebSocket-Key: short\r\n"
-                          "Sec-WebSocket-Version: 13\r\n\r\n";
-    bad_request(ctx, srv, smon, ep, badkey, sizeof badkey - 1, "HTTP/1.1 400 ");
-    /* bare LF line ends (RFC 7230 3.5 allows a recipient to refuse them):
-     * 400 at once, not silence until the handshake times out */
-    const char bare_lf[] = "GET /feed HTTP/1.1\nHost: x\nUpgrade: websocket\n"
-                           "Connection: Upgrade\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\n"
-                           "Sec-WebSocket-Version: 13\n\n";
-    bad_request(ctx, srv, smon, ep, bare_lf, sizeof bare_lf - 1, "HTTP/1.1 400 ");
-    const char one_lf[] = "GET /feed HTTP/1.1\r\nHost: x\nUpgrade: websocket\r\n";
-    bad_request(ctx, srv, smon, ep, one_lf, sizeof one_lf - 1, "HTTP/1.1 400 ");
-    /* a query does not change the path: another path with one is still 404 */
-    const char other_q[] = "GET /other?feed HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
-                           "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                           "Sec-WebSocket-Version: 13\r\n\r\n";
-    bad_request(ctx, srv, smon, ep, other_q, sizeof other_q - 1, "HTTP/1.1 404 ");
+    /* each refused request, as bytes (the first has NULs), with the answer's start */
+#define WS_BAD(request, answer) {request, sizeof request - 1, answer}
+    static const struct {
+        const char *request;
+        size_t len;
+        const char *answer;
+    } refused[] = {
+        WS_BAD("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", "HTTP/1.1 400 "),
+        WS_BAD("GET /feed HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 "),
+        WS_BAD("GET /other HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+               "Sec-WebSocket-Version: 13\r\n\r\n",
+               "HTTP/1.1 404 "),
+        WS_BAD("GET /feed HTTP/1.1\r\nUpgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Key: short\r\n"
+               "Sec-WebSocket-Version: 13\r\n\r\n",
+               "HTTP/1.1 400 "),
+        /* bare LF line ends (RFC 7230 3.5 allows a recipient to refuse them):
+         * 400 at once, not silence until the handshake times out */
+        WS_BAD("GET /feed HTTP/1.1\nHost: x\nUpgrade: websocket\n"
+               "Connection: Upgrade\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\n"
+               "Sec-WebSocket-Version: 13\n\n",
+               "HTTP/1.1 400 "),
+        WS_BAD("GET /feed HTTP/1.1\r\nHost: x\nUpgrade: websocket\r\n", "HTTP/1.1 400 "),
+        /* a query does not change the path: another path with one is still 404 */
+        WS_BAD("GET /other?feed HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+               "Sec-WebSocket-Version: 13\r\n\r\n",
+               "HTTP/1.1 404 "),
+    };
+#undef WS_BAD
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        bad_request(ctx, srv, smon, ep, refused[i].request, refused[i].len, refused[i].answer);
     /* and the right path with a query is served */
     const char *queries[] = {"/feed?token=abc&x=1", "/feed?"};
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++) {

@@ -229,6 +229,15 @@ static void send_handshake(int fd, int type, const char *id, size_t idlen)
     send_ready(fd);
 }
 
+/* A raw peer of s (of type own) that has read s's greeting and sent its own
+ * HELLO (peer_type, id) and READY. */
+static int ready_peer(void *s, int port, int own, int peer_type, const char *id, size_t idlen)
+{
+    int fd = raw_peer(s, port, own);
+    send_handshake(fd, peer_type, id, idlen);
+    return fd;
+}
+
 /* a socket bound to a free port; opts: (option, value) pairs ending with 0,
  * set before the bind (a listener takes the options of that time) */
 static void *bound_opts(void *ctx, int type, int *port, const int *opts)
@@ -293,8 +302,7 @@ static void pair_frames(void *ctx)
     size_t idlen = routing_id(s, id);
     CHECK(idlen == 16);
     CHECK((id[6] & 0xf0) == 0x40 && (id[8] & 0xc0) == 0x80); /* RFC 4122 v4 */
-    int fd = raw_peer(s, port, T_PAIR);
-    send_handshake(fd, T_PAIR, "raw", 3);
+    int fd = ready_peer(s, port, T_PAIR, T_PAIR, "raw", 3);
     send_frame(fd, 0x01, "hi", 2);
     send_frame(fd, 0x00, "end", 3);
     recv_part(s, "hi", 2, 1);
@@ -375,8 +383,7 @@ static void router_ids(void *ctx)
 {
     int port;
     void *s = bound(ctx, ZLINK_ROUTER, &port);
-    int fd = raw_peer(s, port, T_ROUTER);
-    send_handshake(fd, T_DEALER, "peer-1", 6);
+    int fd = ready_peer(s, port, T_ROUTER, T_DEALER, "peer-1", 6);
     send_frame(fd, 0x01, "x", 1);
     send_frame(fd, 0x00, "y", 1);
     recv_part(s, "peer-1", 6, 1);
@@ -386,8 +393,7 @@ static void router_ids(void *ctx)
     CHECK(zlink_send(s, "back", 4, 0) == 4);
     expect_frame(fd, 0x00, "back", 4);
 
-    int fd2 = raw_peer(s, port, T_ROUTER);
-    send_handshake(fd2, T_DEALER, "", 0);
+    int fd2 = ready_peer(s, port, T_ROUTER, T_DEALER, "", 0);
     send_frame(fd2, 0x00, "anon", 4);
     unsigned char auto_id[16];
     int n = zlink_recv(s, auto_id, sizeof auto_id, 0);
@@ -442,8 +448,7 @@ static void pub_xpub(void *ctx)
 {
     int port;
     void *s = bound(ctx, ZLINK_PUB, &port);
-    int fd = raw_peer(s, port, T_PUB);
-    send_handshake(fd, T_SUB, "", 0);
+    int fd = ready_peer(s, port, T_PUB, T_SUB, "", 0);
     send_frame(fd, 0x08, "k", 1);
     tu_sleep_ms(100);
     CHECK(zlink_send(s, "z1", 2, 0) == 2);
@@ -455,8 +460,7 @@ static void pub_xpub(void *ctx)
     zlink_close(s);
 
     s = bound(ctx, ZLINK_XPUB, &port);
-    fd = raw_peer(s, port, T_XPUB);
-    send_handshake(fd, T_XSUB, "", 0);
+    fd = ready_peer(s, port, T_XPUB, T_XSUB, "", 0);
     send_frame(fd, 0x08, "topic", 5);
     recv_part(s, "\1topic", 6, 0);
     send_frame(fd, 0x10, "topic", 5);
@@ -476,8 +480,7 @@ static void heartbeats(void *ctx)
     static const int opts[] = {ZLINK_HEARTBEAT_IVL, 100, ZLINK_HEARTBEAT_TTL, 3000,
                                ZLINK_HEARTBEAT_TIMEOUT, 5000, 0};
     void *s = bound_opts(ctx, ZLINK_PAIR, &port, opts);
-    int fd = raw_peer(s, port, T_PAIR);
-    send_handshake(fd, T_PAIR, "", 0);
+    int fd = ready_peer(s, port, T_PAIR, T_PAIR, "", 0);
     expect_frame(fd, 0x02, "\x02\x00\x1e\x00", 4); /* ttl 30 ds */
     send_frame(fd, 0x02, "\x02\x00\x00\x02" "cx", 6);
     /* the answer, perhaps after more HEARTBEATs */

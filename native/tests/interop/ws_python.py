@@ -213,6 +213,21 @@ async def client_echoed(cli, n, seen):
     return None
 
 
+async def zl_client_against(certs, wss, behaviour, n, then, check):
+    """zl_echo connect --send n --then then against a python server running
+    behaviour: None once the client echoed its n bytes and ended orderly
+    (client_echoed) and check(seen) found nothing wrong, else why not; the
+    client and the server are gone afterwards"""
+    server, port, seen = await python_server(certs, wss, behaviour)
+    cli = zl_client(certs, wss, port, n, then)
+    try:
+        return await client_echoed(cli, n, seen) or check(seen)
+    finally:
+        cli.stop()
+        server.close()
+        await server.wait_closed()
+
+
 async def zl_client_echo(certs, wss, n):
     """zl_echo connect --send n (LENGTH) against a python echo server, then
     zl_echo closes: the server sees 1000"""
@@ -220,19 +235,12 @@ async def zl_client_echo(certs, wss, n):
         async for m in ws:
             await ws.send(m)
 
-    server, port, seen = await python_server(certs, wss, echo)
-    cli = zl_client(certs, wss, port, n, "close")
-    try:
-        why = await client_echoed(cli, n, seen)
-        if why:
-            return why
+    def closed_1000(seen):
         if seen.get("close_code") != 1000:
             return f"close code seen by the python server: {seen.get('close_code')}"
-    finally:
-        cli.stop()
-        server.close()
-        await server.wait_closed()
-    return None
+        return None
+
+    return await zl_client_against(certs, wss, echo, n, "close", closed_1000)
 
 
 async def python_server_closes(certs, wss):
@@ -246,21 +254,14 @@ async def python_server_closes(certs, wss):
         seen["pong"] = True
         await ws.close(4002, "done")
 
-    server, port, seen = await python_server(certs, wss, behaviour)
-    cli = zl_client(certs, wss, port, 5000, "wait")
-    try:
-        why = await client_echoed(cli, 5000, seen)
-        if why:
-            return why
+    def pong_and_4002(seen):
         if not seen.get("pong"):
             return "no pong"
         if seen.get("close_code") != 4002:
             return f"close code the python server got back: {seen.get('close_code')}"
-    finally:
-        cli.stop()
-        server.close()
-        await server.wait_closed()
-    return None
+        return None
+
+    return await zl_client_against(certs, wss, behaviour, 5000, "wait", pong_and_4002)
 
 
 def run(coro_fn, *args):
