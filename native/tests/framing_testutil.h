@@ -207,34 +207,16 @@ static inline void fw_end(void *ctx)
     tu_tls_cleanup(&fw_tls);
 }
 
-/* All n transport bytes out, stepping the server while the kernel is full. */
-static inline void fw_raw_write(fw_peer_t *p, fw_srv_t *v, const void *b, size_t n)
-{
-    const unsigned char *c = b;
-    long long end = tu_now_ms() + 10000;
-    while (n) {
-        ssize_t k = fw_raw_write1(p, c, n);
-        CHECK(k >= 0);
-        if (k == 0) {
-            CHECK(tu_now_ms() < end);
-            fw_idle(v);
-            continue;
-        }
-        c += k;
-        n -= (size_t)k;
-    }
-}
-
-/* Exactly n bytes through read1 (which reads what is there without
- * waiting: bytes, 0 none yet, -1 the end), stepping the server while none
- * come, at most 10 s; 0, or -1 at the end. */
-static inline int fw_read_exactly(fw_peer_t *p, fw_srv_t *v, void *b, size_t n,
-                                  ssize_t (*read1)(fw_peer_t *, void *, size_t))
+/* Exactly n bytes through step (which moves what it can without waiting:
+ * bytes, 0 none now, -1 the end), stepping the server while none move, at
+ * most 10 s; 0, or -1 at the end. */
+static inline int fw_move_exactly(fw_peer_t *p, fw_srv_t *v, void *b, size_t n,
+                                  ssize_t (*step)(fw_peer_t *, void *, size_t))
 {
     unsigned char *c = b;
     long long end = tu_now_ms() + 10000;
     while (n) {
-        ssize_t k = read1(p, c, n);
+        ssize_t k = step(p, c, n);
         if (k < 0)
             return -1;
         if (k == 0) {
@@ -248,10 +230,22 @@ static inline int fw_read_exactly(fw_peer_t *p, fw_srv_t *v, void *b, size_t n,
     return 0;
 }
 
+static inline ssize_t fw_raw_write_step(fw_peer_t *p, void *b, size_t n)
+{
+    return fw_raw_write1(p, b, n);
+}
+
+/* All n transport bytes out, stepping the server while the kernel is full
+ * (fw_move_exactly only reads b here). */
+static inline void fw_raw_write(fw_peer_t *p, fw_srv_t *v, const void *b, size_t n)
+{
+    CHECK(fw_move_exactly(p, v, (void *)b, n, fw_raw_write_step) == 0);
+}
+
 /* Exactly n transport bytes in (stepping the server); 0, or -1 at EOF. */
 static inline int fw_raw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
 {
-    return fw_read_exactly(p, v, b, n, fw_raw_read1);
+    return fw_move_exactly(p, v, b, n, fw_raw_read1);
 }
 
 /* Connects a peer of kind to the server (TLS and ws handshakes included,
@@ -404,7 +398,7 @@ static inline ssize_t fw_read1(fw_peer_t *p, void *b, size_t n)
  * end. */
 static inline int fw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
 {
-    return fw_read_exactly(p, v, b, n, fw_read1);
+    return fw_move_exactly(p, v, b, n, fw_read1);
 }
 
 /* Waits (stepping the server) until the server ended the connection: EOF

@@ -29,17 +29,28 @@
         }                                                                      \
     } while (0)
 
+/* CHECK_ERR's and CHECK_NULL_ERR's check: the call failed (failed) with
+ * zlink_errno want, else say what it gave (got, e) and exit */
+static inline void tu_check_errno_(const char *file, int line, const char *expr,
+                                   int failed, const char *got, int e,
+                                   const char *want_prefix, int want)
+{
+    if (!failed || e != want) {
+        fprintf(stderr, "%s:%d: %s: %s errno %d (%s), want %s%d\n", file, line,
+                expr, got, e, zlink_strerror(e), want_prefix, want);
+        exit(1);
+    }
+}
+
 /* int expression must fail with -1 and the given zlink_errno */
 #define CHECK_ERR(expr, err)                                                   \
     do {                                                                       \
         int rc_ = (expr);                                                      \
         int e_ = zlink_errno();                                                \
-        if (rc_ != -1 || e_ != (err)) {                                        \
-            fprintf(stderr, "%s:%d: %s: rc %d errno %d (%s), want %d\n",       \
-                    __FILE__, __LINE__, #expr, rc_, e_, zlink_strerror(e_),    \
-                    (err));                                                    \
-            exit(1);                                                           \
-        }                                                                      \
+        char got_[32];                                                         \
+        snprintf(got_, sizeof got_, "rc %d", rc_);                             \
+        tu_check_errno_(__FILE__, __LINE__, #expr, rc_ == -1, got_, e_, "",    \
+                        (err));                                                \
     } while (0)
 
 /* pointer expression must give NULL and the given zlink_errno */
@@ -47,12 +58,10 @@
     do {                                                                       \
         void *p_ = (expr);                                                     \
         int e_ = zlink_errno();                                                \
-        if (p_ != NULL || e_ != (err)) {                                       \
-            fprintf(stderr, "%s:%d: %s: %p errno %d (%s), want NULL/%d\n",     \
-                    __FILE__, __LINE__, #expr, p_, e_, zlink_strerror(e_),     \
-                    (err));                                                    \
-            exit(1);                                                           \
-        }                                                                      \
+        char got_[32];                                                         \
+        snprintf(got_, sizeof got_, "%p", p_);                                 \
+        tu_check_errno_(__FILE__, __LINE__, #expr, p_ == NULL, got_, e_,       \
+                        "NULL/", (err));                                       \
     } while (0)
 
 static inline long long tu_now_ms(void)

@@ -137,39 +137,52 @@ int main(int argc, char **argv)
     const char *cert = NULL, *key = NULL, *ca = NULL, *host = NULL;
     const char *then = "wait";
     int framing = ZLINK_STREAM_FRAMING_RAW, verify = 1, require = 0, once = 0;
-    int linger = -1, seconds = 20;
+    long long linger = -1, seconds = 20;
     long long send_n = -1, close_after = -1, echoed_bytes = 0;
+    /* the options with a value: text, or a whole number */
+    const struct {
+        const char *name;
+        const char **text;
+        long long *number;
+    } valued[] = {
+        {"--cert", &cert, NULL},        {"--key", &key, NULL},
+        {"--ca", &ca, NULL},            {"--hostname", &host, NULL},
+        {"--then", &then, NULL},        {"--send", NULL, &send_n},
+        {"--close-after", NULL, &close_after},
+        {"--linger", NULL, &linger},    {"--seconds", NULL, &seconds},
+    };
+    /* the options without one: each sets its flag to a value */
+    const struct {
+        const char *name;
+        int *flag;
+        int value;
+    } flags[] = {
+        {"--require-client-cert", &require, 1},
+        {"--no-verify", &verify, 0},
+        {"--once", &once, 1},
+    };
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int known = 0;
         if (!strcmp(a, "--framing") && v) {
             framing = !strcmp(v, "length") ? ZLINK_STREAM_FRAMING_LENGTH
                                            : ZLINK_STREAM_FRAMING_RAW;
-            i++;
-        } else if (!strcmp(a, "--cert") && v) {
-            cert = v, i++;
-        } else if (!strcmp(a, "--key") && v) {
-            key = v, i++;
-        } else if (!strcmp(a, "--ca") && v) {
-            ca = v, i++;
-        } else if (!strcmp(a, "--hostname") && v) {
-            host = v, i++;
-        } else if (!strcmp(a, "--send") && v) {
-            send_n = atoll(v), i++;
-        } else if (!strcmp(a, "--close-after") && v) {
-            close_after = atoll(v), i++;
-        } else if (!strcmp(a, "--then") && v) {
-            then = v, i++;
-        } else if (!strcmp(a, "--linger") && v) {
-            linger = atoi(v), i++;
-        } else if (!strcmp(a, "--seconds") && v) {
-            seconds = atoi(v), i++;
-        } else if (!strcmp(a, "--require-client-cert")) {
-            require = 1;
-        } else if (!strcmp(a, "--no-verify")) {
-            verify = 0;
-        } else if (!strcmp(a, "--once")) {
-            once = 1;
-        } else {
+            known = 1, i++;
+        }
+        for (size_t k = 0; !known && v && k < sizeof valued / sizeof *valued; k++) {
+            if (!strcmp(a, valued[k].name)) {
+                if (valued[k].text)
+                    *valued[k].text = v;
+                else
+                    *valued[k].number = atoll(v);
+                known = 1, i++;
+            }
+        }
+        for (size_t k = 0; !known && k < sizeof flags / sizeof *flags; k++) {
+            if (!strcmp(a, flags[k].name))
+                *flags[k].flag = flags[k].value, known = 1;
+        }
+        if (!known) {
             fprintf(stderr, "zl_echo: unknown option %s\n", a);
             return 2;
         }
@@ -182,7 +195,7 @@ int main(int argc, char **argv)
     void *ctx = zlink_ctx_new();
     void *s = zlink_socket(ctx, ZLINK_STREAM);
     set_int(s, ZLINK_STREAM_FRAMING, framing);
-    set_int(s, ZLINK_LINGER, linger);
+    set_int(s, ZLINK_LINGER, (int)linger);
     set_int(s, ZLINK_RECONNECT_IVL, -1);
     set_str(s, ZLINK_TLS_CERT, cert);
     set_str(s, ZLINK_TLS_KEY, key);
@@ -210,7 +223,7 @@ int main(int argc, char **argv)
     unsigned char *buf = malloc(cap), *got = NULL;
     size_t ngot = 0;
     int status = 0, done = 0, echoed = 0;
-    long long end = now_ms() + (long long)seconds * 1000;
+    long long end = now_ms() + seconds * 1000;
     if (send_n >= 0) {
         got = malloc((size_t)send_n + 1);
         status = 1; /* until the echo came back */
