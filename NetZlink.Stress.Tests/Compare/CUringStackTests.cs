@@ -2,19 +2,19 @@
 // read as a c-uring row (io=uring), a line that ran on epoll after all refused as a c-uring row,
 // the probe compare asks before running it, and a skip that the report names with its reason.
 
+using static NetZlink.Stress.Tests.Support.CompareLines;
+
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
 public sealed class CUringStackTests
 {
-    private static readonly DateTime Now = new(2026, 11, 23, 17, 0, 0, DateTimeKind.Utc);
-
     [Test]
     [CancelAfter(10_000)]
     public void BothSidesOfCUringGetIoUringAndCEpollGetsEpoll()
     {
         using var temp = new TempDirectory();
-        CompareOptions options = CompareCommandLine.Parse(["--ccu", "4"], Now).Options!;
+        CompareOptions options = ParseOptions(["--ccu", "4"]);
         (string scenario, ScenarioSettings settings) = options.ClientRun("s2");
 
         Assert.Multiple(() =>

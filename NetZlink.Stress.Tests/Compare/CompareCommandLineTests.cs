@@ -1,17 +1,17 @@
 // compare's command line: its own flags, the scenario flags passed through the ordinary parser,
 // and the flags compare sets per run refused with the reason.
 
+using static NetZlink.Stress.Tests.Support.CompareLines;
+
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
 public sealed class CompareCommandLineTests
 {
-    private static readonly DateTime Now = new(2026, 11, 22, 8, 30, 0, DateTimeKind.Utc);
-
     [Test]
     public void DefaultsAreEveryStackAndScenarioIntoATimestampedFolder()
     {
-        CompareOptions options = CompareCommandLine.Parse([], Now).Options!;
+        CompareOptions options = ParseOptions([]);
 
         Assert.Multiple(() =>
         {
@@ -25,8 +25,8 @@ public sealed class CompareCommandLineTests
     [Test]
     public void ScenarioFlagsReachTheSettingsAndListsKeepReportOrder()
     {
-        CompareOptions options = CompareCommandLine.Parse(
-            ["--out", "x", "--stacks", "c-epoll,netzlink", "--scenarios=s2", "--ccu", "20", "--measure", "1.5", "--quiet"], Now).Options!;
+        CompareOptions options = ParseOptions(
+            ["--out", "x", "--stacks", "c-epoll,netzlink", "--scenarios=s2", "--ccu", "20", "--measure", "1.5", "--quiet"]);
 
         Assert.Multiple(() =>
         {
@@ -50,13 +50,13 @@ public sealed class CompareCommandLineTests
     [TestCase(new[] { "--no-such" }, "unknown flag --no-such (see --help)")]
     public void BadInputIsRefusedWithTheReason(string[] args, string error)
     {
-        VerbOutcomes.AssertRefused(CompareCommandLine.Parse(args, Now), Has.Some.StartsWith(error));
+        VerbOutcomes.AssertRefused(ParseOutcome(args), Has.Some.StartsWith(error));
     }
 
     [Test]
     public void HelpPrintsUsage()
     {
-        VerbParseOutcome<CompareOptions> outcome = CompareCommandLine.Parse(["--ccu", "5", "--help"], Now);
+        VerbParseOutcome<CompareOptions> outcome = ParseOutcome(["--ccu", "5", "--help"]);
         Assert.That(outcome.Options, Is.Null);
         Assert.That(outcome.ExitCode, Is.EqualTo(0));
         Assert.That(outcome.Text, Does.StartWith("usage: NetZlink.Stress compare"));

@@ -1,17 +1,17 @@
 // compare --transports: per-transport runs labelled tls-<scenario>, c-epoll left to tcp, how a tls
 // client is launched, and one real compare with tls rows for both .NET stacks.
 
+using static NetZlink.Stress.Tests.Support.CompareLines;
+
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
 public sealed class CompareTransportsTests
 {
-    private static readonly DateTime Now = new(2026, 11, 22, 8, 30, 0, DateTimeKind.Utc);
-
     [Test]
     public void TransportsAddLabelledRunsAndCEpollStaysOnTcp()
     {
-        CompareOptions options = CompareCommandLine.Parse(["--transports", "tls,tcp", "--scenarios", "s0,s2", "--rate", "100"], Now).Options!;
+        CompareOptions options = ParseOptions(["--transports", "tls,tcp", "--scenarios", "s0,s2", "--rate", "100"]);
 
         Assert.Multiple(() =>
         {
@@ -28,7 +28,7 @@ public sealed class CompareTransportsTests
     [Test]
     public void WsAndWssRunsAreLabelledByTheirTransportAndCEpollHasNone()
     {
-        CompareOptions options = CompareCommandLine.Parse(["--transports", "tcp,tls,ws,wss", "--scenarios", "s2"], Now).Options!;
+        CompareOptions options = ParseOptions(["--transports", "tcp,tls,ws,wss", "--scenarios", "s2"]);
 
         Assert.Multiple(() =>
         {
@@ -67,7 +67,7 @@ public sealed class CompareTransportsTests
     [Test]
     public void WithoutTransportsACompareIsTcpOnlyAsBefore()
     {
-        CompareOptions options = CompareCommandLine.Parse([], Now).Options!;
+        CompareOptions options = ParseOptions([]);
 
         Assert.Multiple(() =>
         {
@@ -82,7 +82,7 @@ public sealed class CompareTransportsTests
     [TestCase(new[] { "--transport", "tls" }, "--transport cannot be given to compare: use --transports")]
     public void BadTransportsAreRefusedWithTheReason(string[] args, string error)
     {
-        VerbOutcomes.AssertRefused(CompareCommandLine.Parse(args, Now), Has.Some.StartsWith(error));
+        VerbOutcomes.AssertRefused(ParseOutcome(args), Has.Some.StartsWith(error));
     }
 
     [Test]

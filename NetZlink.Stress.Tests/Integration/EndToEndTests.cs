@@ -151,7 +151,7 @@ public sealed class EndToEndTests : IntegrationFixture
     [CancelAfter(60_000)]
     public async Task TheServerPrintsReadyAndStopsWhenItsStdinCloses(CancellationToken cancellationToken)
     {
-        using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
+        using StressProcess server = StressProcess.StartServer();
 
         string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
         server.CloseStdin();

@@ -12,6 +12,9 @@ internal sealed class StressProcess : ChildProcess
 
     public static StressProcess Start(params string[] args) => new(args);
 
+    /// <summary>A quiet --role server on a free port that stops when its stdin closes; <see cref="WaitForReadyPortAsync"/> gives the port.</summary>
+    public static StressProcess StartServer() => Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
+
     /// <summary>Starts the tool with <paramref name="environment"/> added to (or replacing in) this process's own.</summary>
     public static StressProcess StartWithEnvironment(IReadOnlyDictionary<string, string> environment, params string[] args) => new(args, environment: environment);
 

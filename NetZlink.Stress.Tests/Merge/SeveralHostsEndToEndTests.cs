@@ -16,7 +16,7 @@ public sealed class SeveralHostsEndToEndTests : IntegrationFixture
     public async Task TwoClientsStartTogetherAndTheirMergeIsExact(CancellationToken cancellationToken)
     {
         using var temp = new TempDirectory();
-        using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
+        using StressProcess server = StressProcess.StartServer();
         string port = (await server.WaitForReadyPortAsync(cancellationToken)).ToString(CultureInfo.InvariantCulture);
         // Far enough ahead for both processes to start and connect on a busy machine.
         long startAt = DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 6;

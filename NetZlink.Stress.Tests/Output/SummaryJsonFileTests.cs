@@ -9,12 +9,7 @@ public sealed class SummaryJsonFileTests
     [CancelAfter(10_000)]
     public void OneRunIsOneObjectWithTheCsvColumnsInOrder()
     {
-        using var temp = new TempDirectory();
-        string path = temp.File("summary.json");
-
-        SummaryJsonFile.Write(path, [SampleResults.Pass()], asArray: false);
-
-        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(path));
+        using JsonDocument json = WriteAndRead(out bool tmpLeft, asArray: false, [SampleResults.Pass()]);
         JsonElement root = json.RootElement;
         Assert.Multiple(() =>
         {
@@ -30,7 +25,7 @@ public sealed class SummaryJsonFileTests
             Assert.That(root.GetProperty("pass_fail").GetString(), Is.EqualTo("PASS"));
             Assert.That(root.GetProperty("interrupted").GetBoolean(), Is.False);
             Assert.That(root.GetProperty("reason").ValueKind, Is.EqualTo(JsonValueKind.Null));
-            Assert.That(File.Exists(path + ".tmp"), Is.False);
+            Assert.That(tmpLeft, Is.False, "the .tmp file the write goes through is gone");
         });
     }
 
@@ -38,13 +33,7 @@ public sealed class SummaryJsonFileTests
     [CancelAfter(10_000)]
     public void SweepsAreAnArrayAndTheFileIsReplacedEachTime()
     {
-        using var temp = new TempDirectory();
-        string path = temp.File("summary.json");
-
-        SummaryJsonFile.Write(path, [SampleResults.Pass()], asArray: true);
-        SummaryJsonFile.Write(path, [SampleResults.Pass(), SampleResults.Fail()], asArray: true);
-
-        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(path));
+        using JsonDocument json = WriteAndRead(out _, asArray: true, [SampleResults.Pass()], [SampleResults.Pass(), SampleResults.Fail()]);
         JsonElement[] runs = json.RootElement.EnumerateArray().ToArray();
         Assert.That(runs, Has.Length.EqualTo(2));
         Assert.Multiple(() =>
@@ -91,5 +80,23 @@ public sealed class SummaryJsonFileTests
             Assert.That(Directory.GetFiles(temp.Path, "*.hgrm").Select(Path.GetFileName), Is.EquivalentTo(new[] { "one.hgrm", "sweep.s3-hwm-300000.hgrm" }),
                 "no .hgrm for a run without samples");
         });
+    }
+
+    /// <summary>
+    /// Writes each of <paramref name="writes"/> in turn to one summary.json in a scratch folder and
+    /// parses the file as the last write left it; <paramref name="tmpLeft"/>: whether the .tmp file the
+    /// write goes through is still there.
+    /// </summary>
+    private static JsonDocument WriteAndRead(out bool tmpLeft, bool asArray, params ScenarioResult[][] writes)
+    {
+        using var temp = new TempDirectory();
+        string path = temp.File("summary.json");
+        foreach (ScenarioResult[] runs in writes)
+        {
+            SummaryJsonFile.Write(path, runs, asArray);
+        }
+
+        tmpLeft = File.Exists(path + ".tmp");
+        return JsonDocument.Parse(File.ReadAllText(path));
     }
 }

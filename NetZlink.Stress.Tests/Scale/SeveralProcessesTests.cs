@@ -73,7 +73,7 @@ public sealed class SeveralProcessesTests : IntegrationFixture
     public async Task TheIndexedJobsCommandsRunAsLocalProcessesAndMergeExactly(CancellationToken cancellationToken)
     {
         using var temp = new TempDirectory();
-        using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
+        using StressProcess server = StressProcess.StartServer();
         string port = (await server.WaitForReadyPortAsync(cancellationToken)).ToString(CultureInfo.InvariantCulture);
         string startAt = Invariant(DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 8);
 

@@ -26,13 +26,11 @@ public sealed partial class GatewayTests
         await using var cluster = new Cluster();
         await cluster.AddBackendAsync(cancellationToken);
         await cluster.AddBackendAsync(cancellationToken);
-        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}");
+        using GatewayProcess gateway = cluster.StartGateway();
         string frontend = await FrontendWithBackendsAsync(gateway, 2, cancellationToken);
 
         using var context = new ZlinkContext();
-        using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
-        dealer.Linger = 0;
-        dealer.Connect(frontend);
+        using ZlinkSocket dealer = ConnectDealer(context, frontend);
         const int Requests = 300;
         var outstanding = new HashSet<string>(StringComparer.Ordinal);
         for (int i = 0; i < Requests; i++)
@@ -55,9 +53,7 @@ public sealed partial class GatewayTests
         Assert.That(cluster.Backends.All(b => b.Answered > 0), Is.True, "both backends took requests (round-robin)");
 
         // A client that puts an empty delimiter before its body (REQ-style) gets it back before the reply.
-        using ZlinkSocket delimited = context.CreateSocket(ZlinkSocketType.Dealer);
-        delimited.Linger = 0;
-        delimited.Connect(frontend);
+        using ZlinkSocket delimited = ConnectDealer(context, frontend);
         delimited.SendMultipart(new[] { Array.Empty<byte>(), "with a delimiter"u8.ToArray() });
         reply.Clear();
         Assert.That(delimited.TryReceiveMultipart(reply, ReplyPatience), Is.True, "the delimited request got no reply");
@@ -81,14 +77,11 @@ public sealed partial class GatewayTests
         await using var cluster = new Cluster();
         Backend dying = await cluster.AddBackendAsync(cancellationToken, answers: false); // takes requests, answers none, then dies
         Backend steady = await cluster.AddBackendAsync(cancellationToken);
-        using GatewayProcess gateway = GatewayProcess.Start(
-            "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}", "--Gateway:AttemptTimeout=00:00:00.500");
+        using GatewayProcess gateway = cluster.StartGateway("--Gateway:AttemptTimeout=00:00:00.500");
         string frontend = await FrontendWithBackendsAsync(gateway, 2, cancellationToken);
 
         using var context = new ZlinkContext();
-        using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
-        dealer.Linger = 0;
-        dealer.Connect(frontend);
+        using ZlinkSocket dealer = ConnectDealer(context, frontend);
 
         // Round 1: half of the requests go to the backend that holds them; it dies holding them.
         const int Requests = 200;
@@ -157,15 +150,11 @@ public sealed partial class GatewayTests
     {
         await using var cluster = new Cluster();
         await cluster.AddBackendAsync(cancellationToken, answers: false);
-        using GatewayProcess gateway = GatewayProcess.Start(
-            "--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}",
-            "--Gateway:BackendTimeout=00:00:02", "--Gateway:AttemptTimeout=00:00:00.500");
+        using GatewayProcess gateway = cluster.StartGateway("--Gateway:BackendTimeout=00:00:02", "--Gateway:AttemptTimeout=00:00:00.500");
         string frontend = await FrontendWithBackendsAsync(gateway, 1, cancellationToken);
 
         using var context = new ZlinkContext();
-        using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
-        dealer.Linger = 0;
-        dealer.Connect(frontend);
+        using ZlinkSocket dealer = ConnectDealer(context, frontend);
         dealer.Send("first"u8);
         var reply = new List<byte[]>();
         Assert.That(dealer.TryReceiveMultipart(reply, ReplyPatience), Is.True, $"no error reply came\n{gateway.Output}");
@@ -218,14 +207,11 @@ public sealed partial class GatewayTests
     {
         await using var cluster = new Cluster();
         await cluster.AddBackendAsync(cancellationToken);
-        using GatewayProcess gateway = GatewayProcess.Start("--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={cluster.Registry.PubEndpoint}");
+        using GatewayProcess gateway = cluster.StartGateway();
         string frontend = await FrontendWithBackendsAsync(gateway, 1, cancellationToken);
 
         using var context = new ZlinkContext();
-        using ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
-        dealer.Linger = 0;
-        dealer.SendHighWaterMark = 0;
-        dealer.Connect(frontend);
+        using ZlinkSocket dealer = ConnectDealer(context, frontend, sendHighWaterMark: 0);
         const int Requests = 5000;
         for (int i = 0; i < Requests; i++)
         {
@@ -299,6 +285,20 @@ public sealed partial class GatewayTests
     }
 
     /// <summary>The gateway's frontend endpoint, once it listens and discovery lists <paramref name="backends"/> backends.</summary>
+    /// <summary>A DEALER (no linger; sendHighWaterMark set first when given) connected to the gateway's frontend.</summary>
+    private static ZlinkSocket ConnectDealer(ZlinkContext context, string frontend, int? sendHighWaterMark = null)
+    {
+        ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        dealer.Linger = 0;
+        if (sendHighWaterMark is int hwm)
+        {
+            dealer.SendHighWaterMark = hwm;
+        }
+
+        dealer.Connect(frontend);
+        return dealer;
+    }
+
     private static async Task<string> FrontendWithBackendsAsync(GatewayProcess gateway, int backends, CancellationToken cancellationToken)
     {
         string frontend = await ListeningEndpointAsync(gateway, cancellationToken);
@@ -322,6 +322,10 @@ public sealed partial class GatewayTests
         public ZlinkRegistry Registry { get; }
 
         public List<Backend> Backends { get; } = [];
+
+        /// <summary>The gateway sample on a free frontend port, finding its backends through this registry; <paramref name="settings"/> added.</summary>
+        public GatewayProcess StartGateway(params string[] settings) =>
+            GatewayProcess.Start(["--Gateway:FrontendEndpoint=tcp://127.0.0.1:*", $"--NetZlink:Gateway:RegistryEndpoint={Registry.PubEndpoint}", .. settings]);
 
         public async Task<Backend> AddBackendAsync(CancellationToken cancellationToken, bool answers = true)
         {
