@@ -2,8 +2,6 @@
 // read as a c-uring row (io=uring), a line that ran on epoll after all refused as a c-uring row,
 // the probe compare asks before running it, and a skip that the report names with its reason.
 
-using static NetZlink.Stress.Tests.Support.CompareLines;
-
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
@@ -14,7 +12,7 @@ public sealed class CUringStackTests
     public void BothSidesOfCUringGetIoUringAndCEpollGetsEpoll()
     {
         using var temp = new TempDirectory();
-        CompareOptions options = ParseOptions(["--ccu", "4"]);
+        CompareOptions options = ParseCompareOptions(["--ccu", "4"]);
         (string scenario, ScenarioSettings settings) = options.ClientRun("s2");
 
         Assert.Multiple(() =>

@@ -1,8 +1,6 @@
 // compare's command line: its own flags, the scenario flags passed through the ordinary parser,
 // and the flags compare sets per run refused with the reason.
 
-using static NetZlink.Stress.Tests.Support.CompareLines;
-
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
@@ -11,7 +9,7 @@ public sealed class CompareCommandLineTests
     [Test]
     public void DefaultsAreEveryStackAndScenarioIntoATimestampedFolder()
     {
-        CompareOptions options = ParseOptions([]);
+        CompareOptions options = ParseCompareOptions([]);
 
         Assert.Multiple(() =>
         {
@@ -25,7 +23,7 @@ public sealed class CompareCommandLineTests
     [Test]
     public void ScenarioFlagsReachTheSettingsAndListsKeepReportOrder()
     {
-        CompareOptions options = ParseOptions(
+        CompareOptions options = ParseCompareOptions(
             ["--out", "x", "--stacks", "c-epoll,netzlink", "--scenarios=s2", "--ccu", "20", "--measure", "1.5", "--quiet"]);
 
         Assert.Multiple(() =>
@@ -50,13 +48,13 @@ public sealed class CompareCommandLineTests
     [TestCase(new[] { "--no-such" }, "unknown flag --no-such (see --help)")]
     public void BadInputIsRefusedWithTheReason(string[] args, string error)
     {
-        VerbOutcomes.AssertRefused(ParseOutcome(args), Has.Some.StartsWith(error));
+        VerbOutcomes.AssertRefused(ParseCompareOutcome(args), Has.Some.StartsWith(error));
     }
 
     [Test]
     public void HelpPrintsUsage()
     {
-        VerbParseOutcome<CompareOptions> outcome = ParseOutcome(["--ccu", "5", "--help"]);
+        VerbParseOutcome<CompareOptions> outcome = ParseCompareOutcome(["--ccu", "5", "--help"]);
         Assert.That(outcome.Options, Is.Null);
         Assert.That(outcome.ExitCode, Is.EqualTo(0));
         Assert.That(outcome.Text, Does.StartWith("usage: NetZlink.Stress compare"));

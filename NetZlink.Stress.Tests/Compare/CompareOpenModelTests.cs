@@ -1,8 +1,6 @@
 // compare --rate: an open-model s2 run (s2-open) per .NET stack beside the closed-loop runs, how
 // its client is launched, how the report shows it, and one real compare with it.
 
-using static NetZlink.Stress.Tests.Support.CompareLines;
-
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
@@ -12,7 +10,7 @@ public sealed class CompareOpenModelTests
     [CancelAfter(10_000)]
     public void RateAddsAnOpenS2RunPerStackAndLeavesTheOthersClosed()
     {
-        CompareOptions options = ParseOptions(["--scenarios", "s0,s2", "--rate", "5000"]);
+        CompareOptions options = ParseCompareOptions(["--scenarios", "s0,s2", "--rate", "5000"]);
 
         Assert.Multiple(() =>
         {
@@ -27,7 +25,7 @@ public sealed class CompareOpenModelTests
             Assert.That(options.ClientRun("s0").Settings.Rate, Is.Zero);
             Assert.That(options.ClientRun("s2-open"), Is.EqualTo(("s2", options.Settings)));
             Assert.That(options.Settings.Rate, Is.EqualTo(5000));
-            Assert.That(ParseOptions([]).Scenarios, Does.Not.Contain("s2-open"), "no --rate, no open run");
+            Assert.That(ParseCompareOptions([]).Scenarios, Does.Not.Contain("s2-open"), "no --rate, no open run");
         });
     }
 
@@ -36,7 +34,7 @@ public sealed class CompareOpenModelTests
     [CancelAfter(10_000)]
     public void ABadRateIsRefusedWithTheReason(string[] args, string error)
     {
-        VerbOutcomes.AssertRefused(ParseOutcome(args), Is.EqualTo(new[] { error }));
+        VerbOutcomes.AssertRefused(ParseCompareOutcome(args), Is.EqualTo(new[] { error }));
     }
 
     [Test]
@@ -44,7 +42,7 @@ public sealed class CompareOpenModelTests
     public void OnlyTheOpenRunsClientGetsTheRateAndItsOwnId()
     {
         using var temp = new TempDirectory();
-        CompareOptions options = ParseOptions(["--rate", "5000"]);
+        CompareOptions options = ParseCompareOptions(["--rate", "5000"]);
         (string openScenario, ScenarioSettings openSettings) = options.ClientRun("s2-open");
         (string closedScenario, ScenarioSettings closedSettings) = options.ClientRun("s2");
 

@@ -1,8 +1,6 @@
 // compare --transports: per-transport runs labelled tls-<scenario>, c-epoll left to tcp, how a tls
 // client is launched, and one real compare with tls rows for both .NET stacks.
 
-using static NetZlink.Stress.Tests.Support.CompareLines;
-
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
@@ -11,7 +9,7 @@ public sealed class CompareTransportsTests
     [Test]
     public void TransportsAddLabelledRunsAndCEpollStaysOnTcp()
     {
-        CompareOptions options = ParseOptions(["--transports", "tls,tcp", "--scenarios", "s0,s2", "--rate", "100"]);
+        CompareOptions options = ParseCompareOptions(["--transports", "tls,tcp", "--scenarios", "s0,s2", "--rate", "100"]);
 
         Assert.Multiple(() =>
         {
@@ -28,7 +26,7 @@ public sealed class CompareTransportsTests
     [Test]
     public void WsAndWssRunsAreLabelledByTheirTransportAndCEpollHasNone()
     {
-        CompareOptions options = ParseOptions(["--transports", "tcp,tls,ws,wss", "--scenarios", "s2"]);
+        CompareOptions options = ParseCompareOptions(["--transports", "tcp,tls,ws,wss", "--scenarios", "s2"]);
 
         Assert.Multiple(() =>
         {
@@ -67,7 +65,7 @@ public sealed class CompareTransportsTests
     [Test]
     public void WithoutTransportsACompareIsTcpOnlyAsBefore()
     {
-        CompareOptions options = ParseOptions([]);
+        CompareOptions options = ParseCompareOptions([]);
 
         Assert.Multiple(() =>
         {
@@ -82,7 +80,7 @@ public sealed class CompareTransportsTests
     [TestCase(new[] { "--transport", "tls" }, "--transport cannot be given to compare: use --transports")]
     public void BadTransportsAreRefusedWithTheReason(string[] args, string error)
     {
-        VerbOutcomes.AssertRefused(ParseOutcome(args), Has.Some.StartsWith(error));
+        VerbOutcomes.AssertRefused(ParseCompareOutcome(args), Has.Some.StartsWith(error));
     }
 
     [Test]

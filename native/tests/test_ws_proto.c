@@ -116,6 +116,26 @@ static void test_errors(void *ctx)
     close_conn();
 }
 
+/* the next frame from the server on C is a pong with n bytes */
+static void expect_pong(size_t n)
+{
+    unsigned char b[200];
+    size_t got;
+    tu_wait_readable(C.fd, &C.p);
+    CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &got, NULL) == 0x8a && got == n);
+}
+
+/* the next frame from the server on C is a close with status, and then the
+ * connection ends */
+static void expect_close_and_end(unsigned status)
+{
+    unsigned char b[200];
+    size_t n;
+    CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &n, NULL) == 0x88);
+    CHECK(n == 2 && b[0] == (status >> 8) && b[1] == (status & 0xff));
+    CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &n, NULL) == -1);
+}
+
 static void test_ping_close(void *ctx)
 {
     open_conn(ctx);
@@ -128,16 +148,13 @@ static void test_ping_close(void *ctx)
     CHECK(n == 13 && memcmp(b, "are you there", 13) == 0 && !masked);
     send_frame(1, 0xa, 1, "unasked", 7); /* ignored */
     send_frame(1, 0x9, 1, "", 0);
-    tu_wait_readable(C.fd, &C.p);
-    CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &n, NULL) == 0x8a && n == 0);
+    expect_pong(0);
     /* the peer's close is answered with its status; 0x00, REMOTE */
     send_frame(1, 0x8, 1, "\x03\xe9" "bye", 5);
     CHECK(tu_wait_event(&C.p, C.mon, ZLINK_EVENT_DISCONNECTED, 5000) ==
           ZLINK_DISCONNECT_REMOTE);
     CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
-    CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &n, NULL) == 0x88);
-    CHECK(n == 2 && b[0] == 0x03 && b[1] == 0xe9);
-    CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &n, NULL) == -1);
+    expect_close_and_end(1001);
     close_conn();
 }
 
@@ -150,10 +167,7 @@ static void test_data(void *ctx)
     send_frame(0, 0x0, 1, "", 0);
     send_frame(1, 0x0, 1, "def", 3);
     expect_bytes("abcdef", 6);
-    unsigned char b[200];
-    size_t n;
-    tu_wait_readable(C.fd, &C.p);
-    CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &n, NULL) == 0x8a && n == 1);
+    expect_pong(1);
     /* 16-bit and 64-bit lengths */
     static unsigned char big[150000];
     for (size_t i = 0; i < sizeof big; i++)
@@ -177,11 +191,11 @@ static void test_data(void *ctx)
             expect_bytes(NULL, 0); /* what the first part holds */
         tu_send_all(C.fd, seq + cut, k - cut + tail);
         expect_bytes(big, 209);
-        tu_wait_readable(C.fd, &C.p);
-        CHECK(tu_ws_read_frame(C.fd, b, sizeof b, &n, NULL) == 0x8a && n == 1);
+        expect_pong(1);
     }
     /* the server's frames: one binary frame per payload, unmasked */
     static unsigned char rb[150000];
+    size_t n;
     int masked;
     CHECK(tu_stream_send(C.srv, C.id, big, 70000, 0) == 70000);
     tu_wait_readable(C.fd, &C.p);
@@ -193,9 +207,7 @@ static void test_data(void *ctx)
     /* a local close: close 1000, then the end */
     CHECK(tu_stream_send(C.srv, C.id, "", 0, 0) == 0);
     CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
-    CHECK(tu_ws_read_frame(C.fd, rb, sizeof rb, &n, NULL) == 0x88);
-    CHECK(n == 2 && rb[0] == 0x03 && rb[1] == 0xe8);
-    CHECK(tu_ws_read_frame(C.fd, rb, sizeof rb, &n, NULL) == -1);
+    expect_close_and_end(1000);
     close_conn();
 }
 
