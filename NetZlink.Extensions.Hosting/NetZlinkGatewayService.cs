@@ -1,11 +1,14 @@
 // One hosted gateway: a ZlinkDiscovery following the configured registries and the ZlinkGateway
 // over it, on the application's shared ZlinkContext. Both are made from the validated options when
 // first asked for (injecting them makes them when the host gathers its services); the discovery
-// connects to the registries when the host starts, and both are disposed when the host stops.
+// connects to the registries when the host starts; when the host stops the gateway is drained (bounded
+// by what is left of the shutdown timeout), then both are disposed.
 // The discovery runs on the service's TimeProvider, so the health check compares its registries'
 // last-heard times (ZlinkDiscovery.Registries) with the same clock.
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Options;
 using NetZlink.Services;
 
@@ -14,13 +17,14 @@ namespace NetZlink.Extensions.Hosting;
 /// <summary>
 /// A <see cref="ZlinkDiscovery"/> and the <see cref="ZlinkGateway"/> over it that run with the host
 /// (registered by <c>AddNetZlinkGateway</c> and its keyed form). It connects the discovery to the
-/// registries when the host starts and disposes the gateway, then the discovery, when the host stops.
+/// registries when the host starts; when the host stops it drains the gateway, then disposes it and the discovery.
 /// </summary>
-public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, IDisposable
+public sealed partial class NetZlinkGatewayService : IHostedService, IAsyncDisposable, IDisposable
 {
     private readonly IServiceProvider _services;
     private readonly string _optionsName;
     private readonly Lock _gate = new();
+    private readonly ILogger _logger;
     private NetZlinkGatewayOptions? _options;
     private ZlinkDiscovery? _discovery;
     private ZlinkGateway? _gateway;
@@ -34,6 +38,7 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
         Key = key;
         _optionsName = optionsName;
         Time = services.GetService<TimeProvider>() ?? TimeProvider.System;
+        _logger = services.GetService<ILoggerFactory>()?.CreateLogger("NetZlink.Extensions.Hosting") ?? NullLogger.Instance;
     }
 
     /// <summary>The registration's key; null for the gateway registered without one.</summary>
@@ -110,15 +115,53 @@ public sealed class NetZlinkGatewayService : IHostedService, IAsyncDisposable, I
     }
 
     /// <summary>
-    /// Disposes the gateway (its connections to the receivers end; answers not yet received are
-    /// lost), then the discovery. A gateway has no drain of its own: stop sending and wait for the
-    /// answers first, in a hosted service registered after this one (hosted services stop in
-    /// reverse order, so it stops before the gateway does).
+    /// Drains the gateway (<see cref="ZlinkGateway.DrainAsync"/>: it takes no more sends and waits
+    /// until as many answers came back as it sent), for at most what is left of the host's shutdown
+    /// timeout, logs what the drain found (event 1101), then disposes the gateway (its connections to
+    /// the receivers end; answers not yet received are lost) and the discovery.
     /// </summary>
     public async Task StopAsync(CancellationToken cancellationToken)
     {
+        ZlinkGateway? gateway;
+        lock (_gate)
+        {
+            gateway = _stopped == 0 && StartedAt is not null ? _gateway : null;
+        }
+
+        if (gateway is not null)
+        {
+            TimeSpan left = _services.GetService<HostShutdown>()?.TimeLeft ?? Timeout.InfiniteTimeSpan;
+            try
+            {
+                GatewayDrainResult result = await gateway.DrainAsync(left).WaitAsync(cancellationToken).ConfigureAwait(false);
+                LastDrain = result;
+                LogDrained(_logger, Name, result.Sent, result.Answered, result.Outstanding, result.Reason ?? "every answer came back");
+            }
+            catch (OperationCanceledException)
+            {
+                LogNotDrained(_logger, Name, "the host's shutdown timeout ended the drain");
+            }
+            catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
+            {
+                // The gateway faulted or was closed already: nothing to drain.
+                LogNotDrained(_logger, Name, e.Message);
+            }
+        }
+
         await DisposeAsync().ConfigureAwait(false);
     }
+
+    /// <summary>What the drain at the host's stop found; null before it (or when it was cut).</summary>
+    internal GatewayDrainResult? LastDrain { get; private set; }
+
+    [LoggerMessage(EventId = 1101, EventName = "HostedGatewayDrained", Level = LogLevel.Information,
+        Message = "Gateway {Gateway} drained at the host's stop: {Sent} sent, {Answered} answers, {Outstanding} outstanding ({Result})")]
+    private static partial void LogDrained(ILogger logger, string gateway, long sent, long answered, long outstanding, string result);
+
+    [LoggerMessage(EventId = 1102, EventName = "HostedGatewayNotDrained", Level = LogLevel.Information,
+        Message = "Gateway {Gateway} was not drained at the host's stop: {Reason}")]
+    private static partial void LogNotDrained(ILogger logger, string gateway, string reason);
+
 
     /// <summary>Disposes the gateway, then the discovery.</summary>
     public async ValueTask DisposeAsync()

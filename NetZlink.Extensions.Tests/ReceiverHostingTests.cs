@@ -148,7 +148,7 @@ public sealed class ReceiverHostingTests
             "R:Services:4:Name is empty",
             "R:Services:4:Nmae is not a setting of a NetZlink receiver (misspelt? docs/hosting.md lists them)",
             "R:RegisterTimeout must be positive (is 00:00:00)",
-            "R:DrainDelay must not be negative (is -00:00:01)",
+            "R:DrainDelay must be from 00:00:00 to 01:00:00 (is -00:00:01)",
             "R:HeartbeatInterval and R:Receiver:HeartbeatInterval are both set: a receiver setting goes either in the section or in its Receiver subsection, not both (one would override the other)",
             "R:HeartbeatInterval must be positive (is 00:00:00)",
             "R:Health is '00:00:05': Health is a section (Health:StartupGracePeriod ...), not a single value",
@@ -159,6 +159,42 @@ public sealed class ReceiverHostingTests
         ];
         Assert.That(refused.Failures, Is.EquivalentTo(expected), string.Join("\n", refused.Failures));
         Assert.That(host.Services.GetRequiredService<NetZlinkReceiverService>().StartedAt, Is.Null, "nothing started");
+    }
+
+    [Test]
+    public async Task AWeightThatDoesNotConvertAndADrainDelayPastTheMaximumAreRefusedNamingTheirKeys()
+    {
+        // The binder drops a list entry whose value does not convert without a word (the receiver then
+        // looked as if it had no services); the check names the key and the rule.
+        using IHost host = Hosts.Build("R", [
+            ("BindEndpoint", "tcp://127.0.0.1:*"), ("RegistryEndpoint", "tcp://127.0.0.1:5550"),
+            ("Services:0:Name", "echo"),
+            ("Services:1:Name", "a"), ("Services:1:Weight", "-1"),
+            ("Services:2:Name", "b"), ("Services:2:Weight", "99999999999"),
+            ("DrainDelay", "50.00:00:00")], null, (services, section) => services.AddNetZlinkReceiver(section));
+        OptionsValidationException refused = await Hosts.Refusal(host);
+        Assert.That(refused.Failures, Is.EquivalentTo(new[]
+        {
+            "R:Services:1:Weight is '-1': not a whole number from 0 to 4294967295",
+            "R:Services:2:Weight is '99999999999': not a whole number from 0 to 4294967295",
+            "R:DrainDelay must be from 00:00:00 to 01:00:00 (is 50.00:00:00)",
+        }), string.Join("\n", refused.Failures));
+    }
+
+    [Test]
+    [CancelAfter(60_000)]
+    public async Task TheLongestDrainDelayIsCutByTheShutdownTimeoutWithoutAnError(CancellationToken cancellationToken)
+    {
+        using IHost host = Hosts.Build("R", [
+            ("BindEndpoint", "tcp://127.0.0.1:*"), ("RegistryEndpoint", Local.RefusingEndpoint()),
+            ("Services:0:Name", "echo"), ("DrainDelay", NetZlinkReceiverOptions.MaxDrainDelay.ToString("c", System.Globalization.CultureInfo.InvariantCulture))], null, (services, section) =>
+        {
+            services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromMilliseconds(500));
+            services.AddNetZlinkReceiver(section);
+        });
+        await host.StartAsync(cancellationToken);
+        Assert.That(async () => await host.StopAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(30), cancellationToken), Throws.Nothing, "the stop ends at the shutdown timeout, without an error");
+        await Hosts.Expect(host, Check, HealthStatus.Unhealthy, "has stopped");
     }
 
     [Test]
