@@ -26,9 +26,8 @@ static void read_exact(void *to, void *peer, uint32_t sid, unsigned char *dst,
     while (have < n) {
         CHECK(tu_now_ms() < end);
         uint32_t id;
-        int r = tu_stream_recv(to, &id, dst + have, n - have, ZLINK_DONTWAIT);
+        int r = tu_stream_try_recv(to, &id, dst + have, n - have);
         if (r < 0) {
-            CHECK(zlink_errno() == EAGAIN);
             zlink_pollitem_t it[2] = {{to, 0, ZLINK_POLLIN, 0},
                                       {peer, 0, ZLINK_POLLIN, 0}};
             zlink_poll(it, 2, 5);

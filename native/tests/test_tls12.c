@@ -19,9 +19,8 @@ static uint32_t cid;
 static int cli_recv(unsigned char *buf, size_t cap, int *n, int *ev)
 {
     uint32_t id;
-    int r = tu_stream_recv(cli, &id, buf, cap, ZLINK_DONTWAIT);
+    int r = tu_stream_try_recv(cli, &id, buf, cap);
     if (r < 0) {
-        CHECK(zlink_errno() == EAGAIN);
         zlink_pollitem_t it = {cli, 0, ZLINK_POLLIN, 0};
         zlink_poll(&it, 1, 1);
         return 0;

@@ -23,9 +23,8 @@ static void read_exact(tu_pair_t *p, int side_b, uint32_t id, unsigned char *dst
             fprintf(stderr, "read_exact: %zu of %zu bytes (side %d)\n", have, n, side_b);
         CHECK(tu_now_ms() < end);
         uint32_t rid;
-        int r = tu_stream_recv(to, &rid, dst + have, n - have, ZLINK_DONTWAIT);
+        int r = tu_stream_try_recv(to, &rid, dst + have, n - have);
         if (r < 0) {
-            CHECK(zlink_errno() == EAGAIN);
             zlink_pollitem_t it[2] = {{to, 0, ZLINK_POLLIN, 0}, {peer, 0, ZLINK_POLLIN, 0}};
             zlink_poll(it, 2, 5);
             continue;

@@ -126,6 +126,16 @@ static inline int tu_stream_recv(void *s, uint32_t *id, void *buf, size_t cap,
     return zlink_recv(s, buf, cap, 0);
 }
 
+/* One ZLINK_DONTWAIT receive on a STREAM socket: the payload's length, or
+ * -1 when nothing is there yet (any other error fails the test). */
+static inline int tu_stream_try_recv(void *s, uint32_t *id, void *buf, size_t cap)
+{
+    int n = tu_stream_recv(s, id, buf, cap, ZLINK_DONTWAIT);
+    if (n < 0)
+        CHECK(zlink_errno() == EAGAIN);
+    return n;
+}
+
 static inline int tu_get_int(void *s, int opt)
 {
     int v = -7;

@@ -208,11 +208,9 @@ static inline int tu_drain(void *sock, tu_seen_t *seen)
 {
     static unsigned char buf[65536];
     uint32_t id;
-    int n = tu_stream_recv(sock, &id, buf, sizeof buf, ZLINK_DONTWAIT);
-    if (n < 0) {
-        CHECK(zlink_errno() == EAGAIN);
+    int n = tu_stream_try_recv(sock, &id, buf, sizeof buf);
+    if (n < 0)
         return 0;
-    }
     seen->last_id = id;
     int ev = tu_last_event(sock); /* any framing */
     if (ev == 1)
