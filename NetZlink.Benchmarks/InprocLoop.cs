@@ -5,6 +5,7 @@
 // each retried while it would block (with unlimited high-water marks a retry does not happen in
 // practice; the C program counts them to show it).
 using System.Runtime.CompilerServices;
+using NetZlink.Interop;
 
 namespace NetZlink.Benchmarks;
 
@@ -32,12 +33,12 @@ internal static unsafe class InprocLoop
         fixed (byte* p = payload)
         fixed (byte* b = buffer)
         {
-            while (RawZlink.zlink_send(sender, p, (nuint)payload.Length, RawZlink.ZLINK_DONTWAIT) < 0)
+            while (NativeMethods.zlink_send(sender, p, (nuint)payload.Length, ZlinkConstants.ZLINK_DONTWAIT) < 0)
             {
                 CheckWouldBlock("zlink_send");
             }
 
-            while ((size = RawZlink.zlink_recv(receiver, b, (nuint)buffer.Length, RawZlink.ZLINK_DONTWAIT)) < 0)
+            while ((size = NativeMethods.zlink_recv(receiver, b, (nuint)buffer.Length, ZlinkConstants.ZLINK_DONTWAIT)) < 0)
             {
                 CheckWouldBlock("zlink_recv");
             }
@@ -48,8 +49,8 @@ internal static unsafe class InprocLoop
 
     private static void CheckWouldBlock(string operation)
     {
-        int errno = RawZlink.zlink_errno();
-        if (errno is not (RawZlink.EAGAIN or RawZlink.EINTR))
+        int errno = NativeMethods.zlink_errno();
+        if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
         {
             ThrowFailed(operation, errno);
         }

@@ -13,6 +13,7 @@
 //     socket's mailbox, a system call of about half a microsecond here.
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
+using NetZlink.Interop;
 
 namespace NetZlink.Benchmarks;
 
@@ -71,7 +72,7 @@ public class InteropOverheadBenchmarks
     [Benchmark(Baseline = true)]
     [BenchmarkCategory(OptionReads)]
     public int RawTwoOptionReads() =>
-        RawIntOption(_rawPair.Client, RawZlink.ZLINK_SNDHWM) + RawIntOption(_rawPair.Server, RawZlink.ZLINK_RCVHWM);
+        RawIntOption(_rawPair.Client, ZlinkConstants.ZLINK_SNDHWM) + RawIntOption(_rawPair.Server, ZlinkConstants.ZLINK_RCVHWM);
 
     /// <summary>The client's SNDHWM plus the server's RCVHWM (0: both unlimited).</summary>
     [Benchmark]
@@ -83,9 +84,9 @@ public class InteropOverheadBenchmarks
     {
         int value = 0;
         nuint size = sizeof(int);
-        if (RawZlink.zlink_getsockopt(socket, option, &value, &size) != 0 || size != sizeof(int))
+        if (NativeMethods.zlink_getsockopt(socket, option, &value, &size) != 0 || size != sizeof(int))
         {
-            RawZlink.ThrowFailed("zlink_getsockopt", RawZlink.zlink_errno());
+            RawZlink.ThrowFailed("zlink_getsockopt", NativeMethods.zlink_errno());
         }
 
         return value;

@@ -4,8 +4,8 @@
 // finish), and times the same number of send-then-receive steps with a Stopwatch in 20 blocks,
 // through the public API and through raw P/Invoke in turn, printing one line per size and path
 // in the C program's format (ns_per_op: the fastest block; median_ns: the median block), after
-// "#" lines naming the library loaded by the binding and the one the raw declarations resolved to
-// (the same file: RawZlink):
+// "#" lines naming the library loaded by the binding and the one the raw calls go to (the same
+// file: the raw calls are the binding's own declarations, see RawZlink):
 //   # libzlink 1.3.0 from /path/to/libzlink.so
 //   # raw P/Invoke: /path/to/libzlink.so
 //   managed size=64 iterations=1000000 ns_per_op=123.4 median_ns=130.1

@@ -4,6 +4,7 @@
 // same layout made with raw sockets (RawPair, RawZlink's own declarations), since the binding's
 // socket pointers are not public.
 using BenchmarkDotNet.Attributes;
+using NetZlink.Interop;
 
 namespace NetZlink.Benchmarks;
 
@@ -14,7 +15,7 @@ public unsafe class PollerBenchmarks
 
     private readonly SocketPair[] _pairs = new SocketPair[Pairs];
     private readonly RawPair[] _rawPairs = new RawPair[Pairs];
-    private readonly RawPollItem[] _rawItems = new RawPollItem[Pairs];
+    private readonly ZlinkPollItem[] _rawItems = new ZlinkPollItem[Pairs];
     private ZlinkContext _context = null!;
     private RawContext _rawContext = null!;
     private ZlinkPoller _mixed = null!;
@@ -48,7 +49,7 @@ public unsafe class PollerBenchmarks
             }
 
             _mixed.Add(server, PollEvents.PollIn);
-            _rawItems[i] = new RawPollItem { Socket = _rawPairs[i].Server, Events = RawZlink.ZLINK_POLLIN };
+            _rawItems[i] = new ZlinkPollItem { Socket = _rawPairs[i].Server, Events = ZlinkConstants.POLLIN };
         }
 
         if (_mixed.Poll(0) != Pairs / 2 || _readyOnly.Poll(0) != Pairs / 2 || _idleOnly.Poll(0) != 0
@@ -87,9 +88,9 @@ public unsafe class PollerBenchmarks
     [Benchmark]
     public int RawZlinkPollTwoReadyTwoIdle()
     {
-        fixed (RawPollItem* items = _rawItems)
+        fixed (ZlinkPollItem* items = _rawItems)
         {
-            return RawZlink.zlink_poll(items, Pairs, 0);
+            return NativeMethods.zlink_poll(items, Pairs, 0);
         }
     }
 }

@@ -6,6 +6,7 @@
 // sockets the same way.
 using System.Diagnostics;
 using System.Text;
+using NetZlink.Interop;
 
 namespace NetZlink.Benchmarks;
 
@@ -16,10 +17,10 @@ internal sealed class RawContext : IDisposable
 
     public RawContext()
     {
-        _context = RawZlink.zlink_ctx_new();
+        _context = NativeMethods.zlink_ctx_new();
         if (_context == 0)
         {
-            RawZlink.ThrowFailed("zlink_ctx_new", RawZlink.zlink_errno());
+            RawZlink.ThrowFailed("zlink_ctx_new", NativeMethods.zlink_errno());
         }
     }
 
@@ -30,7 +31,7 @@ internal sealed class RawContext : IDisposable
     {
         if (_context != 0)
         {
-            RawZlink.Check(RawZlink.zlink_ctx_term(_context), "zlink_ctx_term");
+            RawZlink.Check(NativeMethods.zlink_ctx_term(_context), "zlink_ctx_term");
             _context = 0;
         }
     }
@@ -62,8 +63,8 @@ internal sealed unsafe class RawPair : IDisposable
             byte[] endpoint = Encoding.UTF8.GetBytes($"inproc://{name}\0");
             fixed (byte* e = endpoint)
             {
-                RawZlink.Check(RawZlink.zlink_bind(pair.Server, e), "zlink_bind");
-                RawZlink.Check(RawZlink.zlink_connect(pair.Client, e), "zlink_connect");
+                RawZlink.Check(NativeMethods.zlink_bind(pair.Server, e), "zlink_bind");
+                RawZlink.Check(NativeMethods.zlink_connect(pair.Client, e), "zlink_connect");
             }
 
             Span<byte> probe = stackalloc byte[1];
@@ -83,7 +84,7 @@ internal sealed unsafe class RawPair : IDisposable
     {
         fixed (byte* p = data)
         {
-            RawZlink.Check(RawZlink.zlink_send(socket, p, (nuint)data.Length, RawZlink.ZLINK_DONTWAIT), "zlink_send");
+            RawZlink.Check(NativeMethods.zlink_send(socket, p, (nuint)data.Length, ZlinkConstants.ZLINK_DONTWAIT), "zlink_send");
         }
     }
 
@@ -97,26 +98,26 @@ internal sealed unsafe class RawPair : IDisposable
 
     private static nint OpenSocket(RawContext context)
     {
-        nint socket = RawZlink.zlink_socket(context.Value, RawZlink.ZLINK_PAIR);
+        nint socket = NativeMethods.zlink_socket(context.Value, ZlinkConstants.ZLINK_PAIR);
         if (socket == 0)
         {
-            RawZlink.ThrowFailed("zlink_socket", RawZlink.zlink_errno());
+            RawZlink.ThrowFailed("zlink_socket", NativeMethods.zlink_errno());
         }
 
-        SetInt(socket, RawZlink.ZLINK_LINGER, 0, "LINGER");
-        SetInt(socket, RawZlink.ZLINK_SNDHWM, 0, "SNDHWM");
-        SetInt(socket, RawZlink.ZLINK_RCVHWM, 0, "RCVHWM");
+        SetInt(socket, ZlinkConstants.ZLINK_LINGER, 0, "LINGER");
+        SetInt(socket, ZlinkConstants.ZLINK_SNDHWM, 0, "SNDHWM");
+        SetInt(socket, ZlinkConstants.ZLINK_RCVHWM, 0, "RCVHWM");
         return socket;
     }
 
     private static void SetInt(nint socket, int option, int value, string name)
-        => RawZlink.Check(RawZlink.zlink_setsockopt(socket, option, &value, sizeof(int)), $"zlink_setsockopt({name})");
+        => RawZlink.Check(NativeMethods.zlink_setsockopt(socket, option, &value, sizeof(int)), $"zlink_setsockopt({name})");
 
     private static void Close(nint socket, string operation)
     {
         if (socket != 0)
         {
-            RawZlink.Check(RawZlink.zlink_close(socket), operation);
+            RawZlink.Check(NativeMethods.zlink_close(socket), operation);
         }
     }
 
@@ -127,10 +128,10 @@ internal sealed unsafe class RawPair : IDisposable
         long start = Stopwatch.GetTimestamp();
         fixed (byte* p = probe)
         {
-            while (RawZlink.zlink_recv(to, p, (nuint)probe.Length, RawZlink.ZLINK_DONTWAIT) < 0)
+            while (NativeMethods.zlink_recv(to, p, (nuint)probe.Length, ZlinkConstants.ZLINK_DONTWAIT) < 0)
             {
-                int errno = RawZlink.zlink_errno();
-                if (errno is not (RawZlink.EAGAIN or RawZlink.EINTR))
+                int errno = NativeMethods.zlink_errno();
+                if (errno is not (ZlinkConstants.EAGAIN or ZlinkConstants.EINTR))
                 {
                     RawZlink.ThrowFailed("zlink_recv", errno);
                 }

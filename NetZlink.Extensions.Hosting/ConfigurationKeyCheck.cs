@@ -11,6 +11,7 @@
 //   - a setting given both in the section and in its twin subsection (Engine:, Gateway:, Receiver:),
 //     since both are bound and one would silently override the other.
 using System.Collections;
+using System.ComponentModel;
 using System.Globalization;
 using System.Reflection;
 using Microsoft.Extensions.Configuration;
@@ -84,6 +85,11 @@ internal static class ConfigurationKeyCheck
                 yield return $"{path}:{below.Key} is not a setting of a NetZlink {subject} ({path} takes a single value)";
             }
 
+            if (section.Value is { Length: > 0 } value && ConversionProblem(value, type) is { } problem)
+            {
+                yield return $"{path} is '{value}': {problem}";
+            }
+
             yield break;
         }
 
@@ -130,6 +136,29 @@ internal static class ConfigurationKeyCheck
                     yield return problem;
                 }
             }
+        }
+    }
+
+    // A value the binder cannot convert: outside a list it throws naming the key, but inside a list
+    // (Services:0:Weight) it drops the whole entry without a word, so the check says it first.
+    private static string? ConversionProblem(string value, Type type)
+    {
+        if (type == typeof(string) || type == typeof(byte[]))
+        {
+            return null; // byte[] (base64) is checked by the binder, which names the key
+        }
+
+        try
+        {
+            _ = TypeDescriptor.GetConverter(type).ConvertFromInvariantString(value);
+            return null;
+        }
+        catch (Exception e) when (e is FormatException or ArgumentException or NotSupportedException or OverflowException || e.InnerException is FormatException or OverflowException)
+        {
+            return type.IsEnum ? $"not one of {string.Join(", ", Enum.GetNames(type))}"
+                : type.GetField("MinValue") is { } min && type.GetField("MaxValue") is { } max && type != typeof(TimeSpan)
+                    ? $"not {(type == typeof(double) || type == typeof(float) || type == typeof(decimal) ? "a number" : "a whole number")} from {Convert.ToString(min.GetValue(null), CultureInfo.InvariantCulture)} to {Convert.ToString(max.GetValue(null), CultureInfo.InvariantCulture)}"
+                    : type == typeof(TimeSpan) ? "not a time span (hh:mm:ss[.fff])" : $"not a {type.Name}";
         }
     }
 

@@ -5,8 +5,8 @@
 //              silent while others are heard; SERVICE_LIST messages the discovery refused since
 //              the previous check;
 //   Healthy:   otherwise (within the grace period a shortfall reads "starting").
-// ZlinkDiscovery does not say when it last heard from a registry, so a RegistryWatcher (one SUB
-// socket per registry endpoint, beside the discovery's) records when each registry last published.
+// When each registry was last heard is the discovery's own record (ZlinkDiscovery.Registries: its
+// last well-formed SERVICE_LIST, on the service's TimeProvider).
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using NetZlink.Services;
 
@@ -26,8 +26,7 @@ internal sealed class NetZlinkGatewayHealthState(NetZlinkGatewayService service)
             return HealthCheckResult.Unhealthy($"NetZlink gateway '{name}' has stopped");
         }
 
-        RegistryWatcher? watcher = service.Watcher;
-        if (service.StartedAt is not { } started || watcher is null)
+        if (service.StartedAt is not { } started)
         {
             return HealthCheckResult.Unhealthy($"NetZlink gateway '{name}' has not been started");
         }
@@ -35,18 +34,21 @@ internal sealed class NetZlinkGatewayHealthState(NetZlinkGatewayService service)
         NetZlinkGatewayOptions options = service.Options;
         DateTimeOffset now = service.Time.GetUtcNow();
         bool inGrace = now - started < options.Health.StartupGracePeriod;
-        string[] silent = [.. watcher.Silent(now, options.RegistryTimeout)];
-        int heard = watcher.Endpoints.Count - silent.Length;
         ZlinkDiscovery discovery;
+        IReadOnlyList<RegistryContact> registries;
         try
         {
             discovery = service.Discovery;
+            registries = discovery.Registries;
         }
         catch (ObjectDisposedException)
         {
             return HealthCheckResult.Unhealthy($"NetZlink gateway '{name}' has stopped");
         }
 
+        // Silent: never heard, or not within RegistryTimeout.
+        string[] silent = [.. registries.Where(r => r.LastHeard is not { } heardAt || now - heardAt > options.RegistryTimeout).Select(r => r.Endpoint)];
+        int heard = registries.Count - silent.Length;
         var receivers = options.Services.Distinct(StringComparer.Ordinal).ToDictionary(s => s, discovery.ReceiverCount, StringComparer.Ordinal);
         long refusals = discovery.RefusedMessages;
         long newRefusals;
@@ -59,7 +61,7 @@ internal sealed class NetZlinkGatewayHealthState(NetZlinkGatewayService service)
         var data = new Dictionary<string, object>
         {
             ["registries_heard"] = heard,
-            ["registries"] = watcher.Endpoints.Count,
+            ["registries"] = registries.Count,
             ["refused_messages"] = refusals,
         };
         foreach ((string service1, int count) in receivers)
@@ -77,7 +79,7 @@ internal sealed class NetZlinkGatewayHealthState(NetZlinkGatewayService service)
         var problems = new List<string>();
         if (!inGrace && heard > 0 && silent.Length > 0)
         {
-            problems.Add($"{silent.Length} of {watcher.Endpoints.Count} registries not heard from within {options.RegistryTimeout:c} ({string.Join(", ", silent)})");
+            problems.Add($"{silent.Length} of {registries.Count} registries not heard from within {options.RegistryTimeout:c} ({string.Join(", ", silent)})");
         }
 
         if (!inGrace && heard > 0 && without.Length > 0)
@@ -97,7 +99,7 @@ internal sealed class NetZlinkGatewayHealthState(NetZlinkGatewayService service)
 
         string shortfall = inGrace && (silent.Length > 0 || without.Length > 0) ? " (starting: within the startup grace period)" : string.Empty;
         string listing = receivers.Count == 0 ? "no services configured" : "receivers: " + string.Join(", ", receivers.Select(r => $"{r.Key} {r.Value}"));
-        return HealthCheckResult.Healthy($"NetZlink gateway '{name}': {heard} of {watcher.Endpoints.Count} registries heard, {listing}{shortfall}", data);
+        return HealthCheckResult.Healthy($"NetZlink gateway '{name}': {heard} of {registries.Count} registries heard, {listing}{shortfall}", data);
     }
 }
 
@@ -106,93 +108,4 @@ internal sealed class NetZlinkGatewayHealthCheck(NetZlinkGatewayService service)
 {
     public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
         => Task.FromResult(service.Health.Evaluate());
-}
-
-/// <summary>
-/// When each registry last published (a SERVICE_LIST, at least once per broadcast interval): one
-/// SUB socket per registry publish endpoint, read by an async loop. Any message counts as heard;
-/// the discovery beside it checks what the messages say.
-/// </summary>
-internal sealed class RegistryWatcher(ZlinkContext context, IReadOnlyList<string> endpoints, TimeProvider time) : IAsyncDisposable
-{
-    private readonly long[] _lastHeardTicks = new long[endpoints.Count]; // UTC ticks; 0: never
-    private readonly CancellationTokenSource _stop = new();
-    private readonly List<ZlinkSocket> _sockets = [];
-    private Task[] _loops = [];
-
-    public IReadOnlyList<string> Endpoints => endpoints;
-
-    public void Start()
-    {
-        try
-        {
-            foreach (string endpoint in endpoints)
-            {
-                ZlinkSocket sub = context.CreateSocket(ZlinkSocketType.Sub);
-                _sockets.Add(sub);
-                sub.Linger = 0;
-                sub.Subscribe(ReadOnlySpan<byte>.Empty);
-                sub.Connect(endpoint);
-            }
-        }
-        catch
-        {
-            foreach (ZlinkSocket s in _sockets)
-            {
-                s.Dispose();
-            }
-
-            _sockets.Clear();
-            throw;
-        }
-
-        _loops = [.. _sockets.Select((s, i) => ReadAsync(s, i))];
-    }
-
-    /// <summary>The endpoints of the registries not heard from within <paramref name="timeout"/> before <paramref name="now"/>.</summary>
-    public IEnumerable<string> Silent(DateTimeOffset now, TimeSpan timeout)
-    {
-        for (int i = 0; i < endpoints.Count; i++)
-        {
-            long ticks = Volatile.Read(ref _lastHeardTicks[i]);
-            if (ticks == 0 || now.UtcTicks - ticks > timeout.Ticks)
-            {
-                yield return endpoints[i];
-            }
-        }
-    }
-
-    private async Task ReadAsync(ZlinkSocket sub, int index)
-    {
-        try
-        {
-            while (true)
-            {
-                _ = await sub.ReceiveMultipartAsync(_stop.Token).ConfigureAwait(false);
-                Volatile.Write(ref _lastHeardTicks[index], time.GetUtcNow().UtcTicks);
-            }
-        }
-        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or ContextTerminatedException)
-        {
-            // stopped
-        }
-    }
-
-    public async ValueTask DisposeAsync()
-    {
-        await _stop.CancelAsync().ConfigureAwait(false);
-        try
-        {
-            await Task.WhenAll(_loops).ConfigureAwait(false);
-        }
-        finally
-        {
-            foreach (ZlinkSocket s in _sockets)
-            {
-                s.Dispose();
-            }
-
-            _stop.Dispose();
-        }
-    }
 }

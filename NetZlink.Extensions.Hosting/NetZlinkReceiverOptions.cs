@@ -23,16 +23,25 @@ public sealed class NetZlinkReceiverOptions
     /// <summary>The services this receiver serves: each is registered when the host starts and unregistered when it stops.</summary>
     public IList<NetZlinkReceiverRegistration> Services { get; } = [];
 
-    /// <summary>How long one REGISTER waits for the registry's answer before it is sent again (the registry may start later). Default 5 seconds.</summary>
+    /// <summary>
+    /// No longer used: the receiver sends each REGISTER once the registry connection is up (a registry
+    /// that starts later is found) and again whenever the connection is made again (a registry that
+    /// restarted), so the hosted receiver no longer sends it again on a timer. Still read and checked
+    /// (positive) so that configurations that set it keep starting. Default 5 seconds.
+    /// </summary>
     public TimeSpan RegisterTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>
     /// How long the receiver keeps serving after it unregistered, when the host begins to stop, before
     /// the host stops the application's services: the gateways learn from the registry that it left
     /// and stop sending to it, and the requests already on the way are still answered. Default 1 second;
-    /// the host's shutdown timeout cuts it short.
+    /// the host's shutdown timeout cuts it short. At most <see cref="MaxDrainDelay"/> (one hour).
     /// </summary>
     public TimeSpan DrainDelay { get; set; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>The longest <see cref="DrainDelay"/> the check at start accepts: one hour (a drain is
+    /// seconds; anything longer is a mistake, and the host's shutdown timeout cuts it anyway).</summary>
+    public static TimeSpan MaxDrainDelay { get; } = TimeSpan.FromHours(1);
 
     /// <summary>The receiver's own settings (heartbeat interval, routing id, TLS).</summary>
     public ReceiverOptions Receiver { get; set; } = new();
@@ -84,7 +93,9 @@ internal static class NetZlinkReceiverOptionsValidator
         }
 
         yield return (nameof(NetZlinkReceiverOptions.RegisterTimeout), SettingChecks.Positive(options.RegisterTimeout));
-        yield return (nameof(NetZlinkReceiverOptions.DrainDelay), SettingChecks.NotNegative(options.DrainDelay));
+        yield return (nameof(NetZlinkReceiverOptions.DrainDelay), options.DrainDelay >= TimeSpan.Zero && options.DrainDelay <= NetZlinkReceiverOptions.MaxDrainDelay
+            ? null
+            : $"must be from 00:00:00 to {NetZlinkReceiverOptions.MaxDrainDelay:c} (is {options.DrainDelay:c})");
         ReceiverOptions receiver = options.Receiver ?? new ReceiverOptions();
         yield return (nameof(ReceiverOptions.HeartbeatInterval), SettingChecks.Positive(receiver.HeartbeatInterval));
         if (receiver.RoutingId is { } rid)

@@ -1,8 +1,11 @@
 // One hosted receiver: a ZlinkReceiver on the application's shared ZlinkContext, made from the
 // validated options when first asked for (injecting it makes it when the host gathers its
 // services). When the host starts, it binds and connects to the registry, and registers every
-// configured service in the background (a REGISTER without an answer within RegisterTimeout is sent
-// again, so a registry that starts later is found). When the host begins to stop (StoppingAsync, which
+// configured service in the background (the receiver sends the REGISTER once the registry connection
+// is up, so a registry that starts later is found, and sends it again whenever the connection is
+// made again, so a restarted registry lists it again). The health check reads each registration's
+// state from the receiver (GetRegistrationState) and the reasons from its RegistrationChanges, which
+// this service reads. When the host begins to stop (StoppingAsync, which
 // the host calls on every lifecycle service before it stops any), it unregisters every service and
 // keeps serving for DrainDelay, so the gateways learn that it left while the application's services
 // still answer what is on the way; then the application's services stop, then this one disposes
@@ -31,7 +34,8 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
     private NetZlinkReceiverOptions? _options;
     private ZlinkReceiver? _receiver;
     private Task _registering = Task.CompletedTask;
-    private RegistrationState[] _states = [];
+    private Task _watching = Task.CompletedTask;
+    private ServiceTrack[] _tracks = [];
     private long _startedAtTicks; // UTC ticks; 0 until started
     private long _seenRefusals;
     private int _phase; // 0 made, 1 started, 2 unregistered (stopping), 3 stopped
@@ -79,15 +83,18 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
         NetZlinkReceiverOptions options = Options;
         receiver.Bind(options.BindEndpoint!);
         await receiver.ConnectRegistryAsync(options.RegistryEndpoint!).WaitAsync(cancellationToken).ConfigureAwait(false);
-        RegistrationState[] states = [.. options.Services.Select(s => new RegistrationState(s))];
+        ServiceTrack[] tracks = [.. options.Services.Select(s => new ServiceTrack(s))];
+        // Read before the first REGISTER: the receiver keeps the changes from the first read on.
+        System.Threading.Channels.ChannelReader<RegistrationChange> changes = receiver.RegistrationChanges;
         lock (_gate)
         {
-            _states = states;
+            _tracks = tracks;
             _phase = 1;
         }
 
         Volatile.Write(ref _startedAtTicks, Time.GetUtcNow().UtcTicks);
-        _registering = Task.WhenAll(states.Select(s => RegisterAsync(receiver, s, options.RegisterTimeout, _stopRegistering.Token)));
+        _watching = WatchAsync(changes, tracks, _stopRegistering.Token);
+        _registering = Task.WhenAll(tracks.Select(t => RegisterAsync(receiver, t, _stopRegistering.Token)));
     }
 
     /// <summary>
@@ -111,17 +118,16 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
 
         await _stopRegistering.CancelAsync().ConfigureAwait(false);
         await _registering.ConfigureAwait(false);
-        foreach (RegistrationState state in _states)
+        await _watching.ConfigureAwait(false);
+        foreach (ServiceTrack track in _tracks)
         {
             try
             {
-                await receiver!.UnregisterAsync(state.Service.Name!).ConfigureAwait(false);
-                state.Set(RegistrationStatus.Unregistered, "unregistered: the host is stopping");
+                await receiver!.UnregisterAsync(track.Service.Name!).ConfigureAwait(false);
             }
-            catch (InvalidOperationException e)
+            catch (InvalidOperationException)
             {
-                // Refused by the registry (not registered), or the registry connection cannot take it.
-                state.Set(RegistrationStatus.Unregistered, e.Message);
+                // Not registered (never acknowledged and withdrawn, or refused): nothing to withdraw.
             }
         }
 
@@ -153,6 +159,7 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
         ZlinkReceiver? receiver = Take();
         await _stopRegistering.CancelAsync().ConfigureAwait(false);
         await _registering.ConfigureAwait(false);
+        await _watching.ConfigureAwait(false);
         if (receiver is not null)
         {
             await receiver.DisposeAsync().ConfigureAwait(false);
@@ -165,6 +172,7 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
         ZlinkReceiver? receiver = Take();
         _stopRegistering.Cancel();
         _registering.GetAwaiter().GetResult();
+        _watching.GetAwaiter().GetResult();
         receiver?.Dispose();
     }
 
@@ -172,12 +180,12 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
     internal HealthCheckResult Evaluate()
     {
         int phase;
-        RegistrationState[] states;
+        ServiceTrack[] tracks;
         ZlinkReceiver? receiver;
         lock (_gate)
         {
             phase = _phase;
-            states = _states;
+            tracks = _tracks;
             receiver = _receiver;
         }
 
@@ -197,33 +205,69 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
             return HealthCheckResult.Unhealthy($"NetZlink receiver '{name}' has unregistered: the host is stopping");
         }
 
-        bool inGrace = Time.GetUtcNow() - started < Options.Health.StartupGracePeriod;
+        DateTimeOffset now = Time.GetUtcNow();
+        TimeSpan grace = Options.Health.StartupGracePeriod;
+        bool inGrace = now - started < grace;
         long refusals = receiver.RefusedMessages;
         long newRefusals = refusals - Interlocked.Exchange(ref _seenRefusals, refusals);
-        (RegistrationStatus Status, string Detail)[] seen = [.. states.Select(s => s.Read())];
-        string[] registered = [.. states.Where((_, i) => seen[i].Status == RegistrationStatus.Registered).Select(s => s.Service.Name!)];
-        string[] refused = [.. states.Select((s, i) => seen[i].Status == RegistrationStatus.Refused ? $"{s.Service.Name} ({seen[i].Detail})" : null).OfType<string>()];
-        string[] pending = [.. states.Select((s, i) => seen[i].Status == RegistrationStatus.Pending ? $"{s.Service.Name} ({seen[i].Detail})" : null).OfType<string>()];
+        var registered = new List<string>();
+        var refused = new List<string>();
+        var pending = new List<string>();
+        var reconnecting = new List<string>();
+        var lostTooLong = new List<string>();
+        foreach (ServiceTrack track in tracks)
+        {
+            string service = track.Service.Name!;
+            (Standing standing, string detail, DateTimeOffset? lostAt) = track.Read(receiver.GetRegistrationState(service), now);
+            switch (standing)
+            {
+                case Standing.Registered:
+                    registered.Add(service);
+                    break;
+                case Standing.Refused:
+                    refused.Add($"{service} ({detail})");
+                    break;
+                case Standing.Reconnecting:
+                    TimeSpan lostFor = now - lostAt!.Value;
+                    (lostFor >= grace ? lostTooLong : reconnecting).Add($"{service} ({detail}, {lostFor:c} ago)");
+                    break;
+                default:
+                    pending.Add($"{service} ({detail})");
+                    break;
+            }
+        }
+
         var data = new Dictionary<string, object>
         {
-            ["services"] = states.Length,
-            ["registered"] = registered.Length,
+            ["services"] = tracks.Length,
+            ["registered"] = registered.Count,
+            ["reconnecting"] = reconnecting.Count + lostTooLong.Count,
             ["refused_messages"] = refusals,
             ["endpoint"] = receiver.BoundEndpoint ?? string.Empty,
         };
         string prefix = $"NetZlink receiver '{name}'";
-        if (refused.Length > 0)
+        if (refused.Count > 0)
         {
-            return HealthCheckResult.Unhealthy($"{prefix}: the registry refused {string.Join(", ", refused)}", data: data);
+            return HealthCheckResult.Unhealthy($"{prefix}: registration given up: {string.Join(", ", refused)}", data: data);
         }
 
-        if (!inGrace && registered.Length == 0)
+        if (lostTooLong.Count > 0)
+        {
+            return HealthCheckResult.Unhealthy($"{prefix}: not registered again within {grace:c} of losing the registry connection: {string.Join(", ", lostTooLong)}", data: data);
+        }
+
+        if (!inGrace && registered.Count == 0 && reconnecting.Count == 0)
         {
             return HealthCheckResult.Unhealthy($"{prefix}: no service registered after the startup grace period: {string.Join(", ", pending)}", data: data);
         }
 
         var problems = new List<string>();
-        if (!inGrace && pending.Length > 0)
+        if (reconnecting.Count > 0)
+        {
+            problems.Add($"registry connection lost, registering again: {string.Join(", ", reconnecting)}");
+        }
+
+        if (!inGrace && pending.Count > 0)
         {
             problems.Add($"not registered: {string.Join(", ", pending)}");
         }
@@ -238,49 +282,58 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
             return HealthCheckResult.Degraded($"{prefix}: {string.Join("; ", problems)}", data: data);
         }
 
-        string shortfall = pending.Length > 0 ? $", not yet: {string.Join(", ", pending)} (starting: within the startup grace period)" : string.Empty;
-        return HealthCheckResult.Healthy($"{prefix} at {receiver.BoundEndpoint}: registered {(registered.Length == 0 ? "none" : string.Join(", ", registered))}{shortfall}", data);
+        string shortfall = pending.Count > 0 ? $", not yet: {string.Join(", ", pending)} (starting: within the startup grace period)" : string.Empty;
+        return HealthCheckResult.Healthy($"{prefix} at {receiver.BoundEndpoint}: registered {(registered.Count == 0 ? "none" : string.Join(", ", registered))}{shortfall}", data);
     }
 
-    private static async Task RegisterAsync(ZlinkReceiver receiver, RegistrationState state, TimeSpan timeout, CancellationToken stop)
+    /// <summary>
+    /// Registers one service and waits for the first acknowledgement. The receiver sends the REGISTER
+    /// once the registry connection is up (a registry that starts later is found) and again whenever
+    /// the connection is made again, so nothing here sends it twice.
+    /// </summary>
+    private static async Task RegisterAsync(ZlinkReceiver receiver, ServiceTrack track, CancellationToken stop)
     {
-        NetZlinkReceiverRegistration service = state.Service;
-        for (int attempt = 1; !stop.IsCancellationRequested; attempt++)
+        NetZlinkReceiverRegistration service = track.Service;
+        try
         {
-            using var patience = CancellationTokenSource.CreateLinkedTokenSource(stop);
-            patience.CancelAfter(timeout);
-            try
+            await receiver.RegisterAsync(service.Name!, service.AdvertiseEndpoint, service.Weight, stop).ConfigureAwait(false);
+            track.Acknowledged();
+        }
+        catch (ServiceRegistrationException e) when (!stop.IsCancellationRequested)
+        {
+            track.Refuse(e.Message);
+        }
+        catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or ServiceRegistrationException)
+        {
+            // The host is stopping (the cancelled registration is withdrawn), or the receiver is gone.
+        }
+        catch (InvalidOperationException e)
+        {
+            // The receiver cannot register at all (its worker failed).
+            track.Refuse(e.Message);
+        }
+    }
+
+    /// <summary>Reads the receiver's registration changes for their reasons: why a registration was
+    /// lost, and a registration the registry refused when it was sent again.</summary>
+    private static async Task WatchAsync(System.Threading.Channels.ChannelReader<RegistrationChange> changes, ServiceTrack[] tracks, CancellationToken stop)
+    {
+        try
+        {
+            await foreach (RegistrationChange change in changes.ReadAllAsync(stop).ConfigureAwait(false))
             {
-                await receiver.RegisterAsync(service.Name!, service.AdvertiseEndpoint, service.Weight, patience.Token).ConfigureAwait(false);
-                state.Set(RegistrationStatus.Registered, "registered");
-                return;
-            }
-            catch (OperationCanceledException) when (!stop.IsCancellationRequested)
-            {
-                state.Set(RegistrationStatus.Pending, $"no answer from the registry within {timeout:c}, {attempt} REGISTER sent");
-            }
-            catch (ServiceRegistrationException e)
-            {
-                state.Set(RegistrationStatus.Refused, e.Message);
-                return;
-            }
-            catch (OperationCanceledException)
-            {
-                return;
-            }
-            catch (Exception e) when (e is InvalidOperationException or ObjectDisposedException)
-            {
-                // The registry connection cannot take the REGISTER now (or the receiver is going away).
-                state.Set(RegistrationStatus.Pending, e.Message);
-                try
+                foreach (ServiceTrack track in tracks)
                 {
-                    await Task.Delay(timeout, stop).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    return;
+                    if (string.Equals(track.Service.Name, change.Service, StringComparison.Ordinal))
+                    {
+                        track.Changed(change);
+                    }
                 }
             }
+        }
+        catch (OperationCanceledException)
+        {
+            // The host is stopping.
         }
     }
 
@@ -295,35 +348,92 @@ public sealed class NetZlinkReceiverService : IHostedLifecycleService, IAsyncDis
         }
     }
 
-    private enum RegistrationStatus
+    private enum Standing
     {
         Pending,
         Registered,
+        Reconnecting,
         Refused,
-        Unregistered,
     }
 
-    /// <summary>Where one configured service's registration stands.</summary>
-    private sealed class RegistrationState(NetZlinkReceiverRegistration service)
+    /// <summary>What the hosted service knows of one configured service's registration beyond the
+    /// receiver's state: whether it was acknowledged, since which check it is lost, and the reasons.</summary>
+    private sealed class ServiceTrack(NetZlinkReceiverRegistration service)
     {
         private readonly Lock _lock = new();
-        private (RegistrationStatus, string) _now = (RegistrationStatus.Pending, "no answer from the registry yet");
+        private bool _acknowledged;
+        private string? _refused;
+        private DateTimeOffset? _lostAt;
+        private string? _lostReason;
 
         public NetZlinkReceiverRegistration Service => service;
 
-        public (RegistrationStatus Status, string Detail) Read()
+        public void Acknowledged()
         {
             lock (_lock)
             {
-                return _now;
+                _acknowledged = true;
             }
         }
 
-        public void Set(RegistrationStatus status, string detail)
+        public void Refuse(string reason)
         {
             lock (_lock)
             {
-                _now = (status, detail);
+                _refused = reason;
+            }
+        }
+
+        public void Changed(RegistrationChange change)
+        {
+            lock (_lock)
+            {
+                switch (change.Kind)
+                {
+                    case RegistrationChangeKind.Lost:
+                        _lostReason = change.Reason;
+                        break;
+                    case RegistrationChangeKind.Registered or RegistrationChangeKind.Reregistered:
+                        _acknowledged = true;
+                        break;
+                    case RegistrationChangeKind.Unregistered:
+                        // While the host runs: the registry refused it when it was sent again (or
+                        // the application withdrew it). The host's own UNREGISTERs come when it
+                        // stops, after this is read no more.
+                        _refused = change.Reason;
+                        break;
+                }
+            }
+        }
+
+        /// <summary>The standing, from the receiver's <paramref name="state"/> now, with its detail and when a loss began.</summary>
+        public (Standing Standing, string Detail, DateTimeOffset? LostAt) Read(RegistrationState state, DateTimeOffset now)
+        {
+            lock (_lock)
+            {
+                if (_refused is not null)
+                {
+                    return (Standing.Refused, _refused, null);
+                }
+
+                switch (state)
+                {
+                    case RegistrationState.Registered:
+                        _lostAt = null;
+                        return (Standing.Registered, "registered", null);
+                    case RegistrationState.Reconnecting when _acknowledged:
+                        // A loss counts from the first check that sees it (the receiver's state is
+                        // the one source of when, so no reading of the changes can lag behind it).
+                        _lostAt ??= now;
+                        return (Standing.Reconnecting, _lostReason ?? "the registry connection dropped", _lostAt);
+                    case RegistrationState.Reconnecting:
+                        return (Standing.Pending, "the registry connection dropped before the registry answered; sent again when it is back", null);
+                    case RegistrationState.NotRegistered when _acknowledged:
+                        // Dropped by the registry; its change (with the reason) is not read yet.
+                        return (Standing.Refused, "the registry refused the registration when it was sent again", null);
+                    default:
+                        return (Standing.Pending, "no answer from the registry yet", null);
+                }
             }
         }
     }

@@ -67,7 +67,16 @@ public static partial class NetZlinkServiceCollectionExtensions
     public static IServiceCollection AddNetZlinkContext(this IServiceCollection services)
     {
         ArgumentNullException.ThrowIfNull(services);
+        bool ours = !services.Any(d => d.ServiceType == typeof(ZlinkContext));
         services.TryAddSingleton(_ => new ZlinkContext());
+        if (!services.Any(d => d.ServiceType == typeof(HostShutdown)))
+        {
+            // Bounds the disposal of the context made here (and the hosted sockets' linger, the
+            // gateways' drain) by the host's shutdown timeout; it starts before the hosted kinds.
+            services.AddSingleton(sp => new HostShutdown(sp, ours));
+            services.AddSingleton<IHostedService>(sp => sp.GetRequiredService<HostShutdown>());
+        }
+
         return services;
     }
 

@@ -4,6 +4,7 @@
 // (WatchConnections), then bound and connected; when the host stops, the watch ends and the socket
 // closes with its Linger. The watch feeds the health check: which connect endpoints have a
 // connection now, connections lost and handshakes failed since the previous check.
+using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
@@ -106,9 +107,24 @@ public sealed class NetZlinkSocketService : IHostedService, IDisposable
         return Task.CompletedTask;
     }
 
-    /// <summary>Ends the watch and closes the socket: messages not yet sent are kept for its <see cref="ZlinkSocket.Linger"/> (the context's disposal waits for them).</summary>
+    /// <summary>
+    /// Ends the watch and closes the socket: messages not yet sent are kept for its
+    /// <see cref="ZlinkSocket.Linger"/>, cut to what is left of the host's shutdown timeout (a
+    /// <c>Linger</c> of -1 is that time left), and the context's disposal waits for them up to that.
+    /// </summary>
     public async Task StopAsync(CancellationToken cancellationToken)
     {
+        if (_services.GetService<HostShutdown>() is { } shutdown)
+        {
+            lock (_gate)
+            {
+                if (_socket is { } socket)
+                {
+                    socket.Linger = shutdown.BoundLinger(socket.Linger);
+                }
+            }
+        }
+
         Dispose();
         await _watching.ConfigureAwait(false);
     }
@@ -265,7 +281,16 @@ public sealed class NetZlinkSocketService : IHostedService, IDisposable
 
             foreach (string prefix in o.Subscribe)
             {
-                socket.Subscribe(prefix);
+                if (o.SocketType == ZlinkSocketType.XSub)
+                {
+                    // An XSUB subscribes by sending a subscription message (1, then the prefix): it
+                    // keeps it and sends it to every publisher it connects to later.
+                    socket.Send(SubscriptionMessage(prefix));
+                }
+                else
+                {
+                    socket.Subscribe(prefix);
+                }
             }
 
             return socket;
@@ -275,6 +300,16 @@ public sealed class NetZlinkSocketService : IHostedService, IDisposable
             socket.Dispose();
             throw;
         }
+    }
+
+    /// <summary>An XSUB's subscription message: the byte 1, then the prefix's UTF-8 bytes.</summary>
+    internal static byte[] SubscriptionMessage(string prefix)
+    {
+        var utf8 = new UTF8Encoding(false, true); // an unpaired surrogate throws, as SUB's Subscribe refuses it
+        byte[] message = new byte[1 + utf8.GetByteCount(prefix)];
+        message[0] = 1;
+        utf8.GetBytes(prefix, message.AsSpan(1));
+        return message;
     }
 
     private static void ApplyTls(ZlinkSocket socket, EngineTlsOptions tls)

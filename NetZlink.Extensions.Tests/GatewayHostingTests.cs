@@ -6,6 +6,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using NetZlink.Extensions.Hosting;
 using NetZlink.Services;
@@ -83,6 +84,41 @@ public sealed class GatewayHostingTests
             Assert.That(() => gateway.TrySend("echo", "after"u8), Throws.InstanceOf<ObjectDisposedException>(), "the host's stop disposed the gateway");
             Assert.That(() => service.Gateway, Throws.InstanceOf<ObjectDisposedException>());
             Assert.That(() => discovery.GetReceivers("echo"), Throws.InstanceOf<ObjectDisposedException>(), "and its discovery");
+        });
+    }
+
+    [Test]
+    [CancelAfter(60_000)]
+    public async Task TheHostsStopDrainsTheGatewayAndLogsWhatItFound(CancellationToken cancellationToken)
+    {
+        await using var cluster = new Cluster();
+        Cluster.Echo echo = await cluster.AddReceiverAsync("echo", weight: 1, cancellationToken);
+        var logs = new CapturingLoggerProvider();
+        using IHost host = Hosts.Build("NetZlink:Gateway", [("RegistryEndpoint", cluster.Registry.PubEndpoint), ("Services:0", "echo")], null, (services, section) =>
+        {
+            services.AddLogging(b => b.SetMinimumLevel(LogLevel.Trace).AddProvider(logs));
+            services.AddNetZlinkGateway(section);
+        });
+        ZlinkGateway gateway = host.Services.GetRequiredService<ZlinkGateway>();
+        await host.StartAsync(cancellationToken);
+        await host.Services.GetRequiredService<ZlinkDiscovery>().WaitForAsync("echo", r => r.Count == 1, cancellationToken);
+        await SendAndReceiveAsync(gateway, "probe", cancellationToken);
+
+        // Sent, answers not read by the application: the drain at the stop waits for them to arrive.
+        const int Messages = 50;
+        for (int i = 0; i < Messages; i++)
+        {
+            Assert.That(gateway.TrySend("echo", System.Text.Encoding.UTF8.GetBytes($"m{i}")), Is.True, $"send {i}");
+        }
+
+        await host.StopAsync(cancellationToken);
+        LogEntry drained = logs.WithId(1101).Single();
+        const int sent = Messages + 1; // and the probe (a TrySend refused before the connection is not sent)
+        Assert.Multiple(() =>
+        {
+            Assert.That(drained.Message, Is.EqualTo($"Gateway gateway drained at the host's stop: {sent} sent, {sent} answers, 0 outstanding (every answer came back)"), logs.Dump());
+            Assert.That(echo.Answered, Is.EqualTo(sent));
+            Assert.That(() => gateway.TrySend("echo", "after"u8), Throws.InstanceOf<ObjectDisposedException>(), "disposed after the drain");
         });
     }
 
@@ -344,12 +380,13 @@ public sealed class GatewayHostingTests
         using IHost host = GatewayHost(null, ("RegistryEndpoint", fake.LastEndpoint), ("Health:StartupGracePeriod", "00:00:00"));
         await host.StartAsync(cancellationToken);
         ZlinkDiscovery discovery = host.Services.GetRequiredService<ZlinkDiscovery>();
-        RegistryWatcher watcher = host.Services.GetRequiredService<NetZlinkGatewayService>().Watcher!;
-        // Until the discovery has refused one and the health check's own subscription has heard one
-        // (the two SUB sockets join the publisher each in its own time).
-        while (discovery.RefusedMessages == 0 || watcher.Silent(TimeProvider.System.GetUtcNow(), TimeSpan.FromHours(1)).Any())
+        // Until the discovery has refused a malformed message and heard a well-formed (empty) list
+        // from the same publisher (the SUB joins the publisher in its own time).
+        byte[][] emptyList = [.. ServiceProtocol.EncodeServiceList(7, 1, [])];
+        while (discovery.RefusedMessages == 0 || discovery.Registries[0].LastHeard is null)
         {
             fake.Send("not a service list"u8);
+            fake.SendMultipart(emptyList);
             await Task.Delay(20, cancellationToken);
         }
 
@@ -363,7 +400,7 @@ public sealed class GatewayHostingTests
         await host.StopAsync(cancellationToken);
     }
 
-    private static async Task SendAndReceiveAsync(ZlinkGateway gateway, string body, CancellationToken cancellationToken)
+    internal static async Task SendAndReceiveAsync(ZlinkGateway gateway, string body, CancellationToken cancellationToken)
     {
         byte[] payload = System.Text.Encoding.UTF8.GetBytes(body);
         while (!gateway.TrySend("echo", payload))

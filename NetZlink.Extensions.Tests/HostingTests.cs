@@ -293,7 +293,8 @@ public sealed class HostingTests
             Assert.That(both.Prices.ConnectionCount, Is.EqualTo(3));
             Assert.That(provider.GetRequiredKeyedService<ClientEngine>("orders"), Is.SameAs(both.Orders), "one engine per key");
             Assert.That(provider.GetRequiredKeyedService<NetZlinkEngineService<ClientEngine>>("prices").Name, Is.EqualTo("prices"));
-            Assert.That(provider.GetServices<IHostedService>().Count(), Is.EqualTo(2), "each engine is a hosted service");
+            Assert.That(provider.GetServices<IHostedService>().OfType<NetZlinkEngineService<ClientEngine>>().Count(), Is.EqualTo(2), "each engine is a hosted service");
+            Assert.That(provider.GetServices<IHostedService>().Count(s => s is HostShutdown), Is.EqualTo(1), "and the shared context's bounded disposal, once");
             Assert.That(provider.GetService<ClientEngine>(), Is.Null, "no engine without a key was registered");
             Assert.That(services.Count(d => d.ServiceType == typeof(ZlinkContext)), Is.EqualTo(1));
             ZlinkContext context = provider.GetRequiredService<ZlinkContext>();

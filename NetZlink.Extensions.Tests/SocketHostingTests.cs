@@ -117,6 +117,63 @@ public sealed class SocketHostingTests
     }
 
     [Test]
+    [CancelAfter(60_000)]
+    public async Task AHostedXsubSubscribesBySendingTheSubscriptionAndReceivesOnlyItsPrefix(CancellationToken cancellationToken)
+    {
+        using var context = new ZlinkContext();
+        using ZlinkSocket publisher = context.CreateSocket(ZlinkSocketType.XPub);
+        publisher.Bind("tcp://127.0.0.1:*");
+        using IHost host = SocketHost(null, ("up:Type", "XSub"), ("up:Connect:0", publisher.LastEndpoint), ("up:Subscribe:0", "a"));
+        await host.StartAsync(cancellationToken);
+        ZlinkSocket up = host.Services.GetRequiredKeyedService<ZlinkSocket>("up");
+
+        // The XPUB sees the subscription message the XSUB sent (1, then the prefix) once connected.
+        List<byte[]> subscription = await publisher.ReceiveMultipartAsync(cancellationToken).AsTask().WaitAsync(TimeSpan.FromSeconds(20), cancellationToken);
+        Assert.That(subscription.Single(), Is.EqualTo(new byte[] { 1, (byte)'a' }));
+
+        // b1 goes out before a1 and a2: the XSUB takes a1, then a2 (b1 was filtered out between them).
+        publisher.Send("b1"u8);
+        publisher.Send("a1"u8);
+        publisher.Send("b2"u8);
+        publisher.Send("a2"u8);
+        List<byte[]> first = await up.ReceiveMultipartAsync(cancellationToken).AsTask().WaitAsync(TimeSpan.FromSeconds(20), cancellationToken);
+        List<byte[]> second = await up.ReceiveMultipartAsync(cancellationToken).AsTask().WaitAsync(TimeSpan.FromSeconds(20), cancellationToken);
+        Assert.That(new[] { first.Single(), second.Single() }, Is.EqualTo(new[] { "a1"u8.ToArray(), "a2"u8.ToArray() }));
+        await host.StopAsync(cancellationToken);
+    }
+
+    [Test]
+    [CancelAfter(120_000)]
+    public async Task AHostWithALingerForeverDealerHoldingAMessageStopsAndDisposesWithinItsShutdownTimeout(CancellationToken cancellationToken)
+    {
+        string absent = Local.RefusingEndpoint();
+        IHost host = Hosts.Build("NetZlink:Sockets", [("d:Type", "Dealer"), ("d:Connect:0", absent), ("d:Linger", "-1")], null, (services, section) =>
+        {
+            services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(1));
+            services.AddNetZlinkSocket("d", section.GetSection("d"));
+        });
+        await host.StartAsync(cancellationToken);
+        ZlinkSocket dealer = host.Services.GetRequiredKeyedService<ZlinkSocket>("d");
+        Assert.That(dealer.TrySend("held"u8), Is.True, "queued for the absent peer");
+
+        // The application's own socket on the shared context, Linger -1 and a message held too.
+        ZlinkSocket own = host.Services.GetRequiredService<ZlinkContext>().CreateSocket(ZlinkSocketType.Dealer);
+        own.Linger = -1;
+        own.Connect(absent);
+        Assert.That(own.TrySend("held too"u8), Is.True);
+
+        // Both used to wait for ever (the socket's close, then the context's disposal); the bound is
+        // the shutdown timeout, so a generous margin tells a bounded wait from a hang.
+        Task stopAndDispose = Task.Run(async () =>
+        {
+            await host.StopAsync(CancellationToken.None);
+            host.Dispose();
+        }, CancellationToken.None);
+        Assert.That(async () => await stopAndDispose.WaitAsync(TimeSpan.FromSeconds(60), cancellationToken), Throws.Nothing, "stop and dispose end");
+        Assert.That(dealer.IsDisposed, Is.True);
+    }
+
+    [Test]
     public async Task BadSocketSettingsFailTheStartWithOneLinePerKey()
     {
         string missing = Path.Combine(Path.GetTempPath(), $"netzlink-no-such-ca-{Guid.NewGuid():N}.pem");

@@ -3,8 +3,7 @@
 // a STREAM pair. The measured figure is printed with the test output.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class AllocationTests
+public sealed class AllocationTests : ContextTest
 {
     private const int WarmUp = 20_000;
     private const int Measured = 20_000;
@@ -12,10 +11,7 @@ public sealed class AllocationTests
     [Test, CancelAfter(60_000)]
     public void TrySendTryReceive_OverInprocPair_AllocatesNothing()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
+        var (receiver, sender) = ConnectedPairs("inproc");
 
         byte[] payload = new byte[256];
         byte[] buffer = new byte[256];
@@ -32,9 +28,7 @@ public sealed class AllocationTests
     [Test, CancelAfter(60_000)]
     public void TrySendTryReceive_OverStreamPair_AllocatesNothing()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
         RoutingId clientSide = StreamSockets.ReceiveEvent(client, StreamSockets.Connected);
         StreamSockets.ReceiveEvent(server, StreamSockets.Connected);
@@ -55,10 +49,7 @@ public sealed class AllocationTests
     [Test, CancelAfter(60_000)]
     public void Poll_AllocatesNothing()
     {
-        using var context = new ZlinkContext();
-        using var a = context.CreateSocket(ZlinkSocketType.Pair);
-        using var b = context.CreateSocket(ZlinkSocketType.Pair);
-        b.Connect(Endpoints.BindFresh(a, "inproc"));
+        var (a, b) = ConnectedPairs("inproc");
         var poller = new ZlinkPoller();
         poller.Add(a, PollEvents.PollIn);
         poller.Add(b, PollEvents.PollIn | PollEvents.PollOut);

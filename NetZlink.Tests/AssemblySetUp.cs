@@ -1,8 +1,6 @@
 // Set-up for every test in the assembly: Debug.Assert failures become test failures, and the
 // native library is loaded once up front so a missing library fails loudly, with the resolver's
 // list of places tried, instead of as a TypeInitializationException deep in some test.
-using System.Diagnostics;
-
 namespace NetZlink.Tests;
 
 [SetUpFixture]

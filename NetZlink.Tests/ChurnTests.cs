@@ -4,13 +4,11 @@
 // disposed), the descriptor count, the binding's live native handles and the managed heap after
 // full collections are compared with a baseline taken after a few warm-up cycles (JIT and tiering,
 // pools, lazily created runtime descriptors). The figures go to the test output.
-using NetZlink.Engine;
 using NetZlink.Tests.Engine;
 
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class ChurnTests
+public sealed class ChurnTests : ContextTest
 {
     private const int Cycles = 100;
     private const int WarmUpCycles = 10;
@@ -36,19 +34,17 @@ public sealed class ChurnTests
     public void SocketConnectAndDisconnectCycles_LeaveNothingBehind(ZlinkSocketType type)
     {
         using var server = new StreamEchoServer();
-        using var context = new ZlinkContext();
         Action cycle = type == ZlinkSocketType.Stream
-            ? () => StreamClientCycle(context, server.Endpoint)
-            : () => PairCycle(context);
+            ? () => StreamClientCycle(Context, server.Endpoint)
+            : () => PairCycle(Context);
         Churn($"{type} socket cycles", cycle);
     }
 
     [Test, CancelAfter(120_000)]
     public void ContextWithSocketsCycles_LeaveNothingBehind()
-        => Churn("context cycles", () =>
+        => Churn("Context cycles", () =>
         {
-            using var context = new ZlinkContext();
-            PairCycle(context);
+            PairCycle(Context);
         });
 
     [RequiresStreamClient]

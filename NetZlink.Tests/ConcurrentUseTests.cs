@@ -7,9 +7,6 @@
 //
 // The stress test is randomized: it prints the generator's start value (NETZLINK_FUZZ_SEED replays
 // the same choices; thread timing still varies) and NETZLINK_FUZZ_ITERATIONS sets the rounds.
-using System.Collections.Concurrent;
-using NetZlink.Interop;
-
 namespace NetZlink.Tests;
 
 [TestFixture]

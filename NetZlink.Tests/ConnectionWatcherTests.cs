@@ -7,16 +7,14 @@ using System.Text;
 
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class ConnectionWatcherTests
+public sealed class ConnectionWatcherTests : ContextTest
 {
     [Test, CancelAfter(60_000)]
     public void ADealerSeesTheRouterVanishAndComeBack_InOrder_AndMessagesFlowAgain()
     {
-        using var context = new ZlinkContext();
-        var router = context.CreateSocket(ZlinkSocketType.Router);
+        var router = Context.CreateSocket(ZlinkSocketType.Router);
         string endpoint = Endpoints.BindFresh(router, "tcp");
-        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.ReconnectInterval = 50;
         dealer.ReconnectIntervalMax = 400;
         Assert.That((dealer.ReconnectInterval, dealer.ReconnectIntervalMax), Is.EqualTo((50, 400)));
@@ -35,7 +33,7 @@ public sealed class ConnectionWatcherTests
         ConnectionStateChange retrying = log.Until(ConnectionState.Retrying);
         Assert.That(retrying.RetryValue, Is.InRange(50, 400 + 50), "the retry's interval, ms (RECONNECT_IVL with its random part, at most RECONNECT_IVL_MAX's)");
 
-        using var again = context.CreateSocket(ZlinkSocketType.Router);
+        using var again = Context.CreateSocket(ZlinkSocketType.Router);
         again.Bind(endpoint);
         log.Until(ConnectionState.Connected);
         dealer.Send("two"u8);
@@ -58,11 +56,10 @@ public sealed class ConnectionWatcherTests
     [Test, CancelAfter(60_000)]
     public void ARouterSeesEachDealerConnectAndGo_WithItsRoutingIdAndReason()
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
         string endpoint = Endpoints.BindFresh(router, "tcp");
         var log = new WatchLog(router.WatchConnections());
-        var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.SetOption(SocketOption.RoutingId, "peer-1"u8);
         dealer.Connect(endpoint);
 
@@ -83,12 +80,11 @@ public sealed class ConnectionWatcherTests
     [Test, CancelAfter(60_000)]
     public void AConnectionThatFailsItsHandshake_IsDisconnectedWithHandshakeFailed_NeverConnected()
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
         string endpoint = Endpoints.BindFresh(router, "tcp");
         using var proxy = new StallingProxy(endpoint);
         proxy.Stall();
-        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
         dealer.SetOption(SocketOption.HandshakeInterval, 200);
         var log = new WatchLog(dealer.WatchConnections());
         dealer.Connect(proxy.Endpoint);
@@ -106,8 +102,7 @@ public sealed class ConnectionWatcherTests
     [Test, CancelAfter(90_000)]
     public void HeartbeatsDeclareAStalledPeerDead_AndTheSocketReconnectsWhenItResumes()
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
         string endpoint = Endpoints.BindFresh(router, "tcp");
         using var proxy = new StallingProxy(endpoint);
         var routerLog = new WatchLog(router.WatchConnections());
@@ -117,14 +112,14 @@ public sealed class ConnectionWatcherTests
         // no heartbeats and reads nothing meanwhile, still holds the dead connection under that id when
         // the new one arrives: without ROUTER_HANDOVER it would refuse the new one (see docs/binding.md).
         router.SetOption(SocketOption.RouterHandover, 1);
-        using var beating = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var beating = Context.CreateSocket(ZlinkSocketType.Dealer);
         beating.HeartbeatInterval = 100;
         beating.HeartbeatTimeout = 500;
         beating.HeartbeatTtl = 2000;
         beating.SetOption(SocketOption.HandshakeInterval, 500);
         beating.ReconnectInterval = 50;
         Assert.That((beating.HeartbeatInterval, beating.HeartbeatTimeout, beating.HeartbeatTtl), Is.EqualTo((100, 500, 2000)));
-        using var silent = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var silent = Context.CreateSocket(ZlinkSocketType.Dealer);
         var beatingLog = new WatchLog(beating.WatchConnections());
         var silentLog = new WatchLog(silent.WatchConnections());
         beating.Connect(proxy.Endpoint);
@@ -157,12 +152,11 @@ public sealed class ConnectionWatcherTests
     [Test, CancelAfter(60_000)]
     public void AProtocolError_EndsBothSidesWithHandshakeFailed_AndTheSenderComesBack()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Router);
+        using var receiver = Context.CreateSocket(ZlinkSocketType.Router);
         receiver.MaxMessageSize = 64;
         receiver.SetOption(SocketOption.RouterHandover, 1); // the sender comes back under its routing id
         string endpoint = Endpoints.BindFresh(receiver, "tcp");
-        using var sender = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var sender = Context.CreateSocket(ZlinkSocketType.Dealer);
         sender.ReconnectInterval = 20;
         var receiverLog = new WatchLog(receiver.WatchConnections());
         var senderLog = new WatchLog(sender.WatchConnections());
@@ -200,8 +194,7 @@ public sealed class ConnectionWatcherTests
         Random random = Fuzz.Random(out _);
         int steps = Fuzz.Iterations(40);
         const int PeerCount = 4;
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
         router.SetOption(SocketOption.RouterMandatory, 1);
         // A peer comes back under its id as soon as the router's monitor said the last life ended; the
         // router's own table may still hold that life then (it lets go of a connection inside its calls),
@@ -258,7 +251,7 @@ public sealed class ConnectionWatcherTests
             {
                 // Comes back (a new socket under the same id) once the router has seen its last life end.
                 Wait.Until(() => { Follow(); return !up[i]; }, $"{Id(i)}'s Disconnected");
-                var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+                var dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
                 dealer.SetOption(SocketOption.RoutingId, Encoding.ASCII.GetBytes(Id(i)));
                 dealer.Connect(endpoint);
                 peers[i] = dealer;

@@ -7,12 +7,9 @@
 // which the socket still binds and carries data. No random endpoint makes the library ask DNS:
 // the ports of random tcp endpoints are never numbers, and the hosts are literal addresses (the
 // STREAM engine, which checks the port before it looks at the host, also gets random hosts).
-using NetZlink.Interop;
-
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class EndpointInputTests
+public sealed class EndpointInputTests : ContextTest
 {
     private const int DefaultIterations = 300;
 
@@ -28,8 +25,7 @@ public sealed class EndpointInputTests
     [CancelAfter(30_000)]
     public void EndpointWithANul_IsRefusedWithEinval_NotCutShort(ZlinkSocketType type)
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(type);
+        using var socket = Context.CreateSocket(type);
         string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:*" : Endpoints.Inproc();
         string endpoint = head + "\0-and-more";
 
@@ -51,7 +47,7 @@ public sealed class EndpointInputTests
         socket.Bind(head);
         if (type == ZlinkSocketType.Pair)
         {
-            using var second = context.CreateSocket(type);
+            using var second = Context.CreateSocket(type);
             Assert.Throws<EndpointException>(() => second.Bind(head), "the name is taken by the real bind only");
         }
     }
@@ -61,8 +57,7 @@ public sealed class EndpointInputTests
     [CancelAfter(30_000)]
     public void EndpointWithAnUnpairedSurrogate_IsRefusedWithEinval_NotReplaced(ZlinkSocketType type)
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(type);
+        using var socket = Context.CreateSocket(type);
         string head = type == ZlinkSocketType.Stream ? "tcp://127.0.0.1:" : Endpoints.Inproc();
         string endpoint = head + "\uD800x";
 
@@ -81,9 +76,7 @@ public sealed class EndpointInputTests
     [Test, CancelAfter(30_000)]
     public void EndpointOutsideAscii_RoundTripsExactly()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = $"inproc://netzlink-ünïcödé-日本語-😀-{Guid.NewGuid():N}";
 
         server.Bind(endpoint);
@@ -100,8 +93,7 @@ public sealed class EndpointInputTests
     [CancelAfter(30_000)]
     public void EmptyEndpoint_FailsCleanly(ZlinkSocketType type)
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(type);
+        using var socket = Context.CreateSocket(type);
         foreach (string operation in Operations)
         {
             bool succeeded = ErrorShape.Check(() => Call(socket, operation, ""), $"{operation}(\"\")", $"{type}: {operation}(\"\")");
@@ -112,9 +104,7 @@ public sealed class EndpointInputTests
     [Test, CancelAfter(30_000)]
     public void VeryLongInprocEndpoint_Binds_ReadsBack_AndCarriesData()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = Endpoints.Inproc() + new string('n', 100_000);
 
         server.Bind(endpoint);
@@ -140,8 +130,7 @@ public sealed class EndpointInputTests
             NativeNeeds.RequireStreamClient();
         }
 
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(type);
+        using var socket = Context.CreateSocket(type);
         string endpoint = head + new string('x', 100_000);
         foreach (string operation in Operations)
         {
@@ -173,8 +162,7 @@ public sealed class EndpointInputTests
         var tally = new Tally();
         try
         {
-            using var context = new ZlinkContext();
-            using var socket = context.CreateSocket(type);
+            using var socket = Context.CreateSocket(type);
             for (int iteration = 0; iteration < iterations; iteration++)
             {
                 string endpoint = RandomEndpoint(random, ipcDirectory, type);
@@ -186,7 +174,7 @@ public sealed class EndpointInputTests
                     // their own (checked all the same) and the one under test only binds: it can
                     // then show it still takes a peer.
                     bool pairConnect = type == ZlinkSocketType.Pair && operation is ("Connect" or "Disconnect");
-                    using ZlinkSocket? spare = pairConnect ? context.CreateSocket(type) : null;
+                    using ZlinkSocket? spare = pairConnect ? Context.CreateSocket(type) : null;
                     ZlinkSocket target = spare ?? socket;
                     bool succeeded = ErrorShape.Check(() => Call(target, operation, endpoint), $"{operation}(\"{Utf8Z.Printable(endpoint)}\")", $"{where}: {operation}");
                     tally.Count(succeeded);
@@ -205,7 +193,7 @@ public sealed class EndpointInputTests
             }
 
             TestContext.Out.WriteLine($"{iterations} random endpoints x 4 calls: {tally}");
-            StillCarriesData(context, socket);
+            StillCarriesData(Context, socket);
         }
         finally
         {

@@ -2,14 +2,12 @@
 // its endpoint or option.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class ErrorTests
+public sealed class ErrorTests : ContextTest
 {
     [Test, CancelAfter(10_000)]
     public void Bind_BadPort_ThrowsEndpointExceptionWithErrnoAndEndpoint()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         const string endpoint = "tcp://127.0.0.1:no-port";
 
         var error = Assert.Throws<EndpointException>(() => socket.Bind(endpoint))!;
@@ -28,8 +26,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void Connect_UnknownTransport_ThrowsEndpointExceptionWithEprotonosupport()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Dealer);
 
         var error = Assert.Throws<EndpointException>(() => socket.Connect("carrier-pigeon://coop"))!;
         Assert.That(error.Error, Is.EqualTo(ZlinkError.EPROTONOSUPPORT));
@@ -39,9 +36,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void Bind_AddressInUse_ThrowsEaddrinuse()
     {
-        using var context = new ZlinkContext();
-        using var first = context.CreateSocket(ZlinkSocketType.Pair);
-        using var second = context.CreateSocket(ZlinkSocketType.Pair);
+        var (first, second) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(first, "tcp");
 
         var error = Assert.Throws<EndpointException>(() => second.Bind(endpoint))!;
@@ -51,8 +46,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void SetOption_UnknownOption_ThrowsSocketOptionExceptionNamingIt()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<SocketOptionException>(() => socket.SetOption((SocketOption)9999, 1))!;
         Assert.Multiple(() =>
@@ -69,8 +63,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void SetOption_WrongValueSize_NamesTheOption()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
 
         var error = Assert.Throws<SocketOptionException>(() => socket.SetOption(SocketOption.MaxMessageSize, 5))!;
         Assert.That(error.Option, Is.EqualTo(nameof(SocketOption.MaxMessageSize)));
@@ -80,8 +73,7 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void CreateSocket_UnknownType_Throws()
     {
-        using var context = new ZlinkContext();
-        var error = Assert.Throws<ZlinkException>(() => context.CreateSocket((ZlinkSocketType)99))!;
+        var error = Assert.Throws<ZlinkException>(() => Context.CreateSocket((ZlinkSocketType)99))!;
         Assert.That(error.Error, Is.EqualTo(ZlinkError.EINVAL));
         Assert.That(error.Operation, Is.EqualTo("CreateSocket(99)"));
     }
@@ -89,11 +81,10 @@ public sealed class ErrorTests
     [Test, CancelAfter(10_000)]
     public void AfterShutdown_CallsThrowContextTerminated()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
 
-        context.Shutdown();
+        Context.Shutdown();
 
         var receive = Assert.Throws<ContextTerminatedException>(() => socket.Receive(new byte[16]))!;
         Assert.That(receive.Error, Is.EqualTo(ZlinkError.ETERM));
@@ -101,15 +92,13 @@ public sealed class ErrorTests
         Assert.That(receive.Message, Does.StartWith("Receive failed: ETERM"));
         Assert.Throws<ContextTerminatedException>(() => socket.TryReceive(new byte[16], out _));
         Assert.Throws<ContextTerminatedException>(() => socket.TrySend(new byte[1]));
-        Assert.Throws<ContextTerminatedException>(() => context.CreateSocket(ZlinkSocketType.Pair));
+        Assert.Throws<ContextTerminatedException>(() => Context.CreateSocket(ZlinkSocketType.Pair));
     }
 
     [Test, CancelAfter(10_000)]
     public void PeerIntrospection_OnPair_ListsItsConnection()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         Assert.That(server.PeerCount, Is.Zero);
         var unknown = Assert.Throws(Is.InstanceOf<ZlinkException>(), () => server.GetPeerRoutingId(0)) as ZlinkException;
         Assert.That(unknown!.Error, Is.EqualTo(ZlinkError.EINVAL));

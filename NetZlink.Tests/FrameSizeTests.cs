@@ -6,8 +6,7 @@
 // body above MAXMSGSIZE ends its connection, with EMSGSIZE as the disconnect's cause.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class FrameSizeTests
+public sealed class FrameSizeTests : ContextTest
 {
     private const int MaxMessageSize = 1000;
 
@@ -19,10 +18,7 @@ public sealed class FrameSizeTests
     public void PairFramesOfEdgeSizes_ArriveByteForByte_BothWays(string transport)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
-        client.Connect(Endpoints.BindFresh(server, transport));
+        var (server, client) = ConnectedPairs(transport);
         using var message = new ZlinkMessage();
         foreach (int size in Sizes)
         {
@@ -45,10 +41,7 @@ public sealed class FrameSizeTests
     public void BufferSmallerThanTheFrame_GetsItsStart_AndItsFullSize(int size, int bufferSize)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
-        client.Connect(Endpoints.BindFresh(server, "inproc"));
+        var (server, client) = ConnectedPairs("inproc");
         byte[] frame = Fuzz.Bytes(random, size);
         byte[] buffer = new byte[bufferSize];
 
@@ -64,8 +57,7 @@ public sealed class FrameSizeTests
     public void StreamPayloadsOfEdgeSizes_ArriveByteForByte_BothWays([Values(StreamFraming.Length, StreamFraming.Raw)] StreamFraming framing)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new ZlinkContext();
-        using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => StreamSockets.UseFraming(socket, framing));
+        using var pair = ConnectedPair.Open(Context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => StreamSockets.UseFraming(socket, framing));
         (ZlinkSocket client, RoutingId clientSide, ZlinkSocket server, RoutingId serverSide) = (pair.First, pair.FirstSide, pair.Second, pair.SecondSide);
 
         // Length (the default): every payload arrives whole, as one payload. Raw: TCP keeps no
@@ -117,9 +109,7 @@ public sealed class FrameSizeTests
     public void FrameAboveMaxMessageSize_OverTcpPair_IsDropped_AndTheSocketsGoOn()
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         receiver.MaxMessageSize = MaxMessageSize;
         sender.SetOption(SocketOption.ReconnectInterval, 20);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
@@ -149,8 +139,7 @@ public sealed class FrameSizeTests
     public void MaxMessageSize_OnStream_EndsTheConnectionOfALongerBody_WithEmsgsize()
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new ZlinkContext();
-        using var pair = ConnectedPair.Open(context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => socket.MaxMessageSize = MaxMessageSize);
+        using var pair = ConnectedPair.Open(Context, ZlinkSocketType.Stream, "tcp", beforeConnecting: (socket, _) => socket.MaxMessageSize = MaxMessageSize);
         Assert.That(pair.Second.MaxMessageSize, Is.EqualTo(MaxMessageSize));
 
         byte[] largest = Fuzz.Bytes(random, MaxMessageSize);

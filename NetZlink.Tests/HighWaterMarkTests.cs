@@ -1,19 +1,14 @@
 // High-water marks: TrySend reports "would block" as false, never as an exception, and
 // succeeds again once the peer drains. On STREAM, a refused payload leaves the id frame
 // pending, so only the payload is retried.
-using System.Net.Sockets;
-
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class HighWaterMarkTests
+public sealed class HighWaterMarkTests : ContextTest
 {
     [Test, CancelAfter(30_000)]
     public void TrySend_AtTheHighWaterMark_ReturnsFalse_ThenTrueOnceDrained()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         sender.SendHighWaterMark = 10;
         receiver.ReceiveHighWaterMark = 10;
         sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
@@ -42,8 +37,7 @@ public sealed class HighWaterMarkTests
     [Test, CancelAfter(60_000)]
     public void Stream_PayloadRefusedAtTheHighWaterMark_LeavesNothingSelected_AndTheWholeMessageIsRetried()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
         server.SendHighWaterMark = 4;
         server.SendBufferSize = 16 * 1024;
         var endpoint = new Uri(StreamSockets.Bind(server));

@@ -1,7 +1,6 @@
 // The leak check: fails any test after which more native handles (contexts, sockets, monitors,
 // messages) are alive than before it. Handles released by a thread still finishing a call, or
 // by a finalizer, get a short grace period first.
-using NetZlink.Interop;
 using NUnit.Framework.Interfaces;
 
 [assembly: NetZlink.Tests.LeakCheck]

@@ -2,9 +2,6 @@
 // disposing a context with open sockets neither hangs nor crashes, a receive blocked in another
 // thread is released with ContextTerminatedException, and abandoned objects are cleaned up by
 // finalizers without blocking them.
-using System.Diagnostics;
-using NetZlink.Interop;
-
 namespace NetZlink.Tests;
 
 [TestFixture]

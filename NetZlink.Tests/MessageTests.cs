@@ -4,15 +4,12 @@ using System.Runtime.InteropServices;
 
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class MessageTests
+public sealed class MessageTests : ContextTest
 {
     [Test, CancelAfter(10_000)]
     public void SendAndReceive_Message_RoundTrips_AndLeavesTheSentMessageEmpty()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
+        var (receiver, sender) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         // Socket-Type travels in READY only when the sender sets ZMP_METADATA, as in zlink 1.3
         sender.SetOption(SocketOption.ZmpMetadata, true);
         sender.Connect(Endpoints.BindFresh(receiver, "tcp"));
@@ -80,10 +77,7 @@ public sealed class MessageTests
     [Test, CancelAfter(10_000)]
     public void ZeroCopyMessage_CopiedAndMovedOntoItself_IsStillSent_AndReleasedOnce()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
+        var (receiver, sender) = ConnectedPairs("inproc");
 
         int calls = 0;
         byte[] array = Wait.Bytes("zero-copy");
@@ -152,10 +146,7 @@ public sealed class MessageTests
         const int count = 2000;
         int[] releaseCount = new int[count];
 
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, transport));
+        var (receiver, sender) = ConnectedPairs(transport);
 
         var garbage = new List<byte[]>();
         using var incoming = new ZlinkMessage();

@@ -1,14 +1,12 @@
 // Monitors report typed events with addresses: listening, connect/accept, disconnect.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class MonitorTests
+public sealed class MonitorTests : ContextTest
 {
     [Test, CancelAfter(30_000)]
     public void Monitor_ReportsListeningAcceptedConnectedAndDisconnected()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Router);
+        using var server = Context.CreateSocket(ZlinkSocketType.Router);
         using var serverMonitor = server.OpenMonitor(MonitorEvents.All);
         string endpoint = Endpoints.BindFresh(server, "tcp");
         string port = endpoint[(endpoint.LastIndexOf(':') + 1)..];
@@ -17,7 +15,7 @@ public sealed class MonitorTests
         Assert.That(listening.LocalAddress + " " + listening.RemoteAddress, Does.Contain(port));
         TestContext.Out.WriteLine(listening);
 
-        var client = context.CreateSocket(ZlinkSocketType.Dealer);
+        var client = Context.CreateSocket(ZlinkSocketType.Dealer);
         using (var clientMonitor = client.OpenMonitor(MonitorEvents.Connected | MonitorEvents.ConnectionReady))
         {
             client.Connect(endpoint);
@@ -38,8 +36,7 @@ public sealed class MonitorTests
     [Test, CancelAfter(10_000)]
     public void TryReceive_WithNothingPending_ReturnsFalse()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         using var monitor = socket.OpenMonitor(MonitorEvents.Disconnected);
 
         Assert.That(monitor.TryReceive(out MonitorEvent none), Is.False);
@@ -88,8 +85,7 @@ public sealed class MonitorTests
     [Test, CancelAfter(10_000)]
     public void Receive_EndedByTheMonitorsOwnDispose_ThrowsObjectDisposed()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         var monitor = socket.OpenMonitor();
 
         var receiving = Task.Factory.StartNew(() => monitor.Receive(), TaskCreationOptions.LongRunning);

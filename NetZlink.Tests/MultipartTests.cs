@@ -2,16 +2,12 @@
 // then every frame arrives, in order, with RCVMORE on all but the last.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class MultipartTests
+public sealed class MultipartTests : ContextTest
 {
     [TestCase("inproc"), TestCase("tcp"), CancelAfter(20_000)]
     public void Message_IsInvisibleUntilItsLastFrame(string transport)
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, transport));
+        var (receiver, sender) = ConnectedPairs(transport);
 
         // Make sure the connection is up, so "nothing arrived" below means "held back".
         sender.Send(Wait.Bytes("hello"));
@@ -40,10 +36,7 @@ public sealed class MultipartTests
     [Test, CancelAfter(20_000)]
     public void ReceiveMultipart_ReturnsEveryFrame_AndTryReceiveMultipartReportsNothing()
     {
-        using var context = new ZlinkContext();
-        using var receiver = context.CreateSocket(ZlinkSocketType.Pair);
-        using var sender = context.CreateSocket(ZlinkSocketType.Pair);
-        sender.Connect(Endpoints.BindFresh(receiver, "inproc"));
+        var (receiver, sender) = ConnectedPairs("inproc");
 
         var none = new List<byte[]>();
         Assert.That(receiver.TryReceiveMultipart(none), Is.False);
@@ -63,9 +56,7 @@ public sealed class MultipartTests
     [Test, CancelAfter(20_000)]
     public void ManyMessages_KeepTheirFramesTogether()
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
-        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        var (router, dealer) = Sockets(ZlinkSocketType.Router, ZlinkSocketType.Dealer);
         dealer.Connect(Endpoints.BindFresh(router, "tcp"));
 
         const int count = 500;

@@ -8,7 +8,8 @@
 //     which only NetZlink's library has (a zlink 1.3 one frames every message as LENGTH).
 // A test that needs one reports itself Ignored, with the reason, on a library without it:
 // [RequiresStreamClient] / [RequiresStreamFraming] on the test or fixture, or the Require* calls
-// where only some cases need it. Each probe runs once per process.
+// where only some cases need it. Each probe runs once per process. (Linked into the other test
+// projects too, so it names its own namespaces.)
 using System.Net;
 using System.Net.Sockets;
 using NUnit.Framework.Interfaces;

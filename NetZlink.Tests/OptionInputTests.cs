@@ -6,14 +6,12 @@
 // call, the option and the errno, and says why.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class OptionInputTests
+public sealed class OptionInputTests : ContextTest
 {
     [Test, CancelAfter(10_000)]
     public void GetOptionInt32_OfAValueThatIsNotFourBytes_ThrowsInsteadOfGuessing()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Dealer);
         socket.SetOption(SocketOption.RoutingId, new byte[] { 0x12, 0x34 });
 
         var error = Assert.Throws<SocketOptionException>(() => socket.GetOptionInt32(SocketOption.RoutingId))!;
@@ -30,8 +28,7 @@ public sealed class OptionInputTests
     [CancelAfter(10_000)]
     public void GetOptionInt64_OfAnIntOption_ThrowsInsteadOfLosingTheSign(ZlinkSocketType type)
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(type);
+        using var socket = Context.CreateSocket(type);
         socket.Linger = -1;
 
         // A STREAM engine that wrote 4 bytes into an 8-byte buffer returned -1 as 4294967295: the
@@ -48,8 +45,7 @@ public sealed class OptionInputTests
     [Test, CancelAfter(10_000)]
     public void GetOptionString_OfBinaryValues_Throws_AndOfTextReturnsIt()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.SetOption(SocketOption.RoutingId, new byte[] { (byte)'a', (byte)'b', 0, (byte)'c' });
         var nul = Assert.Throws<SocketOptionException>(() => socket.GetOptionString(SocketOption.RoutingId))!;
@@ -70,8 +66,7 @@ public sealed class OptionInputTests
     [Test, CancelAfter(10_000)]
     public void SetOptionString_WithANulOrAnUnpairedSurrogate_IsRefused()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
 
         var nul = Assert.Throws<SocketOptionException>(() => socket.SetOption(SocketOption.BindToDevice, "lo\0eth0"))!;
         Assert.That(nul.Error, Is.EqualTo(ZlinkError.EINVAL));
@@ -88,9 +83,7 @@ public sealed class OptionInputTests
     [Test, CancelAfter(10_000)]
     public void Subscribe_KeepsANul_ButRefusesAnUnpairedSurrogate()
     {
-        using var context = new ZlinkContext();
-        using var publisher = context.CreateSocket(ZlinkSocketType.Pub);
-        using var subscriber = context.CreateSocket(ZlinkSocketType.Sub);
+        var (publisher, subscriber) = Sockets(ZlinkSocketType.Pub, ZlinkSocketType.Sub);
         string endpoint = Endpoints.BindFresh(publisher, "inproc");
         subscriber.Connect(endpoint);
 

@@ -12,8 +12,7 @@
 // "still carry data", which is what these tests check.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class OptionStormTests
+public sealed class OptionStormTests : ContextTest
 {
     private const int DefaultRounds = 2;
 
@@ -37,8 +36,7 @@ public sealed class OptionStormTests
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
         var tally = new Tally();
-        using var context = new ZlinkContext();
-        using var pair = ConnectedPair.Open(context, type, transport, beforeConnecting: (socket, role) =>
+        using var pair = ConnectedPair.Open(Context, type, transport, beforeConnecting: (socket, role) =>
         {
             for (int round = 0; round < rounds; round++)
             {
@@ -85,8 +83,7 @@ public sealed class OptionStormTests
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(DefaultRounds);
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(type);
+        using var socket = Context.CreateSocket(type);
         var tally = new Tally();
         for (int round = 0; round < rounds; round++)
         {

@@ -1,20 +1,13 @@
 // The poller waits on several sockets and raw descriptors and reports each item's events.
-using System.Net;
-using System.Net.Sockets;
-
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class PollerTests
+public sealed class PollerTests : ContextTest
 {
     [Test, CancelAfter(20_000)]
     public void Poll_ReportsOnlyTheReadySocket()
     {
-        using var context = new ZlinkContext();
-        using var a1 = context.CreateSocket(ZlinkSocketType.Pair);
-        using var a2 = context.CreateSocket(ZlinkSocketType.Pair);
-        using var b1 = context.CreateSocket(ZlinkSocketType.Pair);
-        using var b2 = context.CreateSocket(ZlinkSocketType.Pair);
+        var (a1, a2) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
+        var (b1, b2) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         a2.Connect(Endpoints.BindFresh(a1, "inproc"));
         b2.Connect(Endpoints.BindFresh(b1, "tcp"));
 
@@ -50,8 +43,7 @@ public sealed class PollerTests
         client.Connect(listener.LocalEndPoint!);
         using var accepted = listener.Accept();
 
-        using var context = new ZlinkContext();
-        using var pair = context.CreateSocket(ZlinkSocketType.Pair);
+        using var pair = Context.CreateSocket(ZlinkSocketType.Pair);
         pair.Bind(Endpoints.Inproc());
 
         var poller = new ZlinkPoller();
@@ -69,8 +61,7 @@ public sealed class PollerTests
     [Test, CancelAfter(20_000)]
     public void Poll_OnADisposedSocket_ThrowsObjectDisposed()
     {
-        using var context = new ZlinkContext();
-        var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         var poller = new ZlinkPoller();
         poller.Add(socket, PollEvents.PollIn);
         socket.Dispose();
@@ -81,15 +72,14 @@ public sealed class PollerTests
     [Test, CancelAfter(20_000)]
     public void Poll_IsReleasedByContextShutdown()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
         var poller = new ZlinkPoller();
         poller.Add(socket, PollEvents.PollIn);
 
         var polling = Task.Factory.StartNew(() => poller.Poll(Timeout.InfiniteTimeSpan), TaskCreationOptions.LongRunning);
         Thread.Sleep(100);
-        context.Shutdown();
+        Context.Shutdown();
 
         var error = Assert.Throws<AggregateException>(() => polling.Wait(Wait.Long))!;
         Assert.That(error.InnerException, Is.TypeOf<ContextTerminatedException>());
@@ -97,8 +87,7 @@ public sealed class PollerTests
     [Test, CancelAfter(20_000)]
     public void Add_OfADisposedSocket_ThrowsObjectDisposed_AndAddsNothing()
     {
-        using var context = new ZlinkContext();
-        var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         socket.Dispose();
         var poller = new ZlinkPoller();
 

@@ -1,8 +1,6 @@
 // Random strings for the bad-input tests: any UTF-16 content (ASCII, control characters and NUL,
 // other scripts, characters outside the BMP as surrogate pairs, and unpaired surrogates, which
 // have no UTF-8 form), or only text that can reach the native library unchanged.
-using NetZlink.Interop;
-
 namespace NetZlink.Tests;
 
 internal static class RandomText

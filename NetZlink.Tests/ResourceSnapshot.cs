@@ -7,8 +7,6 @@
 // Descriptors of loaded assemblies (*.dll) are left out: the runtime keeps every assembly it loads
 // open for the life of the process, and tiered JIT or the test framework may load one more in the
 // middle of a test; nothing the binding opens is a .dll.
-using NetZlink.Interop;
-
 namespace NetZlink.Tests;
 
 internal sealed record ResourceSnapshot(IReadOnlyList<string> Descriptors, int NativeHandles, long ManagedBytes, int LibraryThreads)

@@ -2,16 +2,14 @@
 // and the binding's default LINGER is 0.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class SocketOptionTests
+public sealed class SocketOptionTests : ContextTest
 {
     [Test, CancelAfter(10_000)]
     public void EverySocketStartsWithLingerZero()
     {
-        using var context = new ZlinkContext();
         foreach (ZlinkSocketType type in Enum.GetValues<ZlinkSocketType>())
         {
-            using var socket = context.CreateSocket(type);
+            using var socket = Context.CreateSocket(type);
             Assert.That(socket.Linger, Is.Zero, $"{type}");
             Assert.That(socket.GetOptionInt32(SocketOption.Type), Is.EqualTo((int)type), $"{type}");
         }
@@ -20,8 +18,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void IntOptions_RoundTrip()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.Linger = 250;
         socket.SendHighWaterMark = 123;
@@ -52,8 +49,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void LongOptions_RoundTrip()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Dealer);
 
         socket.MaxMessageSize = 5_000_000_000L;
         socket.SetOption(SocketOption.Affinity, 3L);
@@ -65,8 +61,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void BytesOptions_RoundTrip()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Dealer);
 
         var id = new RoutingId([0xCA, 0xFE, 0x00, 0x01]);
         socket.RoutingId = id;
@@ -81,8 +76,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void StringOptions_RoundTrip()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
 
         string endpoint = Endpoints.Inproc();
         socket.Bind(endpoint);
@@ -96,8 +90,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(10_000)]
     public void ReadOnlyOptions_ReportState()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Pair);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Pair);
         socket.Bind(Endpoints.Inproc());
 
         Assert.That(socket.ReceiveMore, Is.False);
@@ -121,8 +114,7 @@ public sealed class SocketOptionTests
     [Test, CancelAfter(30_000)]
     public void PastMaxSockets_CreateSocketSaysItWasTheContextsLimit()
     {
-        using var context = new ZlinkContext();
-        context.MaxSockets = 4;
+        Context.MaxSockets = 4;
         var sockets = new List<ZlinkSocket>();
         try
         {
@@ -130,7 +122,7 @@ public sealed class SocketOptionTests
             {
                 for (int i = 0; i < 16; i++)
                 {
-                    sockets.Add(context.CreateSocket(ZlinkSocketType.Pair));
+                    sockets.Add(Context.CreateSocket(ZlinkSocketType.Pair));
                 }
             })!;
             Assert.That(error.Message, Does.Contain("EMFILE").And.Contain("MaxSockets is 4").And.Contain("raise ZlinkContext.MaxSockets"));
@@ -148,8 +140,7 @@ public sealed class SocketOptionTests
     [Test]
     public void HeartbeatSettings_RefuseWhatTheWireCannotCarry_AndKeepTheRest()
     {
-        using var context = new ZlinkContext();
-        using var socket = context.CreateSocket(ZlinkSocketType.Dealer);
+        using var socket = Context.CreateSocket(ZlinkSocketType.Dealer);
         Assert.That(socket.HeartbeatTimeout, Is.EqualTo(-1), "-1 until set (the interval)");
         Assert.Multiple(() =>
         {

@@ -2,18 +2,14 @@
 // DEALER/ROUTER, each over tcp, ipc and inproc.
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class SocketPatternTests
+public sealed class SocketPatternTests : ContextTest
 {
     private static readonly string[] Transports = ["tcp", "ipc", "inproc"];
 
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void Pair_ExchangesFramesBothWays(string transport)
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
-        client.Connect(Endpoints.BindFresh(server, transport));
+        var (server, client) = ConnectedPairs(transport);
 
         client.Send(Wait.Bytes("ping"));
         Assert.That(Wait.Text(Wait.Frame(server)), Is.EqualTo("ping"));
@@ -24,9 +20,7 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void PubSub_DeliversOnlySubscribedTopics(string transport)
     {
-        using var context = new ZlinkContext();
-        using var pub = context.CreateSocket(ZlinkSocketType.Pub);
-        using var sub = context.CreateSocket(ZlinkSocketType.Sub);
+        var (pub, sub) = Sockets(ZlinkSocketType.Pub, ZlinkSocketType.Sub);
         sub.Subscribe("weather");
         sub.Connect(Endpoints.BindFresh(pub, transport));
 
@@ -54,9 +48,7 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void XPubXSub_ForwardSubscriptionsAndMessages(string transport)
     {
-        using var context = new ZlinkContext();
-        using var xpub = context.CreateSocket(ZlinkSocketType.XPub);
-        using var xsub = context.CreateSocket(ZlinkSocketType.XSub);
+        var (xpub, xsub) = Sockets(ZlinkSocketType.XPub, ZlinkSocketType.XSub);
         xsub.Connect(Endpoints.BindFresh(xpub, transport));
 
         xsub.Send([1, .. Wait.Bytes("t")]);
@@ -72,9 +64,7 @@ public sealed class SocketPatternTests
     [TestCaseSource(nameof(Transports)), CancelAfter(20_000)]
     public void DealerRouter_RoutesByRoutingId(string transport)
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
-        using var dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+        var (router, dealer) = Sockets(ZlinkSocketType.Router, ZlinkSocketType.Dealer);
         dealer.RoutingId = new RoutingId(Wait.Bytes("dealer-1"));
         dealer.Connect(Endpoints.BindFresh(router, transport));
 
@@ -91,8 +81,7 @@ public sealed class SocketPatternTests
     [Test, CancelAfter(20_000)]
     public void Router_Mandatory_UnknownPeerIsHostUnreachable()
     {
-        using var context = new ZlinkContext();
-        using var router = context.CreateSocket(ZlinkSocketType.Router);
+        using var router = Context.CreateSocket(ZlinkSocketType.Router);
         router.SetOption(SocketOption.RouterMandatory, true);
         router.Bind(Endpoints.Inproc());
 
@@ -103,9 +92,7 @@ public sealed class SocketPatternTests
     [Test, CancelAfter(20_000)]
     public void UnbindAndDisconnect_Succeed_ThenFailWithEndpointException()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Pair);
-        using var client = context.CreateSocket(ZlinkSocketType.Pair);
+        var (server, client) = Sockets(ZlinkSocketType.Pair, ZlinkSocketType.Pair);
         string endpoint = Endpoints.BindFresh(server, "tcp");
         client.Connect(endpoint);
 

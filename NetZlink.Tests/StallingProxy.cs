@@ -2,9 +2,6 @@
 // kernel keeps the connection open and acknowledges bytes, nothing answers) and start again. Each
 // accepted connection gets its own upstream connection and two pumps; a stalled pump holds what it
 // read and waits, so nothing crosses in either direction until Resume.
-using System.Net;
-using System.Net.Sockets;
-
 namespace NetZlink.Tests;
 
 internal sealed class StallingProxy : IDisposable

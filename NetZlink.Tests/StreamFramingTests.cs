@@ -4,18 +4,14 @@
 // last byte comes late (delivered at once, whole), a one-byte body told from the connection
 // events, Raw (bytes as they come, the last byte before the end before the disconnect event), and
 // Batch (whole packets per payload; a first packet larger than the buffer comes again).
-using System.Buffers.Binary;
-using System.Diagnostics;
 using System.Net.Security;
-using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using NetZlink.Stress.WebSockets;
 using NetZlink.Tests.Engine;
 
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class StreamFramingTests
+public sealed class StreamFramingTests : ContextTest
 {
     private static readonly string[] Transports = ["tcp", "tls", "ws", "wss"];
 
@@ -161,12 +157,11 @@ public sealed class StreamFramingTests
     [Test, CancelAfter(30_000)]
     public void StreamOptions_BelongToStreamSockets_AndTheFramingIsSetBeforeBindOrConnect()
     {
-        using var context = new ZlinkContext();
-        using var pair = context.CreateSocket(ZlinkSocketType.Pair);
+        using var pair = Context.CreateSocket(ZlinkSocketType.Pair);
         Assert.That(() => pair.StreamFraming = StreamFraming.Raw, Throws.InvalidOperationException.With.Message.Contains("STREAM"));
         Assert.That(() => _ = pair.StreamEvent, Throws.InvalidOperationException);
 
-        using var stream = context.CreateSocket(ZlinkSocketType.Stream);
+        using var stream = Context.CreateSocket(ZlinkSocketType.Stream);
         if (NativeNeeds.StreamFramingMissing is not null)
         {
             var missing = Assert.Throws<ZlinkNotSupportedException>(() => stream.StreamFraming = StreamFraming.Raw)!;

@@ -2,18 +2,15 @@
 // before anything goes out, with a message that says what is wrong and what to send instead.
 namespace NetZlink.Tests;
 
-[TestFixture]
 [RequiresStreamClient]
-public sealed class StreamSendShapeTests
+public sealed class StreamSendShapeTests : ContextTest
 {
     // SendMultipart used to send the id and the payload, then throw a bare EINVAL for the third
     // frame: the peer got part of what the caller thought had failed.
     [Test, CancelAfter(30_000)]
     public async Task SendMultipart_OnStream_WithThreeFrames_SendsNothingAndSaysWhy()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         var refused = Assert.Throws<ArgumentException>(() => client.SendMultipart(clientSide.ToArray(), Wait.Bytes("part"), Wait.Bytes("more")))!;
@@ -36,8 +33,7 @@ public sealed class StreamSendShapeTests
     [Test, CancelAfter(30_000)]
     public async Task APayloadWithoutItsRoutingIdFrame_SaysWhatIsMissing_OnEverySend()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.Bind(server);
 
         var calls = new (string Name, Func<Task> Call)[]

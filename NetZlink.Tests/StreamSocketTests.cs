@@ -2,19 +2,14 @@
 // Length framing), [id] + empty payload closes, EHOSTUNREACH for unknown ids, CONNECT_ROUTING_ID,
 // plain TCP clients, and one socket holding hundreds of connections to one endpoint. The framings
 // themselves, over every transport: StreamFramingTests.
-using System.Net.Sockets;
-
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class StreamSocketTests
+public sealed class StreamSocketTests : ContextTest
 {
     [Test, CancelAfter(30_000)]
     public void BindAndConnect_DeliverConnectEvents_Data_AndCloseByEmptyPayload()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         StreamSockets.Send(client, clientSide, Wait.Bytes("hello"));
@@ -50,9 +45,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void TrySendTo_SendsTheWholeMessage_CloseConnectionEndsIt_AndOtherKindsAreRefused()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         (RoutingId clientSide, RoutingId serverSide) = StreamSockets.Connect(server, client);
 
         Assert.That(server.TrySendTo(serverSide, Wait.Bytes("world"), Wait.Long), Is.True);
@@ -66,7 +59,7 @@ public sealed class StreamSocketTests
         Assert.That(server.CloseConnection(serverSide), Is.False, "a connection already gone");
         Assert.Throws<HostUnreachableException>(() => server.TrySendTo(serverSide, Wait.Bytes("gone")));
 
-        using var pair = context.CreateSocket(ZlinkSocketType.Pair);
+        using var pair = Context.CreateSocket(ZlinkSocketType.Pair);
         var refused = Assert.Throws<InvalidOperationException>(() => pair.TrySendTo(serverSide, Wait.Bytes("x")));
         Assert.That(refused!.Message, Does.Contain("STREAM"));
     }
@@ -74,8 +67,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void Send_ToAnUnknownRoutingId_IsHostUnreachable()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.Bind(server);
 
         var error = Assert.Throws<HostUnreachableException>(() => StreamSockets.Send(server, RoutingId.FromUInt32(0xDEADBEEF), Wait.Bytes("x")))!;
@@ -86,9 +78,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void ConnectRoutingId_NamesTheConnection()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         string endpoint = StreamSockets.Bind(server);
 
         RoutingId chosen = RoutingId.FromUInt32(0x0A0B0C0D);
@@ -103,8 +93,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void Server_WithAPlainTcpClient_ReportsConnectDataAndDisconnect()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
         var endpoint = new Uri(StreamSockets.Bind(server));
 
         using var client = new TcpClient();
@@ -126,8 +115,7 @@ public sealed class StreamSocketTests
     [Test, CancelAfter(30_000)]
     public void PeerIntrospection_DescribesEachConnection()
     {
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
+        using var server = Context.CreateSocket(ZlinkSocketType.Stream);
         var endpoint = new Uri(StreamSockets.Bind(server));
         using var client = new TcpClient();
         client.Connect(endpoint.Host, endpoint.Port);
@@ -152,9 +140,7 @@ public sealed class StreamSocketTests
     public void OneStreamSocket_HoldsHundredsOfConnectionsToOneEndpoint()
     {
         const int connections = 500;
-        using var context = new ZlinkContext();
-        using var server = context.CreateSocket(ZlinkSocketType.Stream);
-        using var client = context.CreateSocket(ZlinkSocketType.Stream);
+        var (server, client) = Sockets(ZlinkSocketType.Stream, ZlinkSocketType.Stream);
         server.Backlog = 1024;
         string endpoint = StreamSockets.Bind(server);
 

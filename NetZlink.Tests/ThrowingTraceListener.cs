@@ -1,7 +1,5 @@
 // Turns Debug.Assert / Trace.Fail failures into exceptions, so a broken invariant in the binding
 // fails the test that hit it instead of printing a line nobody reads (as NetMQ's tests do).
-using System.Diagnostics;
-
 namespace NetZlink.Tests;
 
 internal sealed class ThrowingTraceListener : TraceListener

@@ -5,12 +5,10 @@
 // server's disconnect event carries ENOBUFS. Message sizes are random (seed printed,
 // NETZLINK_FUZZ_SEED replays it).
 using System.Net.WebSockets;
-using NetZlink.Interop;
 
 namespace NetZlink.Tests;
 
-[TestFixture]
-public sealed class WebSocketDropTests
+public sealed class WebSocketDropTests : ContextTest
 {
     [Test]
     [CancelAfter(120_000)]
@@ -24,8 +22,7 @@ public sealed class WebSocketDropTests
         NativeNeeds.RequireStreamFraming(); // ZLINK_STREAM_DROP is NetZlink's, like RAW framing
         Random random = Fuzz.Random(out _);
 
-        using var context = new ZlinkContext();
-        using ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Stream);
+        using ZlinkSocket server = Context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.UseFraming(server, StreamFraming.Raw);
         server.SendHighWaterMark = 0;
         server.SendBufferSize = 4096;

@@ -276,20 +276,20 @@ public sealed unsafe partial class ZlinkSocket
     /// <summary>A descriptor that becomes readable when the socket needs attention (then check <see cref="Events"/>).</summary>
     public int FileDescriptor => GetOptionInt32(SocketOption.Fd);
 
-    /// <summary>SUB / XSUB: subscribes to messages starting with <paramref name="prefix"/> (empty = everything).</summary>
+    /// <summary>SUB: subscribes to messages starting with <paramref name="prefix"/> (empty = everything). An XSUB refuses the option (EINVAL): it subscribes by sending a message of byte 1 then the prefix, and unsubscribes with byte 0.</summary>
     /// <param name="prefix">The prefix.</param>
     public void Subscribe(ReadOnlySpan<byte> prefix) => SetOption(SocketOption.Subscribe, prefix);
 
-    /// <summary>SUB / XSUB: subscribes to messages starting with the UTF-8 bytes of <paramref name="prefix"/>.</summary>
+    /// <summary>SUB: subscribes to messages starting with the UTF-8 bytes of <paramref name="prefix"/>. An XSUB refuses the option (EINVAL): it subscribes by sending a message of byte 1 then the prefix, and unsubscribes with byte 0.</summary>
     /// <param name="prefix">The prefix; empty for everything.</param>
     /// <exception cref="SocketOptionException">EINVAL: the prefix holds an unpaired surrogate (no UTF-8 form). A NUL is kept: subscriptions are bytes.</exception>
     public void Subscribe(string prefix) => SetOption(SocketOption.Subscribe, TextBytes(SocketOption.Subscribe, prefix, allowNul: true));
 
-    /// <summary>SUB / XSUB: removes a subscription.</summary>
+    /// <summary>SUB: removes a subscription (an XSUB sends byte 0 then the prefix instead).</summary>
     /// <param name="prefix">The prefix given to <see cref="Subscribe(ReadOnlySpan{byte})"/>.</param>
     public void Unsubscribe(ReadOnlySpan<byte> prefix) => SetOption(SocketOption.Unsubscribe, prefix);
 
-    /// <summary>SUB / XSUB: removes a subscription.</summary>
+    /// <summary>SUB: removes a subscription (an XSUB sends byte 0 then the prefix instead).</summary>
     /// <param name="prefix">The prefix given to <see cref="Subscribe(string)"/>.</param>
     /// <exception cref="SocketOptionException">EINVAL: the prefix holds an unpaired surrogate (no UTF-8 form).</exception>
     public void Unsubscribe(string prefix) => SetOption(SocketOption.Unsubscribe, TextBytes(SocketOption.Unsubscribe, prefix, allowNul: true));

@@ -405,18 +405,13 @@ def build_cases():
     fail_case("3.7", "close with RSV1+RSV2+RSV3: failed", [frame(CLOSE, close_payload(1000), rsv=7)])
 
     # 4 opcodes
-    for i, op in enumerate([3, 4, 5, 6, 7], 1):
-        pre = [frame(TEXT, b"Hello")] if i >= 3 else []
-        fail_case(f"4.1.{i}", f"reserved data opcode {op}" + (" after a text message" if pre else "") +
-                  (" with payload" if i % 2 == 0 else "") + ": failed",
-                  pre + [frame(op, b"reserved" if i % 2 == 0 else b"")],
-                  before=b"Hello" if pre else b"")
-    for i, op in enumerate([11, 12, 13, 14, 15], 1):
-        pre = [frame(TEXT, b"Hello")] if i >= 3 else []
-        fail_case(f"4.2.{i}", f"reserved control opcode {op}" + (" after a text message" if pre else "") +
-                  (" with payload" if i % 2 == 0 else "") + ": failed",
-                  pre + [frame(op, b"reserved" if i % 2 == 0 else b"")],
-                  before=b"Hello" if pre else b"")
+    for group, kind, ops in (("4.1", "data", [3, 4, 5, 6, 7]), ("4.2", "control", [11, 12, 13, 14, 15])):
+        for i, op in enumerate(ops, 1):
+            pre = [frame(TEXT, b"Hello")] if i >= 3 else []
+            fail_case(f"{group}.{i}", f"reserved {kind} opcode {op}" + (" after a text message" if pre else "") +
+                      (" with payload" if i % 2 == 0 else "") + ": failed",
+                      pre + [frame(op, b"reserved" if i % 2 == 0 else b"")],
+                      before=b"Hello" if pre else b"")
 
     # 5 fragmentation
     fail_case("5.1", "ping in 2 fragments: failed",
@@ -798,13 +793,7 @@ def run_client_case(fn, wrong_accept=False):
                   b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + acc + b"\r\n\r\n")
         ctx = {"head": head, "peer": Peer(s, server_side=True)}
         if wrong_accept:
-            try:
-                out, err0 = proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                out, err0 = proc.communicate()
-            if err0.strip():
-                print("zl_echo stderr: " + err0.strip(), flush=True)
+            out = finish_zl_echo(proc)
             ok = re.search(r"^HSFAIL PROTOCOL 71", out, re.M) is not None
             ctx["wrong_accept"] = (OK, "HANDSHAKE_FAILED_PROTOCOL, EPROTO") if ok else (FAILED, out)
         res = fn(ctx)
@@ -815,13 +804,20 @@ def run_client_case(fn, wrong_accept=False):
         if not wrong_accept:
             if proc.poll() is None:
                 proc.terminate()
-            try:
-                _, err = proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                _, err = proc.communicate()
-            if err.strip():
-                print("zl_echo stderr: " + err.strip(), flush=True)
+            finish_zl_echo(proc)
+
+
+def finish_zl_echo(proc):
+    """waits for a zl_echo that was asked to end (killed after 10 s), prints
+    what it wrote to stderr, and returns what it wrote to stdout"""
+    try:
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    if err.strip():
+        print("zl_echo stderr: " + err.strip(), flush=True)
+    return out
 
 
 # ---- main -------------------------------------------------------------------
@@ -857,13 +853,7 @@ def main():
                   flush=True)
     finally:
         srv.terminate()
-        try:
-            _, err = srv.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            srv.kill()
-            _, err = srv.communicate()
-        if err.strip():
-            print("zl_echo stderr: " + err.strip(), flush=True)
+        finish_zl_echo(srv)
     for cid, desc, fn in client_cases():
         try:
             res, note = run_client_case(fn, wrong_accept=cid == "C.10")

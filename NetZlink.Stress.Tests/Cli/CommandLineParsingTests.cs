@@ -148,15 +148,7 @@ public sealed class CommandLineParsingTests
     [CancelAfter(10_000)]
     public void BadInputIsAUsageErrorNamingTheFlag(string[] args, string named)
     {
-        ParseOutcome outcome = CommandLineParsing.Parse(args);
-
-        Assert.Multiple(() =>
-        {
-            Assert.That(outcome.Invocation, Is.Null);
-            Assert.That(outcome.ExitCode, Is.EqualTo(ExitCodes.Usage));
-            Assert.That(outcome.Errors, Has.Some.Contains(named));
-            Assert.That(outcome.Errors, Has.All.Not.Contains('\n'));
-        });
+        VerbOutcomes.AssertUsageError(args, Has.Some.Contains(named), Has.All.Not.Contains('\n'));
     }
 
     [Test]

@@ -1,7 +1,6 @@
 // Every flag with a value outside its documented range: exit code 1, one "error:" line that names
 // the flag and the range, and nothing started (no server, in this process or as a child, and no
 // client). The table covers every flag StressOptions has; --help shows each range.
-using System.Reflection;
 using CommandLine;
 
 namespace NetZlink.Stress.Tests.Cli;

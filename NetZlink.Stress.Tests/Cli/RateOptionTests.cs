@@ -42,14 +42,7 @@ public sealed class RateOptionTests
     [CancelAfter(10_000)]
     public void BadRatesAreUsageErrorsSayingWhy(string[] args, string error)
     {
-        ParseOutcome outcome = CommandLineParsing.Parse(args);
-
-        Assert.Multiple(() =>
-        {
-            Assert.That(outcome.Invocation, Is.Null);
-            Assert.That(outcome.ExitCode, Is.EqualTo(ExitCodes.Usage));
-            Assert.That(outcome.Errors, Is.EqualTo(new[] { error }));
-        });
+        VerbOutcomes.AssertUsageError(args, Is.EqualTo(new[] { error }));
     }
 
     [TestCase("s0", 100.0)]

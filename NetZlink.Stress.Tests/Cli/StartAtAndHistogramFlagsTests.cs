@@ -54,14 +54,6 @@ public sealed class StartAtAndHistogramFlagsTests
             .Replace("{ms}", (DateTimeOffset.UtcNow.ToUnixTimeMilliseconds()).ToString(CultureInfo.InvariantCulture), StringComparison.Ordinal)
             .Split(' ');
 
-        ParseOutcome outcome = CommandLineParsing.Parse(args);
-
-        Assert.Multiple(() =>
-        {
-            Assert.That(outcome.Invocation, Is.Null);
-            Assert.That(outcome.ExitCode, Is.EqualTo(1));
-            Assert.That(outcome.Errors, Has.Count.EqualTo(1));
-            Assert.That(outcome.Errors.Single(), Does.Contain(error));
-        });
+        VerbOutcomes.AssertUsageError(args, Has.Count.EqualTo(1), Has.Some.Contains(error));
     }
 }

@@ -89,27 +89,23 @@ public sealed class CUringStackTests
     [CancelAfter(120_000)]
     public async Task ACUringCompareRunsBothSidesOnIoUringOrSaysWhyNot(CancellationToken cancellationToken)
     {
-        using var temp = new TempDirectory();
-        string outDir = temp.File("out");
-        using var stdout = new StringWriter();
-        using var stderr = new StringWriter();
         string limitEcho = LimitEchoBinary.Locate();
         string? refused = await LimitEchoBinary.UringRefusedAsync(limitEcho, cancellationToken);
 
-        int exitCode = await CompareCommand.RunAsync(
-            ["--out", outDir, "--stacks", "c-epoll,c-uring", "--scenarios", "s2", "--ccu", "20", "--warmup", "0", "--measure", "1", "--drain-timeout", "5"],
-            stdout, stderr, cancellationToken);
+        using InProcessCompare compare = await InProcessCompare.RunAsync(
+            ["--stacks", "c-epoll,c-uring", "--scenarios", "s2", "--ccu", "20", "--warmup", "0", "--measure", "1", "--drain-timeout", "5"],
+            cancellationToken);
 
-        string log = stderr.ToString();
-        Assert.That(exitCode, Is.EqualTo(0), log);
+        string log = compare.Stderr;
+        Assert.That(compare.ExitCode, Is.EqualTo(0), log);
         if (refused is not null)
         {
             Assert.That(log, Does.Contain("compare: c-uring skipped: " + refused));
-            Assert.That(Directory.Exists(Path.Combine(outDir, "c-uring")), Is.False);
+            Assert.That(Directory.Exists(Path.Combine(compare.OutDir, "c-uring")), Is.False);
             return;
         }
 
-        RunPaths paths = RunPaths.For(outDir, "c-uring", "s2");
+        RunPaths paths = RunPaths.For(compare.OutDir, "c-uring", "s2");
         RunSummary summary = RunSummary.Read(paths.SummaryJson);
         string counts = File.ReadAllLines(paths.Stdout).Single(l => l.StartsWith("COUNTS ", StringComparison.Ordinal));
         Assert.Multiple(() =>
@@ -118,7 +114,7 @@ public sealed class CUringStackTests
             Assert.That(summary.Text("scenario_id"), Is.EqualTo("c-uring-s2"));
             Assert.That(summary.PassFail, Is.EqualTo("PASS"), log);
             Assert.That(counts, Does.Contain(" io=uring ").And.Contain(" lost=0 ").And.Contain(" connected=20 "));
-            Assert.That(stdout.ToString(), Does.Contain("RATIOS scenario=s2 ").And.Contain("netzlink/c-uring_throughput=n/a"));
+            Assert.That(compare.Stdout, Does.Contain("RATIOS scenario=s2 ").And.Contain("netzlink/c-uring_throughput=n/a"));
             Assert.That(log, Does.Not.Contain("refused"));
         });
     }

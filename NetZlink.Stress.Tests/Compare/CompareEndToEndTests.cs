@@ -6,31 +6,27 @@
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]
+[RequiresStreamClient]
 public sealed class CompareEndToEndTests
 {
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(180_000)]
     public async Task TinyCompareWritesEveryFileAndPasses(CancellationToken cancellationToken)
     {
-        using var temp = new TempDirectory();
-        string outDir = temp.File("out");
-        using var stdout = new StringWriter();
-        using var stderr = new StringWriter();
         string? uringRefused = await LimitEchoBinary.UringRefusedAsync(LimitEchoBinary.Locate(), cancellationToken);
         string[] stacks = CompareStacks.All.Where(s => uringRefused is null || s != CompareStacks.CUring).ToArray();
 
-        int exitCode = await CompareCommand.RunAsync(
-            ["--out", outDir, "--scenarios", "s0,s2", "--ccu", "20", "--warmup", "0", "--measure", "1.2", "--drain-timeout", "5"],
-            stdout, stderr, cancellationToken);
+        using InProcessCompare compare = await InProcessCompare.RunAsync(
+            ["--scenarios", "s0,s2", "--ccu", "20", "--warmup", "0", "--measure", "1.2", "--drain-timeout", "5"],
+            cancellationToken);
 
-        string log = stderr.ToString();
-        Assert.That(exitCode, Is.EqualTo(0), log);
+        string log = compare.Stderr;
+        Assert.That(compare.ExitCode, Is.EqualTo(0), log);
         foreach (string stack in stacks)
         {
             foreach (string scenario in new[] { "s0", "s2" })
             {
-                RunPaths paths = RunPaths.For(outDir, stack, scenario);
+                RunPaths paths = RunPaths.For(compare.OutDir, stack, scenario);
                 foreach (string file in new[] { paths.MetricsCsv, paths.SummaryJson, paths.Hgrm, paths.TimeseriesCsv, paths.Stdout })
                 {
                     Assert.That(File.Exists(file), Is.True, $"{file} missing; {log}");
@@ -60,18 +56,18 @@ public sealed class CompareEndToEndTests
                 Assert.That(r.GetProperty("first_n").GetInt64(), Is.EqualTo(scenario == "s0" ? 1 : 100), $"{stack} {scenario}");
             }
 
-            Assert.That(TimeseriesPoint.ReadAll(RunPaths.For(outDir, stack, "s2").TimeseriesCsv), Is.Not.Empty,
+            Assert.That(TimeseriesPoint.ReadAll(RunPaths.For(compare.OutDir, stack, "s2").TimeseriesCsv), Is.Not.Empty,
                 $"{stack} s2 wrote no per-second row");
         }
 
         // The limit row's files and lines come from the same writers as the .NET stacks'.
-        RunPaths c = RunPaths.For(outDir, "c-epoll", "s2"), n = RunPaths.For(outDir, "netzlink", "s2");
+        RunPaths c = RunPaths.For(compare.OutDir, "c-epoll", "s2"), n = RunPaths.For(compare.OutDir, "netzlink", "s2");
         Assert.That(File.ReadLines(c.MetricsCsv).First(), Is.EqualTo(MetricsCsvFile.Header));
         Assert.That(PropertyNames(c.SummaryJson), Is.EqualTo(PropertyNames(n.SummaryJson)));
         Assert.That(Names(c.Stdout), Is.EqualTo(Names(n.Stdout)), "RESULT/METRIC field names");
 
-        string md = await File.ReadAllTextAsync(Path.Combine(outDir, "report.md"), cancellationToken);
-        string html = await File.ReadAllTextAsync(Path.Combine(outDir, "report.html"), cancellationToken);
+        string md = await File.ReadAllTextAsync(Path.Combine(compare.OutDir, "report.md"), cancellationToken);
+        string html = await File.ReadAllTextAsync(Path.Combine(compare.OutDir, "report.html"), cancellationToken);
         Assert.Multiple(() =>
         {
             Assert.That(md, Does.Contain("| c-epoll | s2 | 20 | 30 | 1024 | 20 |"));
@@ -84,7 +80,7 @@ public sealed class CompareEndToEndTests
                 ? Does.Contain("compare: run 8/8: c-uring s2").And.Not.Contain("skipped")
                 : Does.Contain("compare: c-uring skipped: " + uringRefused));
             Assert.That(md, uringRefused is null ? Does.Contain("| c-uring | s2 | 20 | 30 | 1024 | 20 |") : Does.Contain("c-uring skipped: "));
-            Assert.That(stdout.ToString(), Does.Contain("RATIOS scenario=s2 netzlink/dotnet_throughput="));
+            Assert.That(compare.Stdout, Does.Contain("RATIOS scenario=s2 netzlink/dotnet_throughput="));
         });
     }
 

@@ -113,20 +113,15 @@ public sealed class CompareOpenModelTests
     [CancelAfter(120_000)]
     public async Task ACompareWithRateRunsTheOpenModelBesideTheClosedLoop(CancellationToken cancellationToken)
     {
-        using var temp = new TempDirectory();
-        string outDir = temp.File("out");
-        using var stdout = new StringWriter();
-        using var stderr = new StringWriter();
-
-        int exitCode = await CompareCommand.RunAsync(
-            ["--out", outDir, "--stacks", "netzlink,c-epoll", "--scenarios", "s2", "--ccu", "4", "--warmup", "0", "--measure", "1",
+        using InProcessCompare compare = await InProcessCompare.RunAsync(
+            ["--stacks", "netzlink,c-epoll", "--scenarios", "s2", "--ccu", "4", "--warmup", "0", "--measure", "1",
                 "--drain-timeout", "5", "--rate", "1000", "--quiet"],
-            stdout, stderr, cancellationToken);
+            cancellationToken);
 
-        Assert.That(exitCode, Is.Zero, stderr.ToString());
-        RunSummary closed = RunSummary.Read(RunPaths.For(outDir, "netzlink", "s2").SummaryJson);
-        RunSummary open = RunSummary.Read(RunPaths.For(outDir, "netzlink", "s2-open").SummaryJson);
-        RunSummary limit = RunSummary.Read(RunPaths.For(outDir, "c-epoll", "s2-open").SummaryJson);
+        Assert.That(compare.ExitCode, Is.Zero, compare.Stderr);
+        RunSummary closed = RunSummary.Read(RunPaths.For(compare.OutDir, "netzlink", "s2").SummaryJson);
+        RunSummary open = RunSummary.Read(RunPaths.For(compare.OutDir, "netzlink", "s2-open").SummaryJson);
+        RunSummary limit = RunSummary.Read(RunPaths.For(compare.OutDir, "c-epoll", "s2-open").SummaryJson);
         Assert.Multiple(() =>
         {
             Assert.That(closed.Text("rate"), Is.EqualTo("0.00"));
@@ -138,8 +133,8 @@ public sealed class CompareOpenModelTests
             Assert.That(limit.Text("scenario_id"), Is.EqualTo("c-epoll-s2-open"));
             Assert.That(limit.Number("sent"), Is.EqualTo(1000), "rate × measure, in C too");
             Assert.That(limit.PassFail, Is.EqualTo("PASS"));
-            Assert.That(stderr.ToString(), Does.Contain("compare: run 4/4: c-epoll s2-open"));
-            Assert.That(stdout.ToString(), Does.Contain("RATIOS scenario=s2-open "));
+            Assert.That(compare.Stderr, Does.Contain("compare: run 4/4: c-epoll s2-open"));
+            Assert.That(compare.Stdout, Does.Contain("RATIOS scenario=s2-open "));
         });
     }
 

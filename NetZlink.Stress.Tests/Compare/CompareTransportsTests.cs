@@ -112,18 +112,13 @@ public sealed class CompareTransportsTests
             Assert.Ignore("the native library has no TLS (zlink_has(\"tls\") is 0)");
         }
 
-        using var temp = new TempDirectory();
-        string outDir = temp.File("out");
-        using var stdout = new StringWriter();
-        using var stderr = new StringWriter();
-
-        int exitCode = await CompareCommand.RunAsync(
-            ["--out", outDir, "--stacks", "netzlink,dotnet,c-epoll", "--scenarios", "s2", "--transports", "tcp,tls,ws,wss", "--ccu", "4", "--warmup", "0",
+        using InProcessCompare compare = await InProcessCompare.RunAsync(
+            ["--stacks", "netzlink,dotnet,c-epoll", "--scenarios", "s2", "--transports", "tcp,tls,ws,wss", "--ccu", "4", "--warmup", "0",
                 "--measure", "1", "--drain-timeout", "5", "--quiet"],
-            stdout, stderr, cancellationToken);
+            cancellationToken);
 
-        Assert.That(exitCode, Is.Zero, stderr.ToString());
-        string md = await File.ReadAllTextAsync(Path.Combine(outDir, "report.md"), cancellationToken);
+        Assert.That(compare.ExitCode, Is.Zero, compare.Stderr);
+        string md = await File.ReadAllTextAsync(Path.Combine(compare.OutDir, "report.md"), cancellationToken);
         Assert.Multiple(() =>
         {
             foreach (string transport in new[] { "tls", "ws", "wss" })
@@ -136,20 +131,20 @@ public sealed class CompareTransportsTests
                         continue;
                     }
 
-                    RunSummary run = RunSummary.Read(RunPaths.For(outDir, stack, $"{transport}-s2").SummaryJson);
+                    RunSummary run = RunSummary.Read(RunPaths.For(compare.OutDir, stack, $"{transport}-s2").SummaryJson);
                     Assert.That(run.Text("scenario_id"), Is.EqualTo($"{stack}-{transport}-s2"));
                     Assert.That(run.Text("transport"), Is.EqualTo(transport));
                     Assert.That(run.PassFail, Is.EqualTo("PASS"), $"{stack} {transport}");
                     Assert.That(run.Number("lost"), Is.Zero);
                     Assert.That(run.Number("recv"), Is.Positive.And.EqualTo(run.Number("sent")));
-                    Assert.That(stdout.ToString(), Does.Contain($"TRANSPORT_COST stack={stack} scenario={transport}-s2 transport={transport} throughput/tcp="));
+                    Assert.That(compare.Stdout, Does.Contain($"TRANSPORT_COST stack={stack} scenario={transport}-s2 transport={transport} throughput/tcp="));
                 }
 
-                Assert.That(Directory.Exists(Path.Combine(outDir, "c-epoll", $"{transport}-s2")), Is.False, $"c-epoll has no {transport} run");
-                Assert.That(stdout.ToString(), Does.Contain($"RATIOS scenario={transport}-s2 ").And.Contain("netzlink/c-epoll_throughput=n/a"));
+                Assert.That(Directory.Exists(Path.Combine(compare.OutDir, "c-epoll", $"{transport}-s2")), Is.False, $"c-epoll has no {transport} run");
+                Assert.That(compare.Stdout, Does.Contain($"RATIOS scenario={transport}-s2 ").And.Contain("netzlink/c-epoll_throughput=n/a"));
             }
 
-            Assert.That(stderr.ToString(), Does.Contain("compare: run 5/9: dotnet tls-s2"));
+            Assert.That(compare.Stderr, Does.Contain("compare: run 5/9: dotnet tls-s2"));
             Assert.That(md, Does.Contain("| netzlink | tls-s2 |").And.Contain("c-epoll and c-uring (limit_echo) speak plain tcp only").And.Contain("## Transport cost over tcp"));
         });
     }

@@ -2,8 +2,6 @@
 // prints are LimitEchoCounts.Names, in order; a name that carries a result field's value is that
 // field's name exactly; no other name is a near miss of a field's (gating_violations beside
 // gating_violation was one); and the reader needs every name it lists.
-using System.Text.RegularExpressions;
-
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]

@@ -1,8 +1,6 @@
 // The report generator's boundary: Reports/ reads result files and writes reports, and runs
 // nothing; the compare verb (Compare/) reaches it only through ReportWriter and the records it
 // hands over. Checked on the sources, so a file that crosses the line fails here by name.
-using System.Text.RegularExpressions;
-
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]

@@ -1,7 +1,5 @@
 // report.md and report.html from sample summaries: the reference fields per stack and scenario,
 // the ratios, the failures, and an HTML page that stands alone (no URL, script or external file).
-using System.Text.RegularExpressions;
-
 namespace NetZlink.Stress.Tests.Compare;
 
 [TestFixture]

@@ -1,7 +1,5 @@
 // The dotnet client in-process through the runner: a small s2 against the dotnet echo server, and
 // the connect failures the reference counts (refused → 111, timed out → 110, each attempt counted).
-using NetZlink.Stress.DotnetStack;
-
 namespace NetZlink.Stress.Tests.DotnetStack;
 
 [TestFixture]

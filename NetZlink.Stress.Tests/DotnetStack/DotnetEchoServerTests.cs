@@ -1,7 +1,5 @@
 // The dotnet echo server in-process: every byte back to its own connection, in order, however the
 // client splits its writes; connections counted; a port in use refused; Dispose closes everything.
-using NetZlink.Stress.DotnetStack;
-
 namespace NetZlink.Stress.Tests.DotnetStack;
 
 [TestFixture]

@@ -4,10 +4,7 @@
 
 namespace NetZlink.Stress.Tests.DotnetStack;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class DotnetStackEndToEndTests
+public sealed class DotnetStackEndToEndTests : IntegrationFixture
 {
     [TestCase("s0")]
     [TestCase("s1")]

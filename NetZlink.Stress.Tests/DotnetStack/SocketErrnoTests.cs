@@ -1,6 +1,4 @@
 // The dotnet stack reports errors_by_errno in Linux errno numbers, like the netzlink stack.
-using NetZlink.Stress.DotnetStack;
-
 namespace NetZlink.Stress.Tests.DotnetStack;
 
 [TestFixture]

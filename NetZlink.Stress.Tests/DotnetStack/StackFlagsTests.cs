@@ -59,14 +59,7 @@ public sealed class StackFlagsTests
     [CancelAfter(10_000)]
     public void AnUnknownStackIsAUsageErrorNamingTheFlag(string[] args, string flag)
     {
-        ParseOutcome outcome = CommandLineParsing.Parse(args);
-
-        Assert.Multiple(() =>
-        {
-            Assert.That(outcome.Invocation, Is.Null);
-            Assert.That(outcome.ExitCode, Is.EqualTo(ExitCodes.Usage));
-            Assert.That(outcome.Errors, Has.Some.Contains(flag).And.Contains("netzlink, dotnet"));
-        });
+        VerbOutcomes.AssertUsageError(args, Has.Some.Contains(flag).And.Contains("netzlink, dotnet"));
     }
 
     [Test]

@@ -3,19 +3,14 @@
 // end within ClientStopBound, not at the end of its 30 s measure, with a FAIL result whose
 // fail_reason is client_stopped, whose reason names the terminated context, and whose lost counts
 // exactly the packets that were outstanding; the RESULT and METRIC lines are printed as usual.
-using System.Diagnostics;
-
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ClientContextTerminationTests
+[RequiresStreamClient]
+public sealed class ClientContextTerminationTests : IntegrationFixture
 {
     /// <summary>The stated bound (docs/binding.md, "Lifetime under load"): from the context's Dispose to the result.</summary>
     private static readonly TimeSpan ClientStopBound = TimeSpan.FromSeconds(5);
 
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task DisposingTheClientsContextMidMeasureFailsTheRunWithinTheBoundAndPrintsTheResult(CancellationToken cancellationToken)

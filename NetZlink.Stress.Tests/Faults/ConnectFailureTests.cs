@@ -1,19 +1,13 @@
 // A server that cannot be reached, from the real CLI (--role client) on both client stacks: the
 // connections are counted as connect_fail or connect_timeout with their errno, the run ends within
 // the bounds its connect flags set, and waiting between retries does not burn the CPU.
-using System.Diagnostics;
-
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ConnectFailureTests
+public sealed class ConnectFailureTests : IntegrationFixture
 {
     private const int Ccu = 8;
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task RefusedConnectionsAreConnectFailWithErrno111AndNoBusyRetrying(string stack, CancellationToken cancellationToken)
     {
@@ -37,8 +31,7 @@ public sealed class ConnectFailureTests
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task AnUnroutableAddressIsConnectFailWithItsErrnoAtOnce(string stack, CancellationToken cancellationToken)
     {
@@ -56,8 +49,7 @@ public sealed class ConnectFailureTests
         Assert.That(elapsed.Elapsed, Is.LessThan(TimeSpan.FromSeconds(5 + 15)), "failed at once, not after the connect timeout");
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task AServerThatNeverCompletesTheHandshakeIsConnectTimeoutWithErrno110(string stack, CancellationToken cancellationToken)
     {

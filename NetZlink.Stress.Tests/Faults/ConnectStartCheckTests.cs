@@ -6,10 +6,7 @@
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ConnectStartCheckTests
+public sealed class ConnectStartCheckTests : IntegrationFixture
 {
     private static readonly string ShimPath = Path.Combine("native", "build", "tests", "libzlink_streamserver.so");
 

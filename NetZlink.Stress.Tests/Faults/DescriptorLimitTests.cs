@@ -3,13 +3,9 @@
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class DescriptorLimitTests
+public sealed class DescriptorLimitTests : IntegrationFixture
 {
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task TenThousandConnectionsUnderALimitOf1024FailBeforeConnectingAndSaySo(string stack, CancellationToken cancellationToken)
     {

@@ -4,16 +4,12 @@
 
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class FaultServerRunTests
+public sealed class FaultServerRunTests : IntegrationFixture
 {
     private const int Ccu = 4;
     private const int Inflight = 5;
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task ASilentServerTimesTheDrainOutWithEveryPacketStillInFlight(string clientStack, CancellationToken cancellationToken)
     {
@@ -57,8 +53,7 @@ public sealed class FaultServerRunTests
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task AServerClosingMidPacketLosesThatConnectionsPacketsThePartialOneIncluded(string clientStack, CancellationToken cancellationToken)
     {
@@ -75,8 +70,7 @@ public sealed class FaultServerRunTests
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task ASlowServerWithSmallBuffersLosesNothingAndTheClientStaysSmall(string clientStack, CancellationToken cancellationToken)
     {

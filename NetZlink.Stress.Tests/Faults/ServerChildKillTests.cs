@@ -1,16 +1,11 @@
 // --role both --server-processes 2 with one server child killed by SIGKILL mid-run: the run fails
 // (server_closed) and the parent says once which server died, on which port, with which exit code;
 // each server's own lines are labelled with its index.
-using System.Text.RegularExpressions;
-
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerChildKillTests
+[RequiresStreamClient]
+public sealed class ServerChildKillTests : IntegrationFixture
 {
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task AServerChildThatDiesIsNamedWithItsPortAndExitCode(CancellationToken cancellationToken)

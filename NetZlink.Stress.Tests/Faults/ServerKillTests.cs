@@ -2,25 +2,18 @@
 // measured phase while the client (in this process) keeps packets in flight on every connection:
 // the client must end within its drain timeout, FAIL with server_closed, and count every packet it
 // sent and never got back as lost, exactly.
-using System.Diagnostics;
-
 namespace NetZlink.Stress.Tests.Faults;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerKillTests
+public sealed class ServerKillTests : IntegrationFixture
 {
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task KillingTheServerMidMeasureFailsTheRunWithTheExactLoss(string clientStack, CancellationToken cancellationToken)
     {
         ClientStacks.Require(clientStack);
 
         using StressProcess server = StressProcess.Start("--role", "server", "--port", "0", "--quiet");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        int port = int.Parse(ready["READY port=".Length..], System.Globalization.CultureInfo.InvariantCulture);
+        int port = await server.WaitForReadyPortAsync(cancellationToken);
 
         // No warm-up: every packet is a measured one, so lost can be compared with sent - recv.
         var settings = new ScenarioSettings

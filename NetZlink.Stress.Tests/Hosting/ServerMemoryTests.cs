@@ -3,28 +3,22 @@
 // hold at most 8 MiB in its socket's queue and 8 MiB in the engine's retry buffer before it closes
 // the connection as a slow consumer. Before, the socket's mark was --hwm's 1,000,000 messages, and
 // pushing 500 MiB grew the server from 80 to 588 MB.
-using System.Buffers.Binary;
-
 namespace NetZlink.Stress.Tests.Hosting;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerMemoryTests
+[RequiresStreamClient]
+public sealed class ServerMemoryTests : IntegrationFixture
 {
     private const long Pushed = 256L * 1024 * 1024;
 
     // 8 MiB queued + 8 MiB kept, and room for the runtime's own growth while it serves.
     private const long GrowthBoundKb = 64L * 1024;
 
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(120_000)]
     public async Task AClientThatNeverReadsGrowsTheServerBy64MiBAtMost(CancellationToken cancellationToken)
     {
         using StressProcess server = StressProcess.Start("--role", "server", "--port", "0");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        int port = int.Parse(ready["READY port=".Length..], CultureInfo.InvariantCulture);
+        int port = await server.WaitForReadyPortAsync(cancellationToken);
         long before = Status(server.Id, "VmRSS");
 
         using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 64 * 1024 };

@@ -4,10 +4,7 @@
 
 namespace NetZlink.Stress.Tests.Hosting;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ServerStdinTests
+public sealed class ServerStdinTests : IntegrationFixture
 {
     private const string DevNull = "/dev/null";
     private const string ClosedPipe = "closed pipe";
@@ -18,7 +15,7 @@ public sealed class ServerStdinTests
     public async Task WithStdinAtItsEndTheServerKeepsRunningUntilSigterm(string stdin, CancellationToken cancellationToken)
     {
         using StressProcess server = Start(stdin, "--role", "server", "--port", "0");
-        await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
+        await server.WaitForReadyPortAsync(cancellationToken);
         if (stdin == ClosedPipe)
         {
             server.CloseStdin();
@@ -45,7 +42,7 @@ public sealed class ServerStdinTests
         using StressProcess server = Start(stdin, "--role", "server", "--exit-on-stdin-eof", "--port", "0");
         if (stdin == ClosedPipe)
         {
-            await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
+            await server.WaitForReadyPortAsync(cancellationToken);
             server.CloseStdin();
         }
 

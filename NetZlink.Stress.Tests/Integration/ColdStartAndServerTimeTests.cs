@@ -1,14 +1,9 @@
 // The cold-start and server-time fields from the real CLI: each .NET stack's server child times its
 // own reads and passes them back (SERVER_TIME) to --role both, and the client reports how long it took
 // from its start to its first connection and first echo, and its first echoes' round trips.
-using NetZlink.Stress.Platform;
-
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class ColdStartAndServerTimeTests
+public sealed class ColdStartAndServerTimeTests : IntegrationFixture
 {
     [TestCase("netzlink", "s0")]
     [TestCase("dotnet", "s0")]

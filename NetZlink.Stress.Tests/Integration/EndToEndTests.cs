@@ -3,10 +3,7 @@
 
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class EndToEndTests
+public sealed class EndToEndTests : IntegrationFixture
 {
     private const string StackTraceMarker = "   at ";
 

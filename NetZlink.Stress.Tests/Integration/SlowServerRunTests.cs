@@ -5,12 +5,9 @@
 
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class SlowServerRunTests
+[RequiresStreamClient]
+public sealed class SlowServerRunTests : IntegrationFixture
 {
-    [RequiresStreamClient]
     [TestCase("2")]
     [TestCase(null)]
     [CancelAfter(120_000)]

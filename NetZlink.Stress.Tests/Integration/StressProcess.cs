@@ -1,8 +1,6 @@
 // Runs the real NetZlink.Stress.dll as a child process (`dotnet NetZlink.Stress.dll …`) and
 // collects its output, so that exit codes, signals, stdin and the server child are the real ones.
 // The process handling is the shared ChildProcess (TestSupport/).
-using System.Diagnostics;
-
 namespace NetZlink.Stress.Tests.Integration;
 
 internal sealed class StressProcess : ChildProcess
@@ -39,6 +37,14 @@ internal sealed class StressProcess : ChildProcess
         var run = new StressProcess(args, environment: environment);
         await run.WaitForExitAsync(cancellationToken);
         return run;
+    }
+
+    /// <summary>Waits for a server's READY line (--role server) and returns the port it names.</summary>
+    public async Task<int> WaitForReadyPortAsync(CancellationToken cancellationToken)
+    {
+        const string Ready = "READY port=";
+        string line = await WaitForLineAsync(l => l.StartsWith(Ready, StringComparison.Ordinal), cancellationToken);
+        return int.Parse(line[Ready.Length..], CultureInfo.InvariantCulture);
     }
 
     /// <summary>Processes still running `… --role server … --port <paramref name="port"/> …` (left-over server children).</summary>

@@ -1,14 +1,9 @@
 // s4 and --transport tls for real: the netzlink client and echo server (in its child) over tls://
 // with the certificates the tool makes per run, checked by the client against their CA; the
 // files gone afterwards; a certificate from another CA refused; an unusable certificate a clear error.
-using NetZlink.Stress.Tls;
-
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class TlsRunTests
+public sealed class TlsRunTests : IntegrationFixture
 {
     [SetUp]
     public void RequireTls()
@@ -140,8 +135,7 @@ public sealed class TlsRunTests
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(120_000)]
     public async Task TheDotnetClientRefusesACertificateFromAnotherCa(string serverStack, CancellationToken cancellationToken)
     {
@@ -190,8 +184,7 @@ public sealed class TlsRunTests
     }
 
     [RequiresStreamClient]
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(120_000)]
     public async Task AServerCertificateFromAnotherCaIsRefused(string serverStack, CancellationToken cancellationToken)
     {
@@ -217,8 +210,7 @@ public sealed class TlsRunTests
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(120_000)]
     public async Task AnUnusableCertificateIsAClearError(string serverStack, CancellationToken cancellationToken)
     {

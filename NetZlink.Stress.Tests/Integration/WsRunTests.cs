@@ -3,14 +3,10 @@
 // and across stacks (dotnet client against the netzlink server, netzlink client against the dotnet
 // server) when the native library has ws; s4 with every transport's rows; the upgrade's refusals.
 using System.Text;
-using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.Tests.Integration;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class WsRunTests
+public sealed class WsRunTests : IntegrationFixture
 {
     [TestCase("ws", "dotnet", "dotnet", "s0")]
     [TestCase("ws", "dotnet", "dotnet", "s2")]

@@ -1,8 +1,6 @@
 // The tools' latency histograms on HdrHistogram: recording allocates nothing, the log text that
 // `merge` reads rebuilds a histogram count for count, several hosts' logs merged equal the histogram
 // of all their samples, and what cannot be merged exactly is refused.
-using HdrHistogram;
-
 namespace NetZlink.Stress.Tests.Latency;
 
 [TestFixture]

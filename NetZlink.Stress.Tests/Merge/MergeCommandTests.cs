@@ -2,7 +2,6 @@
 // the runner's pass rules, re-merging a merged file, and every refusal (different settings,
 // unusable files) as exit 1 with one line naming the file and the problem.
 using System.Text.Json.Nodes;
-using HdrHistogram;
 using static NetZlink.Stress.Tests.Support.Histograms;
 
 namespace NetZlink.Stress.Tests.Merge;

@@ -2,15 +2,11 @@
 // shared --start-at and --json-histogram, then `merge` of their files, which must give the sums of
 // their counts and exactly the percentiles of their histograms merged directly. And a --start-at
 // already past: the client warns and runs at once.
-using HdrHistogram;
 using static NetZlink.Stress.Tests.Support.Histograms;
 
 namespace NetZlink.Stress.Tests.Merge;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class SeveralHostsEndToEndTests
+public sealed class SeveralHostsEndToEndTests : IntegrationFixture
 {
     private const double WarmupSeconds = 1;
 
@@ -21,8 +17,7 @@ public sealed class SeveralHostsEndToEndTests
     {
         using var temp = new TempDirectory();
         using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        string port = ready["READY port=".Length..];
+        string port = (await server.WaitForReadyPortAsync(cancellationToken)).ToString(CultureInfo.InvariantCulture);
         // Far enough ahead for both processes to start and connect on a busy machine.
         long startAt = DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 6;
         string[] Client(string json, int ccu) =>

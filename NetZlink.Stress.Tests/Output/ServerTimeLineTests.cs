@@ -1,7 +1,5 @@
 // The SERVER_TIME line: what a server writes reads back into the same histogram and figures, the
 // process-start stamp is read as documented, and a malformed line is refused naming the problem.
-using NetZlink.Stress.Platform;
-
 namespace NetZlink.Stress.Tests.Output;
 
 [TestFixture]

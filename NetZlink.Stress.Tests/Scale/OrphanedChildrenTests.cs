@@ -4,12 +4,9 @@
 
 namespace NetZlink.Stress.Tests.Scale;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class OrphanedChildrenTests
+[RequiresStreamClient]
+public sealed class OrphanedChildrenTests : IntegrationFixture
 {
-    [RequiresStreamClient]
     [Test]
     [CancelAfter(90_000)]
     public async Task ClientChildrenStopWhenTheirParentIsKilled(CancellationToken cancellationToken)

@@ -1,8 +1,6 @@
 // The pieces of a run split over processes, without starting any: the shares of --ccu, which
 // server each connection goes to, the children's command line read back by the parser, and the
 // up-front budget of open files and ephemeral ports with the numbers and the flag it names.
-using NetZlink.Stress.Platform;
-
 namespace NetZlink.Stress.Tests.Scale;
 
 [TestFixture]

@@ -2,16 +2,11 @@
 // (children connected, told one start, merged), the Kubernetes Indexed Job's own commands from
 // deploy/k8s run as local processes (each pod's index from JOB_COMPLETION_INDEX, then the merge
 // step), and a run the open-file limit cannot hold, refused before anything connects.
-using System.Text.RegularExpressions;
-using HdrHistogram;
 using static NetZlink.Stress.Tests.Support.Histograms;
 
 namespace NetZlink.Stress.Tests.Scale;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class SeveralProcessesTests
+public sealed class SeveralProcessesTests : IntegrationFixture
 {
     [RequiresStreamClient]
     [Test]
@@ -79,8 +74,7 @@ public sealed class SeveralProcessesTests
     {
         using var temp = new TempDirectory();
         using StressProcess server = StressProcess.Start("--role", "server", "--exit-on-stdin-eof", "--port", "0", "--quiet");
-        string ready = await server.WaitForLineAsync(l => l.StartsWith("READY port=", StringComparison.Ordinal), cancellationToken);
-        string port = ready["READY port=".Length..];
+        string port = (await server.WaitForReadyPortAsync(cancellationToken)).ToString(CultureInfo.InvariantCulture);
         string startAt = Invariant(DateTimeOffset.UtcNow.ToUnixTimeSeconds() + 8);
 
         // The pods' arguments as deploy/k8s/client-job.yaml gives them, made small and local.

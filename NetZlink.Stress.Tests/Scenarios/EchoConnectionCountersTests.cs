@@ -2,7 +2,6 @@
 // echo accounting and the sum into LoadTotals, driven through random sends, echoes (good, bad,
 // beyond what was outstanding) and closes against a model of what each must count. The seed is
 // printed; NETZLINK_FUZZ_SEED replays it, NETZLINK_FUZZ_ITERATIONS runs longer.
-using System.Buffers.Binary;
 using NetZlink.Tests;
 
 namespace NetZlink.Stress.Tests.Scenarios;

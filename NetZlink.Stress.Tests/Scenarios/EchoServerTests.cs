@@ -3,9 +3,6 @@
 // 0.3 s after the rest is echoed whole, at once, when that byte arrives, and nothing of it before;
 // over tcp and ws (whose bound endpoint a real zlink reports with a trailing slash). And the one
 // parser of endpoints the tool has (HostPort).
-using System.Diagnostics;
-using NetZlink.Stress.WebSockets;
-
 namespace NetZlink.Stress.Tests.Scenarios;
 
 [TestFixture]

@@ -5,16 +5,12 @@
 
 namespace NetZlink.Stress.Tests.Scenarios;
 
-[TestFixture]
-[Category("Integration")]
-[NonParallelizable]
-public sealed class OpenModelRunTests
+public sealed class OpenModelRunTests : IntegrationFixture
 {
     private const int Ccu = 4;
     private const int Rate = 2000;
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task EveryScheduledPacketGoesOutAndComesBackAtAboutTheRate(string clientStack, CancellationToken cancellationToken)
     {
@@ -40,8 +36,7 @@ public sealed class OpenModelRunTests
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task AServerStallShowsInTheOpenModelsP99(string clientStack, CancellationToken cancellationToken)
     {
@@ -84,8 +79,7 @@ public sealed class OpenModelRunTests
         });
     }
 
-    [TestCase("netzlink")]
-    [TestCase("dotnet")]
+    [EachClientStack]
     [CancelAfter(60_000)]
     public async Task PacketsTheCapHeldBackAndNeverSentAreNamedWhenTheDrainTimesOut(string clientStack, CancellationToken cancellationToken)
     {

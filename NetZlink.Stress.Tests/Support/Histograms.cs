@@ -1,6 +1,4 @@
 // Comparing HdrHistogram histograms count for count, and reading the one --json-histogram wrote.
-using HdrHistogram;
-
 namespace NetZlink.Stress.Tests.Support;
 
 internal static class Histograms

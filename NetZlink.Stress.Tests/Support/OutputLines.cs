@@ -1,6 +1,4 @@
 // Reads the tool's RESULT/METRIC lines back: one line by its tag, one field by its name.
-using System.Text.RegularExpressions;
-
 namespace NetZlink.Stress.Tests.Support;
 
 internal static class OutputLines

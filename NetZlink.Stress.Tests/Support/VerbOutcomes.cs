@@ -1,4 +1,4 @@
-// Assertions on what a verb's command-line parser (compare, merge) returned.
+// Assertions on what a command-line parser returned: a verb's (compare, merge) or the run's own.
 using NUnit.Framework.Constraints;
 
 namespace NetZlink.Stress.Tests.Support;
@@ -14,6 +14,24 @@ internal static class VerbOutcomes
             Assert.That(outcome.Options, Is.Null);
             Assert.That(outcome.ExitCode, Is.EqualTo(1));
             Assert.That(outcome.Errors, errors);
+        });
+    }
+
+    /// <summary>
+    /// The run's command line <paramref name="args"/> is refused as bad usage: no invocation, the
+    /// usage exit code, and errors matching every one of <paramref name="errors"/>.
+    /// </summary>
+    public static void AssertUsageError(string[] args, params IResolveConstraint[] errors)
+    {
+        ParseOutcome outcome = CommandLineParsing.Parse(args);
+        Assert.Multiple(() =>
+        {
+            Assert.That(outcome.Invocation, Is.Null);
+            Assert.That(outcome.ExitCode, Is.EqualTo(ExitCodes.Usage));
+            foreach (IResolveConstraint constraint in errors)
+            {
+                Assert.That(outcome.Errors, constraint);
+            }
         });
     }
 }

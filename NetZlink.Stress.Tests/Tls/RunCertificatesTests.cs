@@ -2,7 +2,6 @@
 // that matches it, and nothing left on disk after Dispose.
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using NetZlink.Stress.Tls;
 
 namespace NetZlink.Stress.Tests.Tls;
 

@@ -4,7 +4,6 @@
 // of any size, and a close from the peer reads as the end of the stream. The seed is printed;
 // NETZLINK_FUZZ_SEED replays it.
 using System.Net.WebSockets;
-using NetZlink.Stress.WebSockets;
 
 namespace NetZlink.Stress.Tests.WebSockets;
 

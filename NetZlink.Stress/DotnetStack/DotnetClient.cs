@@ -19,7 +19,7 @@ internal sealed class DotnetClient : ILoadDriver
 {
     private readonly DotnetClientShard[] _shards;
     private readonly List<ClientThreadState> _threads = [];
-    private readonly Dictionary<int, long> _errors = [];
+    private readonly ErrnoCounts _errors = new();
     private readonly TaskCompletionSource _resolved = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _shardsUnresolved;
     private Exception? _fault;
@@ -124,13 +124,7 @@ internal sealed class DotnetClient : ILoadDriver
         return merged;
     }
 
-    public IReadOnlyDictionary<int, long> ErrorsByErrno()
-    {
-        lock (_errors)
-        {
-            return new Dictionary<int, long>(_errors);
-        }
-    }
+    public IReadOnlyDictionary<int, long> ErrorsByErrno() => _errors.Snapshot();
 
     public long AllocatedDuringMeasure()
     {
@@ -187,12 +181,7 @@ internal sealed class DotnetClient : ILoadDriver
     }
 
     internal void CountError(int errno)
-    {
-        lock (_errors)
-        {
-            _errors[errno] = _errors.GetValueOrDefault(errno) + 1;
-        }
-    }
+        => _errors.Add(errno);
 
     internal void ReportFault(Exception e) => Interlocked.CompareExchange(ref _fault, e, null);
 

@@ -68,7 +68,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
     private readonly CancellationTokenSource _stop = new();
     private readonly TaskCompletionSource _resolved = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly AutoResetEvent _wake = new(initialState: false);
-    private readonly Dictionary<int, long> _errors = [];
+    private readonly ErrnoCounts _errors = new();
     private readonly ShardPacer? _pacer;
     private readonly Thread _thread;
     private readonly Task[] _tasks;
@@ -220,13 +220,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
         return merged;
     }
 
-    public IReadOnlyDictionary<int, long> ErrorsByErrno()
-    {
-        lock (_errors)
-        {
-            return new Dictionary<int, long>(_errors);
-        }
-    }
+    public IReadOnlyDictionary<int, long> ErrorsByErrno() => _errors.Snapshot();
 
     /// <summary>The whole process's allocations during the measured phase (see the file's note).</summary>
     public long AllocatedDuringMeasure() => Interlocked.Read(ref _allocatedDuringMeasure);
@@ -370,12 +364,7 @@ internal sealed class DotnetStreamClient : ILoadDriver, IDueSink
     private void ReportFault(Exception e) => Interlocked.CompareExchange(ref _fault, e, null);
 
     private void CountError(int errno)
-    {
-        lock (_errors)
-        {
-            _errors[errno] = _errors.GetValueOrDefault(errno) + 1;
-        }
-    }
+        => _errors.Add(errno);
 
     private void Resolved()
     {

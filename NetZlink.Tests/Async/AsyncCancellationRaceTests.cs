@@ -8,17 +8,15 @@
 // random: NETZLINK_FUZZ_SEED replays the choices, NETZLINK_FUZZ_ITERATIONS sets the rounds.
 namespace NetZlink.Tests.Async;
 
-[TestFixture]
 [CancelAfter(180_000)]
-public sealed class AsyncCancellationRaceTests
+public sealed class AsyncCancellationRaceTests : ContextTest
 {
     [TestCase("inproc"), TestCase("tcp")]
     public async Task CancelledReceive_NeverSwallowsAMessage(string transport)
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(400);
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, transport);
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, transport);
         using var serverOwned = server;
         using var clientOwned = client;
 
@@ -80,8 +78,7 @@ public sealed class AsyncCancellationRaceTests
     {
         Random random = Fuzz.Random(out int seed);
         int rounds = Fuzz.Iterations(400);
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(context);
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(Context);
         using var serverOwned = server;
         using var clientOwned = client;
 
@@ -146,8 +143,7 @@ public sealed class AsyncCancellationRaceTests
     [Test]
     public async Task CancelAfter_IsTheAsyncTimeout_AndTheSocketStaysUsable()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using var serverOwned = server;
         using var clientOwned = client;
         using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(50));
@@ -163,8 +159,7 @@ public sealed class AsyncCancellationRaceTests
     [Test]
     public void AlreadyCancelledToken_FailsAtOnce_WithoutTouchingTheSocket()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using var serverOwned = server;
         using var clientOwned = client;
         client.Send("kept"u8);

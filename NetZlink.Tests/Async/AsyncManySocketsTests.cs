@@ -3,9 +3,8 @@
 // random order with random payload sizes (NETZLINK_FUZZ_SEED replays them).
 namespace NetZlink.Tests.Async;
 
-[TestFixture]
 [CancelAfter(120_000)]
-public sealed class AsyncManySocketsTests
+public sealed class AsyncManySocketsTests : ContextTest
 {
     private const int Pairs = 1000;
 
@@ -13,15 +12,14 @@ public sealed class AsyncManySocketsTests
     public async Task ThousandSockets_AwaitingReceive_AllCompleteWithTheirExactPayload(string transport)
     {
         Random random = Fuzz.Random(out int seed);
-        using var context = new ZlinkContext();
-        context.MaxSockets = 2 * Pairs + 16;
+        Context.MaxSockets = 2 * Pairs + 16;
         var servers = new ZlinkSocket[Pairs];
         var clients = new ZlinkSocket[Pairs];
         try
         {
             for (int i = 0; i < Pairs; i++)
             {
-                (servers[i], clients[i]) = AsyncTestSupport.Pair(context, transport);
+                (servers[i], clients[i]) = AsyncTestSupport.Pair(Context, transport);
             }
 
             var buffers = new byte[Pairs][];

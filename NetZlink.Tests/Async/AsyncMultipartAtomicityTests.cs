@@ -4,9 +4,8 @@
 // and each DEALER's messages in order. Sizes and frame counts are random (NETZLINK_FUZZ_SEED).
 namespace NetZlink.Tests.Async;
 
-[TestFixture]
 [CancelAfter(120_000)]
-public sealed class AsyncMultipartAtomicityTests
+public sealed class AsyncMultipartAtomicityTests : ContextTest
 {
     private const int Dealers = 6;
 
@@ -15,8 +14,7 @@ public sealed class AsyncMultipartAtomicityTests
     {
         Random random = Fuzz.Random(out int seed);
         int perDealer = Fuzz.Iterations(300);
-        using var context = new ZlinkContext();
-        using ZlinkSocket router = context.CreateSocket(ZlinkSocketType.Router);
+        using ZlinkSocket router = Context.CreateSocket(ZlinkSocketType.Router);
         router.ReceiveHighWaterMark = 2;
         string endpoint = Endpoints.BindFresh(router, transport);
         var dealers = new List<ZlinkSocket>();
@@ -25,7 +23,7 @@ public sealed class AsyncMultipartAtomicityTests
             var plans = new List<int[]>();
             for (int d = 0; d < Dealers; d++)
             {
-                ZlinkSocket dealer = context.CreateSocket(ZlinkSocketType.Dealer);
+                ZlinkSocket dealer = Context.CreateSocket(ZlinkSocketType.Dealer);
                 dealer.SendHighWaterMark = 2;
                 dealer.RoutingId = new RoutingId([(byte)'d', (byte)d]);
                 dealer.Connect(endpoint);

@@ -5,37 +5,30 @@ using System.Text;
 
 namespace NetZlink.Tests.Async;
 
-[TestFixture]
 [CancelAfter(60_000)]
-public sealed class AsyncSocketTypeTests
+public sealed class AsyncSocketTypeTests : ContextTest
 {
     [TestCase("inproc"), TestCase("ipc"), TestCase("tcp")]
     public async Task Pair_ReceiveAsyncWaits_ThenGetsTheFrame_AndSendAsyncAnswers(string transport)
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, transport);
-        using (server)
-        using (client)
-        {
-            byte[] buffer = new byte[64];
-            ValueTask<int> receiving = server.ReceiveAsync(buffer);
-            Assert.That(receiving.IsCompleted, Is.False, "nothing was sent yet, so the receive must wait");
+        var (server, client) = ConnectedPairs(transport);
+        byte[] buffer = new byte[64];
+        ValueTask<int> receiving = server.ReceiveAsync(buffer);
+        Assert.That(receiving.IsCompleted, Is.False, "nothing was sent yet, so the receive must wait");
 
-            await AsyncTestSupport.Within(client.SendAsync("ping"u8.ToArray()), "SendAsync");
-            int size = await AsyncTestSupport.Within(receiving, "ReceiveAsync");
-            Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("ping"));
+        await AsyncTestSupport.Within(client.SendAsync("ping"u8.ToArray()), "SendAsync");
+        int size = await AsyncTestSupport.Within(receiving, "ReceiveAsync");
+        Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("ping"));
 
-            await AsyncTestSupport.Within(server.SendAsync("pong"u8.ToArray()), "SendAsync back");
-            size = await AsyncTestSupport.Within(client.ReceiveAsync(buffer), "ReceiveAsync back");
-            Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("pong"));
-        }
+        await AsyncTestSupport.Within(server.SendAsync("pong"u8.ToArray()), "SendAsync back");
+        size = await AsyncTestSupport.Within(client.ReceiveAsync(buffer), "ReceiveAsync back");
+        Assert.That(Encoding.ASCII.GetString(buffer, 0, size), Is.EqualTo("pong"));
     }
 
     [Test]
     public async Task DealerRouter_MultipartAsync_CarriesTheRoutingIdBothWays()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket router, ZlinkSocket dealer) = AsyncTestSupport.Pair(context, "tcp", ZlinkSocketType.Dealer, ZlinkSocketType.Router);
+        (ZlinkSocket router, ZlinkSocket dealer) = AsyncTestSupport.Pair(Context, "tcp", ZlinkSocketType.Dealer, ZlinkSocketType.Router);
         using (router)
         using (dealer)
         {
@@ -56,9 +49,8 @@ public sealed class AsyncSocketTypeTests
     [TestCase(ZlinkSocketType.Pub, ZlinkSocketType.Sub), TestCase(ZlinkSocketType.XPub, ZlinkSocketType.XSub)]
     public async Task PublishSubscribe_ReceiveAsync_GetsPublishedMessages(ZlinkSocketType publisherType, ZlinkSocketType subscriberType)
     {
-        using var context = new ZlinkContext();
-        using ZlinkSocket publisher = context.CreateSocket(publisherType);
-        using ZlinkSocket subscriber = context.CreateSocket(subscriberType);
+        using ZlinkSocket publisher = Context.CreateSocket(publisherType);
+        using ZlinkSocket subscriber = Context.CreateSocket(subscriberType);
         string endpoint = Endpoints.BindFresh(publisher, "tcp");
         subscriber.Connect(endpoint);
         if (subscriberType == ZlinkSocketType.Sub)
@@ -93,9 +85,8 @@ public sealed class AsyncSocketTypeTests
     [Test]
     public async Task Stream_AsyncMultipart_ConnectsAndEchoes()
     {
-        using var context = new ZlinkContext();
-        using ZlinkSocket server = context.CreateSocket(ZlinkSocketType.Stream);
-        using ZlinkSocket client = context.CreateSocket(ZlinkSocketType.Stream);
+        using ZlinkSocket server = Context.CreateSocket(ZlinkSocketType.Stream);
+        using ZlinkSocket client = Context.CreateSocket(ZlinkSocketType.Stream);
         StreamSockets.ConnectOrIgnore(client, StreamSockets.Bind(server));
 
         // STREAM sockets make progress only inside calls: each side waits on its own descriptor.
@@ -121,8 +112,7 @@ public sealed class AsyncSocketTypeTests
     [Test]
     public async Task MessageOverloads_SendWithoutCopy_AndReceiveIntoAMessage()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "tcp");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "tcp");
         using (server)
         using (client)
         using (var received = new ZlinkMessage())
@@ -146,8 +136,7 @@ public sealed class AsyncSocketTypeTests
     [Test]
     public async Task SendAsync_WaitsAtTheHighWaterMark_AndCompletesWhenThePeerReads()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(context);
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.TightPair(Context);
         using (server)
         using (client)
         {

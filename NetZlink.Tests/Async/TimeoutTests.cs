@@ -3,15 +3,13 @@
 // bare EAGAIN ZlinkException; the Try* overloads return false.
 namespace NetZlink.Tests.Async;
 
-[TestFixture]
 [CancelAfter(30_000)]
-public sealed class TimeoutTests
+public sealed class TimeoutTests : ContextTest
 {
     [Test]
     public void Receive_WhenReceiveTimeoutPasses_ThrowsZlinkTimeoutException()
     {
-        using var context = new ZlinkContext();
-        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(context, "inproc");
+        (ZlinkSocket server, ZlinkSocket client) = AsyncTestSupport.Pair(Context, "inproc");
         using var serverOwned = server;
         using var clientOwned = client;
         server.ReceiveTimeout = 50;
@@ -36,8 +34,7 @@ public sealed class TimeoutTests
     [Test]
     public void Send_WhenSendTimeoutPasses_ThrowsZlinkTimeoutException_ButDontWaitStaysAZlinkException()
     {
-        using var context = new ZlinkContext();
-        using ZlinkSocket lonely = context.CreateSocket(ZlinkSocketType.Pair);
+        using ZlinkSocket lonely = Context.CreateSocket(ZlinkSocketType.Pair);
         lonely.SendTimeout = 50;
         lonely.Bind(Endpoints.Inproc());
 

@@ -1,9 +1,6 @@
 // An echo server written with the channel API: a ServerEngine whose application loop reads its
 // EngineChannel and writes every packet back with WriteAsync. It records each connection's
 // received stream and events, so tests can check what the server saw.
-using System.Collections.Concurrent;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 internal sealed class ChannelEchoServer : IAsyncDisposable

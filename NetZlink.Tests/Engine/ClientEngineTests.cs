@@ -4,14 +4,9 @@
 // posting from another thread, the idle sleep, and the descriptor check. The packet tests run on
 // each receive path (EngineFramings: the native BATCH framing, the LENGTH fallback, and a custom
 // framer cut in managed code over RAW).
-using System.Buffers.Binary;
-using System.Diagnostics;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class ClientEngineTests
+public sealed class ClientEngineTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
 

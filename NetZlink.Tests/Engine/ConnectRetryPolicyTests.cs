@@ -2,13 +2,9 @@
 // errno that cannot change on a retry resolves its connection after that one attempt, one that can
 // pass is retried as configured (both in the same engine), and a host name that does not resolve
 // is one ArgumentException from the constructor that names the host and the endpoint.
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class ConnectRetryPolicyTests
+public sealed class ConnectRetryPolicyTests : EngineFixture
 {
     private const int Retries = 3;
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);

@@ -2,19 +2,14 @@
 // connection's PipeWriter and parses its PipeReader. Every echoed stream must come back exact even
 // when the readers are slow (their shard stops reading instead of buffering), and every input must
 // complete when the engine stops.
-using System.Buffers.Binary;
 using System.IO.Pipelines;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class ConnectionPipeTests
+[RequiresStreamClient]
+public sealed class ConnectionPipeTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
-
-    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public async Task PipedConnections_EchoEveryByteExactly_WithSlowReaders_AndCompleteOnStop()
     {
@@ -94,8 +89,6 @@ public sealed class ConnectionPipeTests
 
         return (sent.ToArray(), received.ToArray());
     }
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task APipedInput_CompletesWhenTheEngineStops()
     {

@@ -1,13 +1,11 @@
 // Issue 23: a connection slot's state changes only through ConnectionSlot.Transition, which
 // asserts ConnectionStates.IsAllowed. These tests pin the table itself (exactly the transitions
 // the shard makes, nothing else) and walk it at random.
-using NetZlink.Engine;
 using SlotState = NetZlink.Engine.ConnectionState;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class ConnectionStateTableTests
+public sealed class ConnectionStateTableTests : EngineFixture
 {
     private static readonly (SlotState From, SlotState To)[] Allowed =
     [

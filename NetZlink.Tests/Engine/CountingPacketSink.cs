@@ -1,7 +1,5 @@
 // A PacketReassembler sink that allocates nothing: it counts packets and bytes and reads each
 // packet's last byte, for the allocation test.
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 internal struct CountingPacketSink : IPacketSink

@@ -2,9 +2,6 @@
 // in flight against an echo server (each echo is answered with a new packet), and the handler
 // records how each connection ended, so a test can check that every live connection heard
 // exactly one OnDisconnected, and with which reason, however the engine was torn down.
-using System.Buffers.Binary;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 internal sealed class EchoPumpHandler : IConnectionHandler

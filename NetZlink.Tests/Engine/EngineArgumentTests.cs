@@ -1,12 +1,8 @@
 // Arguments an engine refuses with a clear exception before anything runs or is sent: no endpoint
 // list, and an empty frame (which on a STREAM socket would mean "close this connection").
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineArgumentTests
+public sealed class EngineArgumentTests : EngineFixture
 {
     [Test, CancelAfter(30_000)]
     public void NullEndpoints_AreRefusedWithArgumentNullException()

@@ -6,19 +6,12 @@
 // prefix of what was written, and that every packet is accounted for: each write accepted is sent
 // or dropped with a reason, and each packet an engine received reached its reader.
 // The seed is printed; NETZLINK_FUZZ_SEED=<seed> replays it, NETZLINK_FUZZ_ITERATIONS runs more rounds.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineChannelModelTests
+[RequiresStreamClient]
+public sealed class EngineChannelModelTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
-
-    [RequiresStreamClient]
     [TestCase(false), TestCase(true), CancelAfter(240_000)]
     public async Task BothEnginesThroughChannels_KeepEveryStreamExact_AndEndEachConnectionOnce(bool stopServerFirst)
     {

@@ -2,21 +2,14 @@
 // server), the channel reports connects, failures and ends and completes when the engine stops
 // (with its fault), a slow reader stops its shard from reading instead of losing packets, and
 // StopAsync, DisposeAsync and the channel's disposal end under traffic without hanging.
-using System.Buffers.Binary;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineChannelTests
+[RequiresStreamClient]
+public sealed class EngineChannelTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
     private static readonly byte[] Hello = [0, 0, 0, 5, (byte)'h', (byte)'e', (byte)'l', (byte)'l', (byte)'o'];
     private static readonly byte[] Welcome = [0, 0, 0, 7, (byte)'w', (byte)'e', (byte)'l', (byte)'c', (byte)'o', (byte)'m', (byte)'e'];
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AHandler_SendsFromOnConnected_OnBothEngines()
     {
@@ -36,8 +29,6 @@ public sealed class EngineChannelTests
             Assert.That(atClient.Packets, Has.All.EqualTo(Welcome));
         });
     }
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task TheChannel_ReportsConnectsAndFailures_AndCompletesWhenTheEngineStops()
     {
@@ -88,8 +79,6 @@ public sealed class EngineChannelTests
             Assert.That(channel.BuffersOut, Is.Zero);
         });
     }
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task TheReader_CompletesWithTheEnginesFault()
     {
@@ -124,8 +113,6 @@ public sealed class EngineChannelTests
             Assert.That(disconnects, Is.EqualTo(2), "every connection's end was read before the fault");
         });
     }
-
-    [RequiresStreamClient]
     [Test, CancelAfter(120_000)]
     public async Task ASlowReader_StopsItsShardFromReading_AndLosesNothing()
     {
@@ -188,8 +175,6 @@ public sealed class EngineChannelTests
         Assert.That(channel.ReceivePauses, Is.GreaterThan(1), "it paused again as the reader caught up and fell behind");
         Assert.That(engine.ReadCounters().PacketsReceived, Is.EqualTo(PacketCount));
     }
-
-    [RequiresStreamClient]
     [TestCase(true), TestCase(false), CancelAfter(120_000)]
     public async Task DisposingTheChannel_DuringTraffic_EndsEverything(bool async)
     {
@@ -250,8 +235,6 @@ public sealed class EngineChannelTests
             Assert.That(channel.TrySend(new Connection(0, 0, 0), Hello), Is.False);
         });
     }
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task StopAsyncAndDisposeAsync_NeverHang_InAnyOrder()
     {
@@ -285,8 +268,6 @@ public sealed class EngineChannelTests
         await other.DisposeAsync().AsTask().WaitAsync(Patience);
         await other.StopAsync().WaitAsync(Patience);
     }
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task DisposeAsync_WaitsWithoutBlockingTheCaller()
     {

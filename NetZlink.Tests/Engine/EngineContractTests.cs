@@ -2,16 +2,9 @@
 // posting is bounded and fair to receives, SendAsync waits for room and a cancelled wait accepts
 // nothing, and a handler exception from any callback stops the whole engine with every
 // connection ending exactly once.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using System.Diagnostics;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineContractTests
+public sealed class EngineContractTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 

@@ -3,17 +3,13 @@
 // return to ArrayPool would hand the same array to two later packets. Reading a disposed packet
 // throws instead of showing whatever the array holds next.
 using System.Buffers;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineEventDisposalTests
+[RequiresStreamClient]
+public sealed class EngineEventDisposalTests : EngineFixture
 {
     private static readonly byte[] Hello = [0, 0, 0, 5, (byte)'h', (byte)'e', (byte)'l', (byte)'l', (byte)'o'];
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public async Task DisposingAPacketEventAndACopyGivesTheBufferBackOnce()
     {

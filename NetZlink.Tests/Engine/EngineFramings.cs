@@ -5,9 +5,6 @@
 //     payload, no ZLINK_STREAM_EVENT), made to run on NetZlink's library;
 //   - "custom": the same format through a framer of the test's own, so RAW framing and the
 //     managed PacketReassembler cut the packets.
-using System.Buffers.Binary;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 internal static class EngineFramings

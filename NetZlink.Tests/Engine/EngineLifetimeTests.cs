@@ -3,14 +3,9 @@
 // engine. Every shard thread must exit within ShardExitBound, every live connection must hear
 // exactly one OnDisconnected with the reason, nothing may be thrown except the documented
 // ContextTerminatedException in ClientEngine.Fault, and a second Dispose must do nothing.
-using System.Diagnostics;
-using NetZlink.Engine;
-using NetZlink.Interop;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class EngineLifetimeTests
+public sealed class EngineLifetimeTests : EngineFixture
 {
     /// <summary>
     /// The stated bound (docs/binding.md, "Lifetime under load"): from the Dispose (or Shutdown) call until

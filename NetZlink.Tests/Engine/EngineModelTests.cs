@@ -19,14 +19,9 @@
 // ignored with the reason.
 // Each test prints its seed; NETZLINK_FUZZ_SEED replays it, NETZLINK_FUZZ_ITERATIONS runs more
 // rounds (default 2 per transport and framing).
-using System.Diagnostics;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class EngineModelTests
+public sealed class EngineModelTests : EngineFixture
 {
     private static readonly TimeSpan DrainBound = TimeSpan.FromSeconds(60);
 

@@ -2,13 +2,9 @@
 // resolved up front like tcp's (a ws path does not get in the way), and a transport the native
 // library lacks is refused before anything opens, with a message naming the zlink_has capability
 // (never a bare EPROTONOSUPPORT per connection).
-using NetZlink.Engine;
-using NetZlink.Interop;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class EngineTransportTests
+public sealed class EngineTransportTests : EngineFixture
 {
     [TestCase("tcp://example.test:80", "example.test")]
     [TestCase("tls://example.test:443", "example.test")]

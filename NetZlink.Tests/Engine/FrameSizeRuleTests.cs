@@ -5,15 +5,11 @@
 // against packets from one byte of body to MaxPacketSize, over tcp and ws, and every echo must
 // come back byte for byte. WriteAsync used to throw ArgumentOutOfRangeException for a frame over
 // SendQueueCapacityPerConnection (4 MiB), which ended the docs' echo loop at the first such packet.
-using System.Buffers.Binary;
 using System.IO.Pipelines;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class FrameSizeRuleTests
+public sealed class FrameSizeRuleTests : EngineFixture
 {
     private const int MaxPacket = 16 * 1024 * 1024;
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);

@@ -2,16 +2,12 @@
 // pass only when its idle sleep (250 ms) ends or something wakes it. A loop that kept polling with
 // a zero timeout (as it once did: established slots left in the connect wait list made every idle
 // sleep a poll(0)) makes thousands of passes a second; counting passes shows it without timing.
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class IdleShardTests
+[RequiresStreamClient]
+public sealed class IdleShardTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AShardWithEveryConnectionEstablishedAndSilentMakesFewPasses()
     {

@@ -3,15 +3,9 @@
 // deadline the peer received at least Sent and at most Sent + DroppedDrainDeadline frames; a
 // drained engine never starts; reconnect delays never overflow, a policy with no delay is
 // refused, and MaxAttempts 0 never gives up.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class LifecycleDrainLimitsTests
+public sealed class LifecycleDrainLimitsTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 

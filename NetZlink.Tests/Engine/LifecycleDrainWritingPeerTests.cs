@@ -2,17 +2,9 @@
 // "Draining"): each connection's close flushes, half-closes and reads the peer's bytes until its
 // end, so the kernel never resets a connection with our last frames still on their way. Every
 // accepted frame must reach its peer byte for byte and be counted Sent, exactly, per connection.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class LifecycleDrainWritingPeerTests
+public sealed class LifecycleDrainWritingPeerTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
 
@@ -31,12 +23,8 @@ public sealed class LifecycleDrainWritingPeerTests
     private static async Task Round(Random random, string what)
     {
         int connections = random.Next(1, 5);
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        // A small receive buffer (inherited by the accepted sockets) and a slow reader keep the
-        // engine's last frames in its kernel's send buffer when it closes.
-        listener.Server.ReceiveBufferSize = 8 * 1024;
-        listener.Start();
-        int port = ((IPEndPoint)listener.LocalEndpoint).Port;
+        // A slow reader behind a small receive buffer keeps the engine's frames queued.
+        using TcpListener listener = DrainPeers.SmallBufferListener(out int port);
         var peers = new List<Task<byte[]>>();
         Task accepting = Task.Run(async () =>
         {
@@ -88,7 +76,7 @@ public sealed class LifecycleDrainWritingPeerTests
             int frames = mine.Next(20, 400);
             for (int sequence = 0; sequence < frames; sequence++)
             {
-                byte[] packet = Body(c.Index, sequence, mine.Next(1, mine.Next(2) == 0 ? 64 : 32 * 1024));
+                byte[] packet = DrainPeers.Body(c.Index, sequence, mine.Next(1, mine.Next(2) == 0 ? 64 : 32 * 1024));
                 Assert.That(await channel.SendAsync(c, packet), Is.True, $"{what}: accepted before the drain");
                 list.Add(packet);
             }
@@ -142,24 +130,7 @@ public sealed class LifecycleDrainWritingPeerTests
         using (socket)
         {
             using var stop = new CancellationTokenSource();
-            Task writing = Task.Run(async () =>
-            {
-                var random = new Random(seed);
-                byte[] packet = new byte[4 + 512];
-                try
-                {
-                    while (!stop.IsCancellationRequested)
-                    {
-                        int body = random.Next(1, 512);
-                        BinaryPrimitives.WriteUInt32BigEndian(packet, (uint)body);
-                        await socket.SendAsync(packet.AsMemory(0, 4 + body), SocketFlags.None, stop.Token);
-                    }
-                }
-                catch (Exception ex) when (ex is OperationCanceledException or SocketException or ObjectDisposedException)
-                {
-                    // the engine is gone, or the peer has read its end
-                }
-            });
+            Task writing = DrainPeers.WriteUntil(socket, seed, stop.Token);
 
             var received = new MemoryStream();
             byte[] buffer = new byte[4096];
@@ -179,20 +150,5 @@ public sealed class LifecycleDrainWritingPeerTests
             await writing;
             return received.ToArray();
         }
-    }
-
-    private static byte[] Body(int connection, int sequence, int length)
-    {
-        length = Math.Max(length, 8);
-        byte[] packet = new byte[4 + length];
-        BinaryPrimitives.WriteUInt32BigEndian(packet, (uint)length);
-        BinaryPrimitives.WriteInt32BigEndian(packet.AsSpan(4), connection);
-        BinaryPrimitives.WriteInt32BigEndian(packet.AsSpan(8), sequence);
-        for (int i = 12; i < packet.Length; i++)
-        {
-            packet[i] = (byte)(sequence + i);
-        }
-
-        return packet;
     }
 }

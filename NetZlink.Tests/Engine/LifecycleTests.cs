@@ -4,17 +4,9 @@
 // signal, jitter within its bounds for a seed, peers that stall (IdleTimeout, keepalive on the
 // connection's TCP socket), the drain (every accepted frame arrives byte for byte or is counted,
 // the deadline is honoured) and the live-connection count after a stop.
-using System.Buffers.Binary;
-using System.Collections.Concurrent;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class LifecycleTests
+public sealed class LifecycleTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
 
@@ -494,18 +486,5 @@ public sealed class LifecycleTests
     private static byte[] Packet(int connection, int generation) => Body(connection, generation, 8);
 
     /// <summary>A whole packet of <paramref name="length"/> body bytes, starting with the connection and a sequence number.</summary>
-    private static byte[] Body(int connection, int sequence, int length)
-    {
-        length = Math.Max(length, 8);
-        byte[] packet = new byte[4 + length];
-        BinaryPrimitives.WriteUInt32BigEndian(packet, (uint)length);
-        BinaryPrimitives.WriteInt32BigEndian(packet.AsSpan(4), connection);
-        BinaryPrimitives.WriteInt32BigEndian(packet.AsSpan(8), sequence);
-        for (int i = 12; i < packet.Length; i++)
-        {
-            packet[i] = (byte)(sequence + i);
-        }
-
-        return packet;
-    }
+    private static byte[] Body(int connection, int sequence, int length) => DrainPeers.Body(connection, sequence, length);
 }

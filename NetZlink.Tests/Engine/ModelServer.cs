@@ -6,10 +6,7 @@
 // It speaks tcp, tls (SslStream with the test CA's server certificate), ws (the stress tool's
 // WebSocket upgrade and byte stream over System.Net.WebSockets) or wss (both), so the same model
 // runs over every transport the engine has.
-using System.Buffers.Binary;
-using System.Net;
 using System.Net.Security;
-using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using NetZlink.Stress.WebSockets;
 

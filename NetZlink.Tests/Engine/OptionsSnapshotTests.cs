@@ -1,15 +1,9 @@
 // Issue 23: an engine takes its own copy of EngineOptions (EngineOptions.Snapshot) before it
 // validates them, so changing the options object, or the endpoint list it was given, after the
 // engine was constructed changes nothing in that engine.
-using System.Buffers.Binary;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class OptionsSnapshotTests
+public sealed class OptionsSnapshotTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 

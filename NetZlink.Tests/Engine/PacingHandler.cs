@@ -1,8 +1,5 @@
 // An IConnectionHandler that asks its shard to wake at set times (EngineShard.WakeBy) and records
 // how late past each time the shard's next pass came, for the test thread to read.
-using System.Diagnostics;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 internal sealed class PacingHandler(TimeSpan interval, int deadlines) : IConnectionHandler

@@ -7,13 +7,10 @@
 // nothing. Each test prints its seed: NETZLINK_FUZZ_SEED=<seed> replays it, and
 // NETZLINK_FUZZ_ITERATIONS=<n> runs n streams instead of the default.
 using System.Buffers;
-using System.Buffers.Binary;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class PacketReassemblerTests
+public sealed class PacketReassemblerTests : EngineFixture
 {
     private const int DefaultIterations = 200;
 

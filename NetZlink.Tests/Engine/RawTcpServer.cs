@@ -1,8 +1,5 @@
 // A plain TCP server the engine tests control byte by byte: it accepts the engine's connections
 // and lets a test write arbitrary splits, read what arrived, or hang up mid-packet.
-using System.Net;
-using System.Net.Sockets;
-
 namespace NetZlink.Tests.Engine;
 
 internal sealed class RawTcpServer : IDisposable

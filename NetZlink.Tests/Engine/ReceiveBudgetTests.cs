@@ -2,16 +2,9 @@
 // incomplete packet that arrived, and a peer that holds more than its connection's budget, or
 // takes its shard past the shard's, is closed with ReceiveBudgetExceeded (counted), while the
 // engine and the other connections run on.
-using System.Buffers.Binary;
-using System.Net;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class ReceiveBudgetTests
+public sealed class ReceiveBudgetTests : EngineFixture
 {
     [Test]
     public void AHeaderAnnouncing16MiB_SetsAsideOnlyTheBytesThatArrived()

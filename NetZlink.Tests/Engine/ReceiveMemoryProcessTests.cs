@@ -6,18 +6,12 @@
 // framer (the native library holds the partial packets) and with a custom framer (the managed
 // PacketReassembler does). The custom framer used to set aside the whole announced packet as soon
 // as its header arrived: 1,000 x 16 MiB, an OutOfMemoryException that faulted the whole engine.
-using System.Buffers.Binary;
-using System.Diagnostics;
 using System.Globalization;
-using System.Net;
-using System.Net.Sockets;
 using System.Text.RegularExpressions;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed partial class ReceiveMemoryProcessTests
+public sealed partial class ReceiveMemoryProcessTests : EngineFixture
 {
     private const int Announcers = 1000;
     private const int AnnouncedBody = (16 * 1024 * 1024) - 4 - 1; // just under the largest body

@@ -1,7 +1,5 @@
 // An IConnectionHandler that records what a shard reports, for tests to assert on from the
 // test thread (every list is locked: the shard thread writes, the test thread reads).
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 internal sealed class RecordingHandler : IConnectionHandler

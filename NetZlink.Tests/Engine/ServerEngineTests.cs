@@ -1,15 +1,9 @@
 // The server engine: accepting with the client engine's handler model, raw and framed delivery,
 // slot reuse with new connection indexes, the connection limit, bind failures, and posts that
 // never reach a later occupant of a reused slot.
-using System.Collections.Concurrent;
-using System.Net.Sockets;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class ServerEngineTests
+public sealed class ServerEngineTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 

@@ -1,9 +1,6 @@
 // A second packet format for the reassembly tests, so they do not only exercise the reference one:
 // a 2-byte big-endian header holding the whole packet's length, header included. Lengths below 2
 // are left for the reassembler to refuse.
-using System.Buffers.Binary;
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
 internal sealed class ShortLengthFramer : IPacketFramer

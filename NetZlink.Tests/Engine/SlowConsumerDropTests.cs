@@ -3,15 +3,11 @@
 // order) and then a WebSocket close frame with the code asked for and the reason "slow consumer",
 // never a reset; the handler sees SlowConsumer. Over tcp:// the client sees an end after a prefix
 // of the bytes sent. Message sizes are random (seed printed, NETZLINK_FUZZ_SEED replays it).
-using System.Net.Sockets;
 using System.Net.WebSockets;
-using NetZlink.Engine;
 
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class SlowConsumerDropTests
+public sealed class SlowConsumerDropTests : EngineFixture
 {
     [Test, CancelAfter(120_000)]
     public async Task AWebSocketClientThatDoesNotRead_IsDroppedWithACloseFrame([Values((ushort)1008, (ushort)4000)] ushort code)

@@ -3,13 +3,9 @@
 // puts in its exception), the socket's TlsLastError/TlsLastVerifyResult, and the monitor's
 // HandshakeFailed event (MonitorEvent.TlsFailure). Expired, wrong-host and unknown-CA certificates,
 // each made by the test. Before, all three were a bare EACCES (13).
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-[NonParallelizable]
-public sealed class TlsFailureReasonTests
+public sealed class TlsFailureReasonTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(20);
 

@@ -1,15 +1,11 @@
 // EngineShard.WakeBy: a handler that sends on a clock gets a pass at its time from an idle shard,
 // instead of waiting out the engine's idle sleep (250 ms) for socket activity that never comes.
-using NetZlink.Engine;
-
 namespace NetZlink.Tests.Engine;
 
-[TestFixture]
-public sealed class WakeByTests
+[RequiresStreamClient]
+public sealed class WakeByTests : EngineFixture
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(15);
-
-    [RequiresStreamClient]
     [Test, CancelAfter(60_000)]
     public void AnIdleShard_PassesAtTheTimeItWasAskedFor()
     {

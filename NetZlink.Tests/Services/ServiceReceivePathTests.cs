@@ -367,7 +367,8 @@ public sealed class ServiceReceivePathTests
         GatewayDrainResult idle = await gateway.DrainAsync(TimeSpan.Zero);
         Assert.That((idle.Drained, idle.Sent, idle.Answered), Is.EqualTo((true, 0L, 0L)), "nothing sent: drained at once");
         await gateway.DisposeAsync();
-        Assert.Throws<ObjectDisposedException>(() => gateway.DrainAsync(TimeSpan.Zero));
+        var disposed = Assert.Throws<ObjectDisposedException>(() => gateway.DrainAsync(TimeSpan.Zero));
+        Assert.That(disposed!.ObjectName, Is.EqualTo(typeof(ZlinkGateway).FullName), "named after the public type, not its worker");
     }
 
     private static int PartsOf(int i) => 1 + (i % 3);

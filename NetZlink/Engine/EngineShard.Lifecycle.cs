@@ -40,6 +40,10 @@ public sealed unsafe partial class EngineShard
     private int _drainOpen;
     private int _drainCut;
 
+    // An accepted frame was counted DroppedClosed during the drain (its connection ended other
+    // than by the drain's clean close, see DrainConnectionLost): the drain is false.
+    private bool _drainLost;
+
     /// <summary>True once this shard stopped after a drain that flushed everything it held before the deadline.</summary>
     internal bool DrainedInTime => Volatile.Read(ref _drainedInTime);
 
@@ -204,6 +208,9 @@ public sealed unsafe partial class EngineShard
 
     // ---- draining ----------------------------------------------------------
 
+    /// <summary>Any thread: the shard refuses posts from now on (counted RefusedDraining); the first thing a drain does.</summary>
+    internal void RefusePostsForDrain() => CloseToPostsForDrain();
+
     /// <summary>Any thread: the shard refuses posts from now on, flushes what it holds and stops by <paramref name="deadline"/> (Stopwatch ticks).</summary>
     internal void BeginDrain(long deadline)
     {
@@ -245,7 +252,7 @@ public sealed unsafe partial class EngineShard
         {
             if (_drainOpen == 0 || now >= deadline)
             {
-                FinishDrain(inTime: _drainOpen == 0 && _drainCut == 0);
+                FinishDrain(inTime: _drainOpen == 0 && _drainCut == 0 && !_drainLost);
             }
 
             return;
@@ -309,7 +316,7 @@ public sealed unsafe partial class EngineShard
 
         if (_drainOpen == 0)
         {
-            FinishDrain(inTime: true);
+            FinishDrain(inTime: !_drainLost);
         }
     }
 
@@ -333,6 +340,48 @@ public sealed unsafe partial class EngineShard
         if (cause != 0)
         {
             _drainCut++;
+        }
+    }
+
+    /// <summary>
+    /// Shard thread, as a connection ends other than by the drain's own close (the peer's end or
+    /// reset, a local close, a protocol error...): while draining nothing proves what of its current
+    /// life arrived (the native queue and the kernel's buffers are thrown away with it), so those
+    /// frames move from Sent to DroppedClosed and the drain returns false. A connection still being
+    /// drain-closed stops counting as open (it is cut).
+    /// </summary>
+    private void DrainConnectionLost(ref ConnectionSlot s)
+    {
+        if (!Draining)
+        {
+            return;
+        }
+
+        if (s.DrainClosing)
+        {
+            s.DrainClosing = false;
+            _drainOpen--;
+            _drainCut++;
+        }
+
+        long unproven = s.PostsSentLive;
+        if (unproven == 0)
+        {
+            return;
+        }
+
+        s.PostsSentLive = 0;
+        Volatile.Write(ref Counters.PostsDroppedClosed, Counters.PostsDroppedClosed + unproven);
+        Volatile.Write(ref Counters.PostsSent, Counters.PostsSent - unproven);
+        NoteDrainDroppedClosed();
+    }
+
+    /// <summary>Shard thread: an accepted frame was dropped for its connection's end; while draining, the drain cannot be true.</summary>
+    private void NoteDrainDroppedClosed()
+    {
+        if (Draining)
+        {
+            _drainLost = true;
         }
     }
 
@@ -416,6 +465,12 @@ public sealed unsafe partial class EngineShard
             Volatile.Write(ref Counters.PostsDroppedDeadline, Counters.PostsDroppedDeadline + mayHold);
             Volatile.Write(ref Counters.PostsSent, Counters.PostsSent - mayHold);
             _drainDeadlinePassed = true;
+            Volatile.Write(ref _drainedInTime, false);
+        }
+
+        if (_drainLost)
+        {
+            // Frames of a connection that ended meanwhile moved to DroppedClosed (DrainConnectionLost).
             Volatile.Write(ref _drainedInTime, false);
         }
     }

@@ -188,6 +188,7 @@ public sealed unsafe partial class EngineShard
                     break;
                 default:
                     Counters.PostsDroppedClosed++;
+                    NoteDrainDroppedClosed();
                     ObservePostDropped(frame.Slot);
                     ReleasePosted(frame.Slot, frame.Length);
                     break;
@@ -226,6 +227,7 @@ public sealed unsafe partial class EngineShard
         else
         {
             Counters.PostsDroppedClosed += s.PendingPostedFrames;
+            NoteDrainDroppedClosed();
             ObservePostDropped(slot);
         }
 

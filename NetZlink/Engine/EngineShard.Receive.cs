@@ -453,6 +453,7 @@ public sealed unsafe partial class EngineShard
         int lost = s.Partial.Length;
         Counters.LostPartialBytes += lost;
         Counters.Disconnects++;
+        DrainConnectionLost(ref s);
         ObserveDisconnected(slot, reason);
         ReturnBuffers(ref s, slot, stopping: false);
         s.Transition(ConnectionState.Closed);

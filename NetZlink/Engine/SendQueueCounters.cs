@@ -8,8 +8,8 @@ namespace NetZlink.Engine;
 /// the difference is what is still queued or waiting at a high-water mark.
 /// </summary>
 /// <param name="Accepted">Frames TrySend/SendAsync accepted.</param>
-/// <param name="Sent">Accepted frames the native socket took.</param>
-/// <param name="DroppedClosed">Accepted frames dropped because their connection was not established when their turn came, or ended before they went out.</param>
+/// <param name="Sent">Accepted frames the native socket took (after a drain: only those of connections whose drain close ended with everything out, or that ended before the drain).</param>
+/// <param name="DroppedClosed">Accepted frames dropped because their connection was not established when their turn came, or ended before they went out; during a drain also frames counted sent whose connection then ended other than by the drain's clean close.</param>
 /// <param name="DroppedStopped">Accepted frames dropped because the engine stopped (stop, fault or context termination) while it still held them.</param>
 /// <param name="BytesHeld">Bytes of accepted frames not yet sent or dropped (the posting capacity in use).</param>
 public readonly record struct SendQueueCounters(long Accepted, long Sent, long DroppedClosed, long DroppedStopped, long BytesHeld)

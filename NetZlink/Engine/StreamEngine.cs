@@ -397,13 +397,26 @@ public abstract class StreamEngine : IDisposable, IAsyncDisposable
     /// some other way.
     /// </returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (and not infinite).</exception>
-    public async Task<bool> DrainAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
+    public Task<bool> DrainAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
     {
         if (timeout < TimeSpan.Zero && timeout != Timeout.InfiniteTimeSpan)
         {
-            throw new ArgumentOutOfRangeException(nameof(timeout), timeout, "DrainAsync needs a timeout of zero or more, or Timeout.InfiniteTimeSpan.");
+            return Task.FromException<bool>(new ArgumentOutOfRangeException(nameof(timeout), timeout, "DrainAsync needs a timeout of zero or more, or Timeout.InfiniteTimeSpan."));
         }
 
+        // Intake stops before anything else (no lock, no async state machine to set up first): a
+        // post that begins once this call began is refused and counted RefusedDraining.
+        foreach (EngineShard shard in _shards)
+        {
+            shard.RefusePostsForDrain();
+        }
+
+        return DrainCoreAsync(timeout, cancellationToken);
+    }
+
+    /// <summary><see cref="DrainAsync"/> after intake stopped: starts the drain or joins the one under way.</summary>
+    private async Task<bool> DrainCoreAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    {
         Task<bool>? running;
         lock (_drainGate)
         {

@@ -144,7 +144,8 @@ internal abstract class ServiceWorker : IDisposable
 
     protected void ThrowIfFaulted()
     {
-        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        // Named after the public type the worker serves (ZlinkGateway, not ZlinkGateway+Worker).
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, GetType().DeclaringType ?? GetType());
         if (Fault is { } fault)
         {
             throw new InvalidOperationException($"{_name} stopped after a failure: {fault.Message}", fault);

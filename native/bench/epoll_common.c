@@ -207,3 +207,47 @@ done:
     free(out);
     return status;
 }
+
+void ec_print_result(const char *impl, int ccu, int inflight, int size, int seconds,
+                     uint64_t measured)
+{
+    printf("RESULT impl=%s ccu=%d inflight=%d size=%d seconds=%d "
+           "packets=%llu packets_per_s=%.0f\n",
+           impl, ccu, inflight, size, seconds, (unsigned long long)measured,
+           (double)measured / seconds);
+}
+
+int ec_echo_main(int argc, char **argv, int (*server)(int port),
+                 int (*client)(const char *host, int port, int ccu, int inflight,
+                               int size, int seconds))
+{
+    ec_raise_nofile();
+    if (argc == 3 && strcmp(argv[1], "server") == 0)
+        return server(atoi(argv[2]));
+    if (argc == 8 && strcmp(argv[1], "client") == 0)
+        return client(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+                      atoi(argv[6]), atoi(argv[7]));
+    fprintf(stderr, "usage: %s server PORT\n"
+                    "       %s client HOST PORT CCU INFLIGHT SIZE SECONDS\n",
+            argv[0], argv[0]);
+    return 2;
+}
+
+unsigned char *ec_packets(int size, int count)
+{
+    size_t psize = (size_t)size + 4;
+    unsigned char *packets = malloc(psize * (size_t)count);
+    if (!packets) {
+        perror("malloc");
+        exit(1);
+    }
+    for (int i = 0; i < count; i++) {
+        unsigned char *p = packets + psize * (size_t)i;
+        p[0] = (unsigned char)(size >> 24);
+        p[1] = (unsigned char)(size >> 16);
+        p[2] = (unsigned char)(size >> 8);
+        p[3] = (unsigned char)size;
+        memset(p + 4, 'x', (size_t)size);
+    }
+    return packets;
+}

@@ -54,4 +54,22 @@ int ec_listen(const char *host, int port, int backlog, int *bound);
  */
 int ec_echo_serve(int listen_fd, int stop_fd, int sndbuf, int rcvbuf, volatile int *stop);
 
+/* count packets of the echo benchmarks, back to back: [u32 big-endian
+ * size][size bytes 'x'] each (malloc'd; the caller frees them) */
+unsigned char *ec_packets(int size, int count);
+
+/* The RESULT line of an echo client's run: impl, its settings and the
+ * packets echoed in the measured seconds. */
+void ec_print_result(const char *impl, int ccu, int inflight, int size, int seconds,
+                     uint64_t measured);
+
+/*
+ * main of the echo benchmarks (epoll_echo, stream_echo): raises the
+ * descriptor limit, then "server PORT" runs server, "client HOST PORT CCU
+ * INFLIGHT SIZE SECONDS" runs client; anything else prints the usage (2).
+ */
+int ec_echo_main(int argc, char **argv, int (*server)(int port),
+                 int (*client)(const char *host, int port, int ccu, int inflight,
+                               int size, int seconds));
+
 #endif

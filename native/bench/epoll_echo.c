@@ -60,15 +60,7 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
     }
     ep = epoll_create1(0);
     size_t psize = (size_t)size + 4;
-    unsigned char *packets = malloc(psize * (size_t)inflight);
-    for (int i = 0; i < inflight; i++) {
-        unsigned char *p = packets + psize * (size_t)i;
-        p[0] = (unsigned char)(size >> 24);
-        p[1] = (unsigned char)(size >> 16);
-        p[2] = (unsigned char)(size >> 8);
-        p[3] = (unsigned char)size;
-        memset(p + 4, 'x', (size_t)size);
-    }
+    unsigned char *packets = ec_packets(size, inflight);
     conn_t *conns = calloc((size_t)ccu, sizeof *conns);
     for (int i = 0; i < ccu; i++) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -134,23 +126,11 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
         }
     }
     uint64_t measured = done - base;
-    printf("RESULT impl=plain-epoll ccu=%d inflight=%d size=%d seconds=%d "
-           "packets=%llu packets_per_s=%.0f\n",
-           ccu, inflight, size, seconds, (unsigned long long)measured,
-           (double)measured / seconds);
+    ec_print_result("plain-epoll", ccu, inflight, size, seconds, measured);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    ec_raise_nofile();
-    if (argc == 3 && strcmp(argv[1], "server") == 0)
-        return server(atoi(argv[2]));
-    if (argc == 8 && strcmp(argv[1], "client") == 0)
-        return client(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
-                      atoi(argv[6]), atoi(argv[7]));
-    fprintf(stderr, "usage: %s server PORT\n"
-                    "       %s client HOST PORT CCU INFLIGHT SIZE SECONDS\n",
-            argv[0], argv[0]);
-    return 2;
+    return ec_echo_main(argc, argv, server, client);
 }

@@ -13,12 +13,13 @@
  */
 #include "zlink.h"
 
+#include "epoll_common.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #define BUF 65536
@@ -28,15 +29,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void raise_nofile(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
 }
 
 static void die(const char *what)
@@ -88,15 +80,7 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
     char ep[256];
     snprintf(ep, sizeof ep, "tcp://%s:%d", host, port);
     size_t psize = (size_t)size + 4;
-    unsigned char *packets = malloc(psize * (size_t)inflight);
-    for (int i = 0; i < inflight; i++) {
-        unsigned char *p = packets + psize * (size_t)i;
-        p[0] = (unsigned char)(size >> 24);
-        p[1] = (unsigned char)(size >> 16);
-        p[2] = (unsigned char)(size >> 8);
-        p[3] = (unsigned char)size;
-        memset(p + 4, 'x', (size_t)size);
-    }
+    unsigned char *packets = ec_packets(size, inflight);
     /* routing ids 1..ccu, chosen by us so they index our table */
     uint64_t *rx = calloc((size_t)ccu + 1, sizeof *rx);
     for (int i = 1; i <= ccu; i++) {
@@ -160,23 +144,11 @@ static int client(const char *host, int port, int ccu, int inflight, int size,
         zlink_send(s, packets, psize * completed, 0);
     }
     uint64_t measured = done - base;
-    printf("RESULT impl=zlink-stream ccu=%d inflight=%d size=%d seconds=%d "
-           "packets=%llu packets_per_s=%.0f\n",
-           ccu, inflight, size, seconds, (unsigned long long)measured,
-           (double)measured / seconds);
+    ec_print_result("zlink-stream", ccu, inflight, size, seconds, measured);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    raise_nofile();
-    if (argc == 3 && strcmp(argv[1], "server") == 0)
-        return server(atoi(argv[2]));
-    if (argc == 8 && strcmp(argv[1], "client") == 0)
-        return client(argv[2], atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
-                      atoi(argv[6]), atoi(argv[7]));
-    fprintf(stderr, "usage: %s server PORT\n"
-                    "       %s client HOST PORT CCU INFLIGHT SIZE SECONDS\n",
-            argv[0], argv[0]);
-    return 2;
+    return ec_echo_main(argc, argv, server, client);
 }

@@ -18,8 +18,9 @@
 
 void fuzz_fail(const char *file, int line, const char *what)
 {
-    fprintf(stderr, "%s:%d: FUZZ_ASSERT failed: %s (zlink_errno %d: %s)\n", file, line,
-            what, zlink_errno(), zlink_strerror(zlink_errno()));
+    int e = errno; /* the C library's, for the targets' own socket calls */
+    fprintf(stderr, "%s:%d: FUZZ_ASSERT failed: %s (errno %d: %s; zlink_errno %d: %s)\n",
+            file, line, what, e, strerror(e), zlink_errno(), zlink_strerror(zlink_errno()));
     abort();
 }
 
@@ -84,6 +85,21 @@ int fuzz_tcp_connect_rcvbuf(uint16_t port, int rcvbuf)
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = htons(port);
+    /* A target that connects once per input (a few thousand a second) ends
+     * each connection itself first, and every one leaves a TIME_WAIT for a
+     * minute: from one source address the ephemeral ports run out in under
+     * a minute (connect fails, or a 4-tuple still remembered is reused).
+     * Each connection therefore comes from the next of 250 loopback source
+     * addresses (127.0.0.2 to 127.0.0.251; all of 127/8 is local). */
+    static unsigned next_source;
+    struct sockaddr_in src;
+    memset(&src, 0, sizeof src);
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f000002u + next_source++ % 250u);
+    /* the port is chosen at connect, knowing the whole 4-tuple */
+    int one_ = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one_, sizeof one_);
+    FUZZ_ASSERT(bind(fd, (struct sockaddr *)&src, sizeof src) == 0);
     FUZZ_ASSERT(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -159,17 +159,23 @@ static inline SSL_CTX *fw_client_ctx(void)
     return fw_ssl_ctx;
 }
 
+/* What an SSL_write or SSL_read that returned k means for a non-blocking
+ * peer: bytes, 0 (it would block), -1 (the end or broken). */
+static inline ssize_t fw_ssl_result(fw_peer_t *p, int k)
+{
+    if (k > 0)
+        return k;
+    int e = SSL_get_error(p->ssl, k);
+    return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? 0 : -1;
+}
+
 /* One non-blocking write of the transport: bytes taken, 0 (would block),
  * -1 (broken). */
 static inline ssize_t fw_raw_write1(fw_peer_t *p, const void *b, size_t n)
 {
     if (p->ssl) {
         ERR_clear_error();
-        int k = SSL_write(p->ssl, b, (int)n);
-        if (k > 0)
-            return k;
-        int e = SSL_get_error(p->ssl, k);
-        return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? 0 : -1;
+        return fw_ssl_result(p, SSL_write(p->ssl, b, (int)n));
     }
     ssize_t k = send(p->fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (k < 0)
@@ -183,16 +189,22 @@ static inline ssize_t fw_raw_read1(fw_peer_t *p, void *b, size_t n)
 {
     if (p->ssl) {
         ERR_clear_error();
-        int k = SSL_read(p->ssl, b, (int)n);
-        if (k > 0)
-            return k;
-        int e = SSL_get_error(p->ssl, k);
-        return (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) ? 0 : -1;
+        return fw_ssl_result(p, SSL_read(p->ssl, b, (int)n));
     }
     ssize_t k = recv(p->fd, b, n, MSG_DONTWAIT);
     if (k < 0)
         return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
     return k == 0 ? -1 : k;
+}
+
+/* The end of a framing test: its context terminates at once (every socket
+ * was closed), the TLS client context and the certificates go. */
+static inline void fw_end(void *ctx)
+{
+    CHECK(zlink_ctx_term(ctx) == 0);
+    if (fw_ssl_ctx)
+        SSL_CTX_free(fw_ssl_ctx);
+    tu_tls_cleanup(&fw_tls);
 }
 
 /* All n transport bytes out, stepping the server while the kernel is full. */
@@ -213,13 +225,16 @@ static inline void fw_raw_write(fw_peer_t *p, fw_srv_t *v, const void *b, size_t
     }
 }
 
-/* Exactly n transport bytes in (stepping the server); 0, or -1 at EOF. */
-static inline int fw_raw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
+/* Exactly n bytes through read1 (which reads what is there without
+ * waiting: bytes, 0 none yet, -1 the end), stepping the server while none
+ * come, at most 10 s; 0, or -1 at the end. */
+static inline int fw_read_exactly(fw_peer_t *p, fw_srv_t *v, void *b, size_t n,
+                                  ssize_t (*read1)(fw_peer_t *, void *, size_t))
 {
     unsigned char *c = b;
     long long end = tu_now_ms() + 10000;
     while (n) {
-        ssize_t k = fw_raw_read1(p, c, n);
+        ssize_t k = read1(p, c, n);
         if (k < 0)
             return -1;
         if (k == 0) {
@@ -231,6 +246,12 @@ static inline int fw_raw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
         n -= (size_t)k;
     }
     return 0;
+}
+
+/* Exactly n transport bytes in (stepping the server); 0, or -1 at EOF. */
+static inline int fw_raw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
+{
+    return fw_read_exactly(p, v, b, n, fw_raw_read1);
 }
 
 /* Connects a peer of kind to the server (TLS and ws handshakes included,
@@ -383,21 +404,7 @@ static inline ssize_t fw_read1(fw_peer_t *p, void *b, size_t n)
  * end. */
 static inline int fw_read(fw_peer_t *p, fw_srv_t *v, void *b, size_t n)
 {
-    unsigned char *c = b;
-    long long end = tu_now_ms() + 10000;
-    while (n) {
-        ssize_t k = fw_read1(p, c, n);
-        if (k < 0)
-            return -1;
-        if (k == 0) {
-            CHECK(tu_now_ms() < end);
-            fw_idle(v);
-            continue;
-        }
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    return fw_read_exactly(p, v, b, n, fw_read1);
 }
 
 /* Waits (stepping the server) until the server ended the connection: EOF

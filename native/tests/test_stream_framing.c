@@ -431,10 +431,7 @@ int main(void)
         printf("test_stream_framing: %s ok\n", fw_names[k]);
         fflush(stdout);
     }
-    CHECK(zlink_ctx_term(ctx) == 0);
-    if (fw_ssl_ctx)
-        SSL_CTX_free(fw_ssl_ctx);
-    tu_tls_cleanup(&fw_tls);
+    fw_end(ctx);
     puts("ok");
     return 0;
 }

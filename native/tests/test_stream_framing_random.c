@@ -218,10 +218,7 @@ int main(void)
         run(ctx, k, ZLINK_STREAM_FRAMING_BATCH, nconn);
         run(ctx, k, ZLINK_STREAM_FRAMING_RAW, nconn);
     }
-    CHECK(zlink_ctx_term(ctx) == 0);
-    if (fw_ssl_ctx)
-        SSL_CTX_free(fw_ssl_ctx);
-    tu_tls_cleanup(&fw_tls);
+    fw_end(ctx);
     puts("ok");
     return 0;
 }

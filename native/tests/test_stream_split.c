@@ -133,8 +133,6 @@ int main(void)
         run(ctx, &T, WS);
         run(ctx, &T, WSS);
     }
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

@@ -137,11 +137,7 @@ static void test_success(void *ctx)
     void *smon = zlink_socket_monitor_open(srv, ZLINK_EVENT_ALL);
     void *cmon = zlink_socket_monitor_open(cli, ZLINK_EVENT_ALL);
     CHECK(smon && cmon);
-    CHECK(zlink_connect(cli, ep) == 0);
-    tu_pair_t p = {cli, srv, {0}, {0}};
-    CHECK(tu_wait_event(&p, cmon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(tu_wait_event(&p, smon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(TU_UNTIL(&p, p.sa.ups == 1 && p.sb.ups == 1, 5000));
+    tu_pair_t p = tu_connect_ready(cli, srv, cmon, smon, ep);
     uint32_t cid = p.sa.last_id, sid = p.sb.last_id;
 
     zlink_peer_info_t info;
@@ -407,10 +403,8 @@ static void test_plain_server(void *ctx)
 
 int main(void)
 {
-    if (!zlink_has("tls")) {
-        puts("test_tls: this build has no TLS; nothing to test");
-        return 1; /* the build links OpenSSL whenever it runs this test */
-    }
+    /* the build links OpenSSL whenever it runs this test */
+    tu_require("test_tls", "tls", "TLS");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);
@@ -423,8 +417,6 @@ int main(void)
     test_plain_client(ctx);
     test_stalled_peer(ctx);
     test_plain_server(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

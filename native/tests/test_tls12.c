@@ -74,10 +74,7 @@ static int op_accept(SSL *s, void *b, int n)
 
 int main(void)
 {
-    if (!zlink_has("tls")) {
-        puts("test_tls12: this build has no TLS; nothing to test");
-        return 1;
-    }
+    tu_require("test_tls12", "tls", "TLS");
     tu_tls_t T;
     tu_tls_make(&T);
     SSL_CTX *sctx = SSL_CTX_new(TLS_server_method());
@@ -158,8 +155,6 @@ int main(void)
     SSL_CTX_free(sctx);
     close(lfd);
     zlink_close(cli);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("test_tls12: TLS 1.2 server, framed bodies both ways: ok");
+    tu_tls_end(ctx, &T, "test_tls12: TLS 1.2 server, framed bodies both ways: ok");
     return 0;
 }

@@ -269,8 +269,6 @@ int main(void)
     CHECK(zlink_socket_peer_count(cli.s) == 0 && zlink_socket_peer_count(srv.s) == 0);
     zlink_close(cli.s);
     zlink_close(srv.s);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

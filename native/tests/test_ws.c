@@ -69,11 +69,7 @@ static void echo(void *ctx, int wss, const char *path)
     void *cli = wss ? tu_tls_client(ctx, T.ca, -1) : zlink_socket(ctx, ZLINK_STREAM);
     void *smon = zlink_socket_monitor_open(srv, ZLINK_EVENT_ALL);
     void *cmon = zlink_socket_monitor_open(cli, ZLINK_EVENT_ALL);
-    CHECK(zlink_connect(cli, ep) == 0);
-    tu_pair_t p = {cli, srv, {0}, {0}};
-    CHECK(tu_wait_event(&p, cmon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(tu_wait_event(&p, smon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
-    CHECK(TU_UNTIL(&p, p.sa.ups == 1 && p.sb.ups == 1, 5000));
+    tu_pair_t p = tu_connect_ready(cli, srv, cmon, smon, ep);
     uint32_t cid = p.sa.last_id, sid = p.sb.last_id;
     zlink_peer_info_t info;
     size_t n = 1;
@@ -324,10 +320,8 @@ static void mismatch(void *ctx, int srv_wss, int cli_wss, const char *ca,
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws: this build has no ws; nothing to test");
-        return 1; /* the build has ws:// whenever it runs this test */
-    }
+    /* the build has ws:// whenever it runs this test */
+    tu_require("test_ws", "ws", "ws");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);
@@ -343,8 +337,6 @@ int main(void)
     mismatch(ctx, 1, 0, NULL, ZLINK_EVENT_HANDSHAKE_FAILED_NO_DETAIL, ECONNRESET);
     mismatch(ctx, 0, 1, T.ca, ZLINK_EVENT_HANDSHAKE_FAILED_PROTOCOL, EPROTO);
     mismatch(ctx, 1, 1, T.ca2, ZLINK_EVENT_HANDSHAKE_FAILED_AUTH, EACCES);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

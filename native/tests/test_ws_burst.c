@@ -170,10 +170,7 @@ static void pump_until(void *srv, int second)
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws_burst: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_burst", "ws", "ws");
     tu_seed("test_ws_burst");
     void *ctx = zlink_ctx_new();
     char ep[256];

@@ -25,63 +25,27 @@
 
 static tu_tls_t T;
 
-typedef struct conn {
-    void *srv, *mon;
-    int fd;
-    uint32_t id;
-    tu_pair_t p;
-} conn_t;
-
-static conn_t C;
+static tu_ws_conn_t C;
 
 /* nonzero: the server's SO_SNDBUF and the raw client's SO_RCVBUF are this
  * small (set before the connection exists), so what the server sends
  * queues in the library rather than in the kernel */
 static int small_bufs;
 
-static int raw_connect(uint16_t port)
-{
-    if (!small_bufs)
-        return tu_raw_connect(port);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(fd >= 0);
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small_bufs, sizeof small_bufs);
-    CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
-    struct timeval tv = {5, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return fd;
-}
-
 static void open_conn(void *ctx, int framing, int linger)
 {
     char ep[256];
-    memset(&C.p, 0, sizeof C.p);
     tu_tls_framing = framing;
-    C.srv = tu_ws_server(ctx, &T, 0, "", ep, sizeof ep);
+    tu_ws_conn_listen(&C, ctx, &T, ep, sizeof ep);
     tu_set_int(C.srv, ZLINK_LINGER, linger);
     if (small_bufs)
         tu_set_int(C.srv, ZLINK_SNDBUF, small_bufs);
-    C.mon = zlink_socket_monitor_open(C.srv, ZLINK_EVENT_ALL);
-    C.fd = raw_connect(tu_ep_port(ep));
-    C.p.a = C.srv;
-    tu_ws_client_handshake(C.fd, "/", &C.p);
-    CHECK(TU_UNTIL(&C.p, C.p.sa.ups == 1, 5000));
-    C.id = C.p.sa.last_id;
+    tu_ws_conn_accept(&C, ep, small_bufs);
 }
 
 static void close_conn(void)
 {
-    if (C.fd >= 0)
-        close(C.fd);
-    zlink_close(C.mon);
-    zlink_close(C.srv);
+    tu_ws_conn_close(&C);
 }
 
 static void send_frame(int fin, int op, const void *p, uint64_t n)
@@ -155,6 +119,51 @@ static void fill_pattern(unsigned char *p, size_t n, unsigned seed)
         p[i] = (unsigned char)((i * 131 + seed) ^ (i >> 9));
 }
 
+/* total bytes of the pattern for seed, sent to the raw peer in one payload
+ * (queued: nobody reads yet); the caller frees them */
+static unsigned char *queue_pattern(size_t total, unsigned seed)
+{
+    unsigned char *out = malloc(total);
+    CHECK(out);
+    fill_pattern(out, total, seed);
+    CHECK(tu_stream_send(C.srv, C.id, out, total, 0) == (int)total);
+    return out;
+}
+
+/* reads everything the server sends until the end (r's reader thread),
+ * stepping the server meanwhile, within ms */
+static void read_to_the_end(reader_t *r, long long ms)
+{
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, reader_main, r) == 0);
+    long long end = tu_now_ms() + ms;
+    while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE)) {
+        CHECK(tu_now_ms() < end);
+        tu_step(&C.p);
+    }
+    pthread_join(th, NULL);
+}
+
+/* what r read: exactly the total bytes of want, then the close reply with
+ * the peer's status (code), then the end; and on the server the 0x00 of an
+ * orderly end (cause 0), DISCONNECTED(REMOTE), no CLOSE_FAILED */
+static void expect_all_then_close(const reader_t *r, const unsigned char *want,
+                                  size_t total, unsigned code)
+{
+    CHECK(r->ndata == total && memcmp(r->data, want, total) == 0);
+    CHECK(r->close_seen && r->close_len == 2 &&
+          r->close_payload[0] == (unsigned char)(code >> 8) &&
+          r->close_payload[1] == (unsigned char)code);
+    CHECK(r->eof);
+    CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
+    CHECK(tu_event_errno(C.srv) == 0);
+    CHECK(tu_wait_event(&C.p, C.mon, ZLINK_EVENT_DISCONNECTED, 5000) ==
+          ZLINK_DISCONNECT_REMOTE);
+    zlink_monitor_event_t ev;
+    while (zlink_monitor_recv(C.mon, &ev, ZLINK_DONTWAIT) == 0)
+        CHECK(ev.event != ZLINK_EVENT_CLOSE_FAILED);
+}
+
 /* The server sends `total` bytes in payloads of `chunk` (most of them
  * queued: nobody reads yet), then the raw peer sends close 4000 "bye"
  * and reads everything: all the bytes, then close 4000, then the end. */
@@ -171,30 +180,13 @@ static void test_flush_before_reply(void *ctx, size_t total, size_t chunk)
     send_frame(1, 0x8, "\x0f\xa0" "bye", 5);
     reader_t r = {C.fd, 0, malloc(total), 0, total, 0, {0}, 0, 0, 0, 0, 0};
     CHECK(r.data);
-    pthread_t th;
-    CHECK(pthread_create(&th, NULL, reader_main, &r) == 0);
-    long long end = tu_now_ms() + 20000;
-    while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
-        CHECK(tu_now_ms() < end);
-        tu_step(&C.p);
-    }
-    pthread_join(th, NULL);
+    read_to_the_end(&r, 20000);
     if (r.ndata != total)
         fprintf(stderr, "flush: %zu of %zu bytes before the close\n", r.ndata,
                 total);
-    CHECK(r.ndata == total && memcmp(r.data, out, total) == 0);
-    CHECK(r.close_seen && r.close_len == 2 && r.close_payload[0] == 0x0f &&
-          r.close_payload[1] == 0xa0);
-    CHECK(r.eof);
     /* the 0x00 after it all: an orderly end, DISCONNECTED(REMOTE), no
      * CLOSE_FAILED */
-    CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
-    CHECK(tu_event_errno(C.srv) == 0);
-    CHECK(tu_wait_event(&C.p, C.mon, ZLINK_EVENT_DISCONNECTED, 5000) ==
-          ZLINK_DISCONNECT_REMOTE);
-    zlink_monitor_event_t ev;
-    while (zlink_monitor_recv(C.mon, &ev, ZLINK_DONTWAIT) == 0)
-        CHECK(ev.event != ZLINK_EVENT_CLOSE_FAILED);
+    expect_all_then_close(&r, out, total, 4000);
     free(r.data);
     free(out);
     close_conn();
@@ -266,28 +258,11 @@ static void test_echo_then_close(void *ctx, int linger, size_t total)
     send_frame(1, 0x8, "\x03\xe8", 2);
     reader_t r = {C.fd, 0, malloc(total), 0, total, 0, {0}, 0, 0, 0, 0, 0};
     CHECK(r.data);
-    pthread_t th;
-    CHECK(pthread_create(&th, NULL, reader_main, &r) == 0);
-    end = tu_now_ms() + 30000;
-    while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
-        CHECK(tu_now_ms() < end);
-        tu_step(&C.p);
-    }
-    pthread_join(th, NULL);
+    read_to_the_end(&r, 30000);
     if (r.ndata != total || !r.close_seen)
         fprintf(stderr, "echo, LINGER %d: %zu of %zu bytes, close %d\n",
                 linger, r.ndata, total, r.close_seen);
-    CHECK(r.ndata == total && memcmp(r.data, in, total) == 0);
-    CHECK(r.close_seen && r.close_len == 2 && r.close_payload[0] == 0x03 &&
-          r.close_payload[1] == 0xe8);
-    CHECK(r.eof);
-    CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
-    CHECK(tu_event_errno(C.srv) == 0);
-    CHECK(tu_wait_event(&C.p, C.mon, ZLINK_EVENT_DISCONNECTED, 5000) ==
-          ZLINK_DISCONNECT_REMOTE);
-    zlink_monitor_event_t ev;
-    while (zlink_monitor_recv(C.mon, &ev, ZLINK_DONTWAIT) == 0)
-        CHECK(ev.event != ZLINK_EVENT_CLOSE_FAILED);
+    expect_all_then_close(&r, in, total, 1000);
     free(r.data);
     free(echoed);
     free(in);
@@ -300,11 +275,7 @@ static void test_echo_then_close(void *ctx, int linger, size_t total)
 static void test_close_during_peer_close(void *ctx)
 {
     open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, 0);
-    size_t total = 32 << 20;
-    unsigned char *out = malloc(total);
-    CHECK(out);
-    fill_pattern(out, total, 29);
-    CHECK(tu_stream_send(C.srv, C.id, out, total, 0) == (int)total);
+    unsigned char *out = queue_pattern(32 << 20, 29);
     send_frame(1, 0x8, "\x03\xe8", 2);
     /* the server read the close: the connection is closing, bytes queued */
     CHECK(TU_UNTIL(&C.p, zlink_socket_peer_count(C.srv) == 0, 5000));
@@ -337,11 +308,7 @@ static void test_close_during_peer_close(void *ctx)
 static void test_lost(void *ctx, int lost_by_linger)
 {
     open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, lost_by_linger ? 300 : -1);
-    size_t total = 32 << 20;
-    unsigned char *out = malloc(total);
-    CHECK(out);
-    fill_pattern(out, total, 7);
-    CHECK(tu_stream_send(C.srv, C.id, out, total, 0) == (int)total);
+    unsigned char *out = queue_pattern(32 << 20, 7);
     send_frame(1, 0x8, "\x03\xe8", 2);
     long long t0 = tu_now_ms();
     if (!lost_by_linger) {
@@ -368,11 +335,7 @@ static void test_lost(void *ctx, int lost_by_linger)
 static void test_gone_without_close(void *ctx)
 {
     open_conn(ctx, ZLINK_STREAM_FRAMING_RAW, -1);
-    size_t total = 32 << 20;
-    unsigned char *out = malloc(total);
-    CHECK(out);
-    fill_pattern(out, total, 5);
-    CHECK(tu_stream_send(C.srv, C.id, out, total, 0) == (int)total);
+    unsigned char *out = queue_pattern(32 << 20, 5);
     shutdown(C.fd, SHUT_WR);
     CHECK(TU_UNTIL(&C.p, C.p.sa.downs == 1, 5000));
     CHECK(tu_event_errno(C.srv) == ECONNRESET);
@@ -553,10 +516,7 @@ int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : NULL;
 #define PART(name) (!only || strcmp(only, name) == 0)
-    if (!zlink_has("ws")) {
-        puts("test_ws_close: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_close", "ws", "ws");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
     CHECK(ctx);
@@ -587,8 +547,6 @@ int main(int argc, char **argv)
     }
     if (PART("utf8"))
         test_text_utf8(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

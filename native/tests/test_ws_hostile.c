@@ -462,10 +462,7 @@ static void drop_tcp(void *ctx)
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws_hostile: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_hostile", "ws", "ws");
     tu_seed("test_ws_hostile");
     tu_tls_make(&T);
     void *ctx = zlink_ctx_new();
@@ -476,8 +473,6 @@ int main(void)
     drop_slow_consumer(ctx, 0);
     drop_slow_consumer(ctx, 1);
     drop_tcp(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

@@ -14,37 +14,26 @@
 
 static tu_tls_t T;
 
-typedef struct conn {
-    void *srv, *mon;
-    int fd;
-    uint32_t id;
-    tu_pair_t p;
+static tu_ws_conn_t C;
+
+/* what the server received on C */
+static struct {
     unsigned char got[200000];
     size_t ngot;
     size_t cut; /* the split being tested, for the report */
-} conn_t;
-
-static conn_t C;
+} R;
 
 static void open_conn(void *ctx)
 {
     char ep[256];
-    memset(&C.p, 0, sizeof C.p);
-    C.srv = tu_ws_server(ctx, &T, 0, "", ep, sizeof ep);
-    C.mon = zlink_socket_monitor_open(C.srv, ZLINK_EVENT_ALL);
-    C.fd = tu_raw_connect(tu_ep_port(ep));
-    C.p.a = C.srv;
-    tu_ws_client_handshake(C.fd, "/", &C.p);
-    CHECK(TU_UNTIL(&C.p, C.p.sa.ups == 1, 5000));
-    C.id = C.p.sa.last_id;
-    C.ngot = 0;
+    tu_ws_conn_listen(&C, ctx, &T, ep, sizeof ep);
+    tu_ws_conn_accept(&C, ep, 0);
+    R.ngot = 0;
 }
 
 static void close_conn(void)
 {
-    close(C.fd);
-    zlink_close(C.mon);
-    zlink_close(C.srv);
+    tu_ws_conn_close(&C);
 }
 
 /* receives the server's data until it has n bytes (0: one try) */
@@ -52,12 +41,12 @@ static void expect_bytes(const void *want, size_t n)
 {
     long long end = tu_now_ms() + 5000;
     int once = n == 0;
-    while (C.ngot < n || once) {
+    while (R.ngot < n || once) {
         if (tu_now_ms() >= end)
-            fprintf(stderr, "expect_bytes: %zu of %zu (cut %zu)\n", C.ngot, n, C.cut);
+            fprintf(stderr, "expect_bytes: %zu of %zu (cut %zu)\n", R.ngot, n, R.cut);
         CHECK(tu_now_ms() < end);
         uint32_t id;
-        int r = tu_stream_recv(C.srv, &id, C.got + C.ngot, sizeof C.got - C.ngot,
+        int r = tu_stream_recv(C.srv, &id, R.got + R.ngot, sizeof R.got - R.ngot,
                                ZLINK_DONTWAIT);
         if (r < 0) {
             CHECK(zlink_errno() == EAGAIN);
@@ -68,12 +57,12 @@ static void expect_bytes(const void *want, size_t n)
             continue;
         }
         CHECK(id == C.id && r > 0 && tu_last_event(C.srv) == -1);
-        C.ngot += (size_t)r;
+        R.ngot += (size_t)r;
         if (once)
             return;
     }
-    CHECK(C.ngot == n && memcmp(C.got, want, n) == 0);
-    C.ngot = 0;
+    CHECK(R.ngot == n && memcmp(R.got, want, n) == 0);
+    R.ngot = 0;
 }
 
 static void send_frame(int fin, int op, int mask, const void *p, uint64_t n)
@@ -182,7 +171,7 @@ static void test_data(void *ctx)
     /* sent with the second part: a byte that arrives alone is held back */
     size_t tail = tu_ws_frame(seq + k, 1, 0x2, 1, big + 207, 2);
     for (size_t cut = 1; cut < k; cut++) {
-        C.cut = cut;
+        R.cut = cut;
         tu_send_all(C.fd, seq, cut);
         for (int i = 0; i < 2; i++)
             expect_bytes(NULL, 0); /* what the first part holds */
@@ -277,10 +266,7 @@ static void test_client_masks(void *ctx)
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws_proto: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_proto", "ws", "ws");
     tu_tls_make(&T);
     tu_tls_framing = ZLINK_STREAM_FRAMING_RAW;
     void *ctx = zlink_ctx_new();
@@ -289,8 +275,6 @@ int main(void)
     test_ping_close(ctx);
     test_data(ctx);
     test_client_masks(ctx);
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    puts("ok");
+    tu_tls_end(ctx, &T, "ok");
     return 0;
 }

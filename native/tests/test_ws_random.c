@@ -26,10 +26,7 @@ static unsigned char pattern(size_t conn, size_t i)
 
 int main(void)
 {
-    if (!zlink_has("ws")) {
-        puts("test_ws_random: this build has no ws; nothing to test");
-        return 1;
-    }
+    tu_require("test_ws_random", "ws", "ws");
     tu_seed("test_ws_random");
     void *ctx = zlink_ctx_new();
     void *srv = zlink_socket(ctx, ZLINK_STREAM);

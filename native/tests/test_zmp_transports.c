@@ -662,8 +662,6 @@ int main(int argc, char **argv)
             behaviour(trs[i]);
     if (!only || !strcmp(only, "bad"))
         bad_peers();
-    CHECK(zlink_ctx_term(ctx) == 0);
-    tu_tls_cleanup(&T);
-    printf("test_zmp_transports: ok\n");
+    tu_tls_end(ctx, &T, "test_zmp_transports: ok");
     return 0;
 }

@@ -211,6 +211,24 @@ static size_t routing_id(void *s, unsigned char *id)
     return len;
 }
 
+/* a raw TCP peer connected to s, bound at port, past the HELLO and READY that
+ * s (of ZMP type, with its own routing id) sends first */
+static int raw_peer(void *s, int port, int type)
+{
+    unsigned char id[255];
+    size_t idlen = routing_id(s, id);
+    int fd = raw_connect(port);
+    expect_greeting(fd, type, id, idlen);
+    return fd;
+}
+
+/* the raw peer's own HELLO (its type and routing id) and READY */
+static void send_handshake(int fd, int type, const char *id, size_t idlen)
+{
+    send_hello(fd, type, id, idlen);
+    send_ready(fd);
+}
+
 /* a socket bound to a free port; opts: (option, value) pairs ending with 0,
  * set before the bind (a listener takes the options of that time) */
 static void *bound_opts(void *ctx, int type, int *port, const int *opts)
@@ -275,10 +293,8 @@ static void pair_frames(void *ctx)
     size_t idlen = routing_id(s, id);
     CHECK(idlen == 16);
     CHECK((id[6] & 0xf0) == 0x40 && (id[8] & 0xc0) == 0x80); /* RFC 4122 v4 */
-    int fd = raw_connect(port);
-    expect_greeting(fd, T_PAIR, id, idlen);
-    send_hello(fd, T_PAIR, "raw", 3);
-    send_ready(fd);
+    int fd = raw_peer(s, port, T_PAIR);
+    send_handshake(fd, T_PAIR, "raw", 3);
     send_frame(fd, 0x01, "hi", 2);
     send_frame(fd, 0x00, "end", 3);
     recv_part(s, "hi", 2, 1);
@@ -359,12 +375,8 @@ static void router_ids(void *ctx)
 {
     int port;
     void *s = bound(ctx, ZLINK_ROUTER, &port);
-    unsigned char id[255];
-    size_t idlen = routing_id(s, id);
-    int fd = raw_connect(port);
-    expect_greeting(fd, T_ROUTER, id, idlen);
-    send_hello(fd, T_DEALER, "peer-1", 6);
-    send_ready(fd);
+    int fd = raw_peer(s, port, T_ROUTER);
+    send_handshake(fd, T_DEALER, "peer-1", 6);
     send_frame(fd, 0x01, "x", 1);
     send_frame(fd, 0x00, "y", 1);
     recv_part(s, "peer-1", 6, 1);
@@ -374,10 +386,8 @@ static void router_ids(void *ctx)
     CHECK(zlink_send(s, "back", 4, 0) == 4);
     expect_frame(fd, 0x00, "back", 4);
 
-    int fd2 = raw_connect(port);
-    expect_greeting(fd2, T_ROUTER, id, idlen);
-    send_hello(fd2, T_DEALER, "", 0);
-    send_ready(fd2);
+    int fd2 = raw_peer(s, port, T_ROUTER);
+    send_handshake(fd2, T_DEALER, "", 0);
     send_frame(fd2, 0x00, "anon", 4);
     unsigned char auto_id[16];
     int n = zlink_recv(s, auto_id, sizeof auto_id, 0);
@@ -411,8 +421,7 @@ static void sub_frames(void *ctx)
     CHECK(zlink_setsockopt(s, ZLINK_SUBSCRIBE, "ab", 2) == 0);
     int fd = raw_accept(lfd);
     expect_greeting(fd, T_SUB, id, idlen);
-    send_hello(fd, T_PUB, "", 0);
-    send_ready(fd);
+    send_handshake(fd, T_PUB, "", 0);
     expect_frame(fd, 0x08, "ab", 2);
     send_frame(fd, 0x00, "xyz", 3);
     send_frame(fd, 0x01, "abc", 3);
@@ -433,12 +442,8 @@ static void pub_xpub(void *ctx)
 {
     int port;
     void *s = bound(ctx, ZLINK_PUB, &port);
-    unsigned char id[255];
-    size_t idlen = routing_id(s, id);
-    int fd = raw_connect(port);
-    expect_greeting(fd, T_PUB, id, idlen);
-    send_hello(fd, T_SUB, "", 0);
-    send_ready(fd);
+    int fd = raw_peer(s, port, T_PUB);
+    send_handshake(fd, T_SUB, "", 0);
     send_frame(fd, 0x08, "k", 1);
     tu_sleep_ms(100);
     CHECK(zlink_send(s, "z1", 2, 0) == 2);
@@ -450,11 +455,8 @@ static void pub_xpub(void *ctx)
     zlink_close(s);
 
     s = bound(ctx, ZLINK_XPUB, &port);
-    idlen = routing_id(s, id);
-    fd = raw_connect(port);
-    expect_greeting(fd, T_XPUB, id, idlen);
-    send_hello(fd, T_XSUB, "", 0);
-    send_ready(fd);
+    fd = raw_peer(s, port, T_XPUB);
+    send_handshake(fd, T_XSUB, "", 0);
     send_frame(fd, 0x08, "topic", 5);
     recv_part(s, "\1topic", 6, 0);
     send_frame(fd, 0x10, "topic", 5);
@@ -474,12 +476,8 @@ static void heartbeats(void *ctx)
     static const int opts[] = {ZLINK_HEARTBEAT_IVL, 100, ZLINK_HEARTBEAT_TTL, 3000,
                                ZLINK_HEARTBEAT_TIMEOUT, 5000, 0};
     void *s = bound_opts(ctx, ZLINK_PAIR, &port, opts);
-    unsigned char id[255];
-    size_t idlen = routing_id(s, id);
-    int fd = raw_connect(port);
-    expect_greeting(fd, T_PAIR, id, idlen);
-    send_hello(fd, T_PAIR, "", 0);
-    send_ready(fd);
+    int fd = raw_peer(s, port, T_PAIR);
+    send_handshake(fd, T_PAIR, "", 0);
     expect_frame(fd, 0x02, "\x02\x00\x1e\x00", 4); /* ttl 30 ds */
     send_frame(fd, 0x02, "\x02\x00\x00\x02" "cx", 6);
     /* the answer, perhaps after more HEARTBEATs */
@@ -507,13 +505,9 @@ static void refusal(void *ctx, int type, int peer_type, const void *bytes, size_
     int port;
     static const int opts[] = {ZLINK_MAXMSGSIZE, 100, 0};
     void *s = bound_opts(ctx, type, &port, opts);
-    unsigned char id[255];
-    size_t idlen = routing_id(s, id);
-    int fd = raw_connect(port);
-    expect_greeting(fd, type, id, idlen);
+    int fd = raw_peer(s, port, type);
     if (peer_type >= 0) {
-        send_hello(fd, peer_type, "", 0);
-        send_ready(fd);
+        send_handshake(fd, peer_type, "", 0);
     }
     raw_write(fd, bytes, len);
     expect_error_and_close(fd, code, reason);
@@ -589,10 +583,7 @@ static void handshake_timeout(void *ctx)
     int port;
     static const int opts[] = {ZLINK_HANDSHAKE_IVL, 200, 0};
     void *s = bound_opts(ctx, ZLINK_PAIR, &port, opts);
-    unsigned char id[255];
-    size_t idlen = routing_id(s, id);
-    int fd = raw_connect(port);
-    expect_greeting(fd, T_PAIR, id, idlen);
+    int fd = raw_peer(s, port, T_PAIR);
     expect_error_and_close(fd, 6, "handshake timeout");
     close(fd);
     zlink_close(s);

@@ -193,6 +193,17 @@ static inline void tu_bind_tcp(void *s, char *ep, size_t cap)
     tu_last_endpoint(s, ep, cap);
 }
 
+/* For a test of a transport (feature, as zlink_has names it; shown as
+ * what) that the build runs only where the library has it: without it the
+ * test fails at once (exit 1), saying so. */
+static inline void tu_require(const char *test, const char *feature, const char *what)
+{
+    if (!zlink_has(feature)) {
+        printf("%s: this build has no %s; nothing to test\n", test, what);
+        exit(1);
+    }
+}
+
 /* The port of an endpoint string "scheme://host:port[/path]". */
 static inline uint16_t tu_ep_port(const char *ep)
 {
@@ -201,8 +212,9 @@ static inline uint16_t tu_ep_port(const char *ep)
     return (uint16_t)atoi(p + 1);
 }
 
-/* A blocking TCP socket connected to 127.0.0.1:port, 5 s receive timeout. */
-static inline int tu_raw_connect(uint16_t port)
+/* A blocking TCP socket connected to 127.0.0.1:port, 5 s receive timeout;
+ * rcvbuf > 0: its SO_RCVBUF, set before the connection exists. */
+static inline int tu_raw_connect_rcvbuf(uint16_t port, int rcvbuf)
 {
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
@@ -210,12 +222,21 @@ static inline int tu_raw_connect(uint16_t port)
     a.sin_port = htons(port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    CHECK(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    CHECK(fd >= 0);
+    if (rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0);
     struct timeval tv = {5, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return fd;
+}
+
+/* A blocking TCP socket connected to 127.0.0.1:port, 5 s receive timeout. */
+static inline int tu_raw_connect(uint16_t port)
+{
+    return tu_raw_connect_rcvbuf(port, 0);
 }
 
 /* A randomized test's generator (xorshift32): tu_seed prints the seed

@@ -147,6 +147,16 @@ static inline void tu_tls_cleanup(tu_tls_t *t)
     rmdir(t->dir);
 }
 
+/* The end of a TLS test: its context terminates at once (every socket was
+ * closed), the certificates are removed, and its last line (done) is
+ * printed. */
+static inline void tu_tls_end(void *ctx, tu_tls_t *t, const char *done)
+{
+    CHECK(zlink_ctx_term(ctx) == 0);
+    tu_tls_cleanup(t);
+    puts(done);
+}
+
 static inline void tu_set_str(void *s, int opt, const char *v)
 {
     CHECK(zlink_setsockopt(s, opt, v, strlen(v)) == 0);
@@ -259,5 +269,19 @@ static inline long long tu_wait_event(tu_pair_t *p, void *mon, uint64_t event, i
             tu_step(p);                                                        \
         ok_;                                                                   \
     })
+
+/* cli connects to srv at ep and both sides get through the handshake:
+ * CONNECTION_READY on both monitors, each side's 0x01 event (side a is the
+ * client, side b the server). */
+static inline tu_pair_t tu_connect_ready(void *cli, void *srv, void *cmon, void *smon,
+                                         const char *ep)
+{
+    CHECK(zlink_connect(cli, ep) == 0);
+    tu_pair_t p = {cli, srv, {0}, {0}};
+    CHECK(tu_wait_event(&p, cmon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
+    CHECK(tu_wait_event(&p, smon, ZLINK_EVENT_CONNECTION_READY, 5000) == 0);
+    CHECK(TU_UNTIL(&p, p.sa.ups == 1 && p.sb.ups == 1, 5000));
+    return p;
+}
 
 #endif

@@ -188,4 +188,45 @@ static inline void *tu_ws_server(void *ctx, const tu_tls_t *t, int wss,
     return s;
 }
 
+/* A ws:// server's one connection from a raw client: the server (side a of
+ * p, which steps it), its monitor (every event), the client's descriptor
+ * and the connection's id. */
+typedef struct tu_ws_conn {
+    void *srv, *mon;
+    int fd;
+    uint32_t id;
+    tu_pair_t p;
+} tu_ws_conn_t;
+
+/* c's server (ws://, framing tu_tls_framing) and its monitor; ep gets the
+ * endpoint. Options the connection must have go on c->srv before
+ * tu_ws_conn_accept. */
+static inline void tu_ws_conn_listen(tu_ws_conn_t *c, void *ctx,
+                                     const tu_tls_t *t, char *ep, size_t cap)
+{
+    memset(&c->p, 0, sizeof c->p);
+    c->srv = tu_ws_server(ctx, t, 0, "", ep, cap);
+    c->mon = zlink_socket_monitor_open(c->srv, ZLINK_EVENT_ALL);
+}
+
+/* c's raw client (SO_RCVBUF rcvbuf when > 0) connected to ep and upgraded
+ * at "/", and the server's 0x01 for it */
+static inline void tu_ws_conn_accept(tu_ws_conn_t *c, const char *ep, int rcvbuf)
+{
+    c->fd = tu_raw_connect_rcvbuf(tu_ep_port(ep), rcvbuf);
+    c->p.a = c->srv;
+    tu_ws_client_handshake(c->fd, "/", &c->p);
+    CHECK(TU_UNTIL(&c->p, c->p.sa.ups == 1, 5000));
+    c->id = c->p.sa.last_id;
+}
+
+/* closes the client (unless c->fd is -1), the monitor and the server */
+static inline void tu_ws_conn_close(tu_ws_conn_t *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    zlink_close(c->mon);
+    zlink_close(c->srv);
+}
+
 #endif

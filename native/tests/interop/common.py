@@ -176,6 +176,13 @@ class ZlEcho:
             print("zl_echo stderr: " + err.strip().replace("\n", "\nzl_echo stderr: "), flush=True)
         return err
 
+    def orderly_end(self, timeout=10):
+        """None once zl_echo printed the orderly end of its connection
+        (DOWN <id> 0) within timeout seconds, else why not"""
+        if self.expect(r"^DOWN \d+ 0$", timeout):
+            return None
+        return f"zl_echo saw no orderly end: {self.seen()}"
+
     def seen(self):
         """the lines not consumed by expect so far, and whatever is queued"""
         while True:

@@ -125,6 +125,14 @@ def s_client(certs, port, *extra):
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+def stop_s_client(cl):
+    """ends an s_client started by s_client() and closes its pipes"""
+    cl.kill()
+    cl.wait()
+    for f in (cl.stdin, cl.stdout, cl.stderr):
+        f.close()
+
+
 def server_echo(certs, version):
     """s_client speaking only `version`, verifying our server, against
     zl_echo serve: the bytes come back exactly"""
@@ -148,10 +156,7 @@ def server_echo(certs, version):
         if not srv.expect(r"^UP \d+", 5):
             return f"zl_echo saw no connection: {srv.seen()}"
     finally:
-        cl.kill()
-        cl.wait()
-        for f in (cl.stdin, cl.stdout, cl.stderr):
-            f.close()
+        stop_s_client(cl)
         srv.stop()
     return None
 
@@ -187,10 +192,7 @@ def server_refuses(certs, zl_extra, client_args, kind, errno, verify, reason):
         if not m or m.group(0) != want:
             return f"want {want!r}, got {m.group(0) if m else None!r}: {srv.seen()}"
     finally:
-        cl.kill()
-        cl.wait()
-        for f in (cl.stdin, cl.stdout, cl.stderr):
-            f.close()
+        stop_s_client(cl)
         srv.stop()
     return None
 

@@ -82,11 +82,9 @@ async def echo_sizes(certs, wss):
             await ws.close(1000)
             if ws.close_code != 1000:
                 return f"close code {ws.close_code}"
-        if not srv.expect(r"^DOWN \d+ 0$", 10):
-            return f"zl_echo saw no orderly end: {srv.seen()}"
+        return srv.orderly_end()
     finally:
         srv.stop()
-    return None
 
 
 async def send_then_close(certs, wss, framing, n, code=1000):
@@ -116,11 +114,9 @@ async def send_then_close(certs, wss, framing, n, code=1000):
                 return f"{len(got)} of {len(msg)} bytes came back before the close"
             if ws.close_code != code:
                 return f"close code seen by the client: {ws.close_code}, want {code}"
-        if not srv.expect(r"^DOWN \d+ 0$", 10):
-            return f"zl_echo saw no orderly end: {srv.seen()}"
+        return srv.orderly_end()
     finally:
         srv.stop()
-    return None
 
 
 async def server_closes(certs, wss):
@@ -141,11 +137,9 @@ async def server_closes(certs, wss):
                 pass
             if ws.close_code != 1000:
                 return f"close code seen by the client: {ws.close_code}"
-        if not srv.expect(r"^DOWN \d+ 0$", 10):
-            return f"zl_echo saw no orderly end: {srv.seen()}"
+        return srv.orderly_end()
     finally:
         srv.stop()
-    return None
 
 
 async def pings(certs, wss):
@@ -191,6 +185,34 @@ async def python_server(certs, wss, behaviour):
     return server, port, seen
 
 
+def zl_client(certs, wss, port, n, then):
+    """zl_echo connect --send n (LENGTH) --then then, to the python server
+    on port (wss: verifying it as localhost)"""
+    scheme = "wss" if wss else "ws"
+    args = ["connect", f"{scheme}://127.0.0.1:{port}/", "--framing", "length",
+            "--send", str(n), "--then", then]
+    if wss:
+        args += ["--ca", certs.path("ca.pem"), "--hostname", "localhost"]
+    return common.ZlEcho(*args)
+
+
+async def client_echoed(cli, n, seen):
+    """None once the zl_echo client exited 0 with its n bytes echoed and an
+    orderly end, and the python server saw the close (5 s at most), else
+    why not"""
+    rc = await asyncio.get_running_loop().run_in_executor(None, cli.wait, 30)
+    lines = cli.seen()
+    if rc != 0 or f"ECHO OK {n}" not in lines:
+        return f"zl_echo exit {rc}: {lines}"
+    if not any(x.startswith("DOWN ") and x.endswith(" 0") for x in lines):
+        return f"no orderly end: {lines}"
+    for _ in range(100):
+        if "close_code" in seen:
+            break
+        await asyncio.sleep(0.05)
+    return None
+
+
 async def zl_client_echo(certs, wss, n):
     """zl_echo connect --send n (LENGTH) against a python echo server, then
     zl_echo closes: the server sees 1000"""
@@ -199,23 +221,11 @@ async def zl_client_echo(certs, wss, n):
             await ws.send(m)
 
     server, port, seen = await python_server(certs, wss, echo)
-    scheme = "wss" if wss else "ws"
-    args = ["connect", f"{scheme}://127.0.0.1:{port}/", "--framing", "length",
-            "--send", str(n), "--then", "close"]
-    if wss:
-        args += ["--ca", certs.path("ca.pem"), "--hostname", "localhost"]
-    cli = common.ZlEcho(*args)
+    cli = zl_client(certs, wss, port, n, "close")
     try:
-        rc = await asyncio.get_running_loop().run_in_executor(None, cli.wait, 30)
-        lines = cli.seen()
-        if rc != 0 or f"ECHO OK {n}" not in lines:
-            return f"zl_echo exit {rc}: {lines}"
-        if not any(x.startswith("DOWN ") and x.endswith(" 0") for x in lines):
-            return f"no orderly end: {lines}"
-        for _ in range(100):
-            if "close_code" in seen:
-                break
-            await asyncio.sleep(0.05)
+        why = await client_echoed(cli, n, seen)
+        if why:
+            return why
         if seen.get("close_code") != 1000:
             return f"close code seen by the python server: {seen.get('close_code')}"
     finally:
@@ -237,23 +247,11 @@ async def python_server_closes(certs, wss):
         await ws.close(4002, "done")
 
     server, port, seen = await python_server(certs, wss, behaviour)
-    scheme = "wss" if wss else "ws"
-    args = ["connect", f"{scheme}://127.0.0.1:{port}/", "--framing", "length",
-            "--send", "5000", "--then", "wait"]
-    if wss:
-        args += ["--ca", certs.path("ca.pem"), "--hostname", "localhost"]
-    cli = common.ZlEcho(*args)
+    cli = zl_client(certs, wss, port, 5000, "wait")
     try:
-        rc = await asyncio.get_running_loop().run_in_executor(None, cli.wait, 30)
-        lines = cli.seen()
-        if rc != 0 or "ECHO OK 5000" not in lines:
-            return f"zl_echo exit {rc}: {lines}"
-        if not any(x.startswith("DOWN ") and x.endswith(" 0") for x in lines):
-            return f"no orderly end: {lines}"
-        for _ in range(100):
-            if "close_code" in seen:
-                break
-            await asyncio.sleep(0.05)
+        why = await client_echoed(cli, 5000, seen)
+        if why:
+            return why
         if not seen.get("pong"):
             return "no pong"
         if seen.get("close_code") != 4002:
