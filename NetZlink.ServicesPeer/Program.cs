@@ -262,6 +262,28 @@ static async Task<int> Spot(string[] a)
     return 0;
 }
 
+// The bench's earlier shape: ReceiveAsync on thread-pool tasks instead of TryReceive on threads of their own.
+static bool Async() => Environment.GetEnvironmentVariable("NETZLINK_BENCH_ASYNC") == "1";
+
+// Runs work on a thread of its own (a dedicated thread, as zlink's bench uses).
+static Task OnThread(Action work)
+{
+    var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+    new Thread(() =>
+    {
+        try
+        {
+            work();
+            done.SetResult();
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            done.SetException(e);
+        }
+    }) { IsBackground = true }.Start();
+    return done.Task;
+}
+
 static string Result(string shape, double rate, List<double> rttUs)
 {
     rttUs.Sort();
@@ -280,7 +302,10 @@ static async Task<int> BenchGateway(int count, int size)
     await receiver.ConnectRegistryAsync(registry.RouterEndpoint);
     await receiver.RegisterAsync("bench");
     using var stop = new CancellationTokenSource();
-    Task echo = Task.Run(async () =>
+    // zlink's shape (its bench echoes on a thread of its own and reads the answers on the bench's
+    // thread, blocking): TryReceive on dedicated threads. NETZLINK_BENCH_ASYNC=1: the earlier
+    // shape, ReceiveAsync on thread-pool tasks.
+    Task echo = Async() ? Task.Run(async () =>
     {
         try
         {
@@ -292,6 +317,18 @@ static async Task<int> BenchGateway(int count, int size)
         }
         catch (OperationCanceledException)
         {
+        }
+    }) : OnThread(() =>
+    {
+        while (!stop.IsCancellationRequested)
+        {
+            if (receiver.TryReceive(TimeSpan.FromMilliseconds(50), out ServiceMessage? m))
+            {
+                using (m)
+                {
+                    receiver.Send(m.Peer, m[0]);
+                }
+            }
         }
     });
     await using var discovery = new ZlinkDiscovery(context);
@@ -307,24 +344,75 @@ static async Task<int> BenchGateway(int count, int size)
 
     // Then the throughput loop itself, unmeasured, for WarmUpMs: the JIT's tiering brings the
     // managed code to its steady state (a C peer has nothing to warm).
-    for (var warm = Stopwatch.StartNew(); warm.ElapsedMilliseconds < WarmUpMs;)
+    for (var warm = Stopwatch.StartNew(); Async() && warm.ElapsedMilliseconds < WarmUpMs;)
     {
         await Pipelined(Math.Min(count, 10_000));
     }
 
-    var clock = Stopwatch.StartNew();
-    await Pipelined(count);
-    double rate = count / clock.Elapsed.TotalSeconds;
+    double rate = 0;
     var rtt = new List<double>(2000);
-    for (int i = 0; i < 2000; i++)
+    if (Async())
     {
-        long t0 = Stopwatch.GetTimestamp();
-        await gateway.SendAsync("bench", payload);
-        (await gateway.ReceiveAsync()).Dispose();
-        rtt.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+        var clock = Stopwatch.StartNew();
+        await Pipelined(count);
+        rate = count / clock.Elapsed.TotalSeconds;
+        for (int i = 0; i < 2000; i++)
+        {
+            long t0 = Stopwatch.GetTimestamp();
+            await gateway.SendAsync("bench", payload);
+            (await gateway.ReceiveAsync()).Dispose();
+            rtt.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+        }
+    }
+    else
+    {
+        await OnThread(() =>
+        {
+            for (var warm = Stopwatch.StartNew(); warm.ElapsedMilliseconds < WarmUpMs;)
+            {
+                PipelinedOnThread(Math.Min(count, 10_000));
+            }
+
+            var clock = Stopwatch.StartNew();
+            PipelinedOnThread(count);
+            rate = count / clock.Elapsed.TotalSeconds;
+            for (int i = 0; i < 2000; i++)
+            {
+                long t0 = Stopwatch.GetTimestamp();
+                Send();
+                Answer().Dispose();
+                rtt.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
+            }
+        });
     }
 
     Console.WriteLine(Result("gateway", rate, rtt));
+
+    void Send()
+    {
+        for (int delay = 1; !gateway.TrySend("bench", payload); delay = Math.Min(delay * 2, 50))
+        {
+            Thread.Sleep(delay);
+        }
+    }
+
+    ServiceMessage Answer() => gateway.TryReceive(TimeSpan.FromSeconds(5), out ServiceMessage? m) ? m : throw new TimeoutException("no answer within 5 s");
+
+    void PipelinedOnThread(int n)
+    {
+        int sent = 0, got = 0;
+        while (got < n)
+        {
+            while (sent < n && sent - got < 256)
+            {
+                Send();
+                sent++;
+            }
+
+            Answer().Dispose();
+            got++;
+        }
+    }
 
     async Task Pipelined(int n)
     {
@@ -367,29 +455,45 @@ static async Task<int> BenchSpot(int count, int size)
     asub.Subscribe("pong");
     long received = 0;
     using var stop = new CancellationTokenSource();
-    Task consumer = Task.Run(async () =>
+    Task consumer = Async() ? Task.Run(async () =>
     {
         try
         {
             await foreach (SpotMessage m in bsub.Messages.ReadAllAsync(stop.Token))
             {
-                using (m)
-                {
-                    if (m.Topic == "ping")
-                    {
-                        bpub.Publish("pong", m[0]);
-                    }
-                    else
-                    {
-                        Interlocked.Increment(ref received);
-                    }
-                }
+                Consume(m);
             }
         }
         catch (OperationCanceledException)
         {
         }
+    }) : OnThread(() =>
+    {
+        // As zlink's bench: the consumer on a thread of its own.
+        while (!stop.IsCancellationRequested)
+        {
+            if (bsub.TryReceive(TimeSpan.FromMilliseconds(50), out SpotMessage m))
+            {
+                Consume(m);
+            }
+        }
     });
+
+    void Consume(SpotMessage m)
+    {
+        using (m)
+        {
+            if (m.Topic == "ping")
+            {
+                bpub.Publish("pong", m[0]);
+            }
+            else
+            {
+                Interlocked.Increment(ref received);
+            }
+        }
+    }
+
     byte[] payload = new byte[size];
     Array.Fill(payload, (byte)'x');
     while (Interlocked.Read(ref received) == 0)
@@ -445,7 +549,19 @@ static async Task<int> BenchSpot(int count, int size)
     {
         long t0 = Stopwatch.GetTimestamp();
         apub.Publish("ping", payload);
-        (await asub.ReceiveAsync()).Dispose();
+        if (Async())
+        {
+            (await asub.ReceiveAsync()).Dispose();
+        }
+        else if (asub.TryReceive(TimeSpan.FromSeconds(5), out SpotMessage pong))
+        {
+            pong.Dispose();
+        }
+        else
+        {
+            return Fail("spot bench: no pong within 5 s");
+        }
+
         rtt.Add(Stopwatch.GetElapsedTime(t0).TotalMicroseconds);
     }
 

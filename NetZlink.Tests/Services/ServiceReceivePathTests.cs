@@ -398,7 +398,7 @@ public sealed class ServiceReceivePathTests
     }
 
     /// <summary>A registry, a receiver registered for one service and a discovery that lists it.</summary>
-    private sealed class Services : IAsyncDisposable
+    internal sealed class Services : IAsyncDisposable
     {
         private Services(ZlinkContext context, ZlinkRegistry registry, ZlinkReceiver receiver, ZlinkDiscovery discovery)
         {

@@ -90,6 +90,20 @@ internal abstract class ServiceWorker : IDisposable
     /// <summary>Marks the poll set as changed: <see cref="AddPollItems"/> runs again before the next poll.</summary>
     protected void PollSetChanged() => _pollerDirty = true;
 
+    /// <summary>As <see cref="PollSetChanged"/>, from any thread: the worker wakes to rebuild its
+    /// poll set (nothing when it stopped).</summary>
+    protected void PollSetChangedSoon()
+    {
+        try
+        {
+            Post(PollSetChanged);
+        }
+        catch (Exception e) when (e is ObjectDisposedException or InvalidOperationException)
+        {
+            // Stopped (or failed): it polls nothing any more.
+        }
+    }
+
     /// <summary>Adds the sockets and descriptors to poll besides the wake-up socket (index 0).</summary>
     protected abstract void AddPollItems(ZlinkPoller poller);
 

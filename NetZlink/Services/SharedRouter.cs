@@ -25,6 +25,17 @@ internal sealed class SharedRouter : IDisposable
         Channel.CreateUnbounded<ServiceMessage>(new UnboundedChannelOptions { SingleWriter = false, SingleReader = false });
     private readonly Func<ReadOnlySpan<byte>, string> _serviceOf;
     private readonly WatchedReader _reader;
+    private readonly BlockingReads _blocking = new();
+    private readonly BlockingReads.TryTakeFunc<ServiceMessage> _tryReadOrCheck;
+
+    // The direct reader (TryReceive): its managed thread id, 0 when none, -1 after Dispose closed
+    // the wake-up descriptor; until when the worker stands back; the eventfd a drain on another
+    // thread writes to wake it, and its poller (socket descriptor, eventfd), made on first use.
+    private int _directThread;
+    private long _directUntilMs;
+    private volatile int _directWake = -1;
+    private ZlinkPoller? _directPoller;
+    private bool _closed;
 
     // Readers waiting on the queue now (ReceiveAsync, Incoming's ReadAsync / WaitToReadAsync).
     private int _watchers;
@@ -42,6 +53,7 @@ internal sealed class SharedRouter : IDisposable
         Socket = context.CreateSocket(ZlinkSocketType.Router);
         _serviceOf = serviceOf;
         _reader = new WatchedReader(this);
+        _tryReadOrCheck = TryReadOrCheck;
         Socket.SendHighWaterMark = 1_000_000;
         Socket.ReceiveHighWaterMark = Capacity;
         Socket.SetOption(SocketOption.RouterMandatory, 1);
@@ -56,6 +68,10 @@ internal sealed class SharedRouter : IDisposable
 
     /// <summary>Unread messages held at most (the ROUTER's receive high-water mark).</summary>
     public const int Capacity = 1_000_000;
+
+    /// <summary>How long the worker keeps standing back after a direct reader's wait (its next call
+    /// normally comes sooner; a reader that relies on the worker ends it at once).</summary>
+    private const int StandBackMs = 200;
 
     /// <summary>How many messages <see cref="DrainLocked"/> takes between two looks at the queue's count.</summary>
     private const int CountEvery = 256;
@@ -86,29 +102,209 @@ internal sealed class SharedRouter : IDisposable
             return ValueTask.FromCanceled<ServiceMessage>(cancellationToken);
         }
 
-        if (_incoming.Reader.TryRead(out ServiceMessage? m))
+        if (TryTakeNow(out ServiceMessage? m))
         {
             return new ValueTask<ServiceMessage>(m);
         }
 
-        if (Gate.TryEnter())
-        {
-            try
-            {
-                DrainLocked();
-            }
-            finally
-            {
-                Gate.Exit();
-            }
+        return WatchAsync(static (r, ct) => r.ReadAsync(ct), cancellationToken);
+    }
 
-            if (_incoming.Reader.TryRead(out m))
-            {
-                return new ValueTask<ServiceMessage>(m);
-            }
+    /// <summary>
+    /// The next message, or false when <paramref name="timeout"/> passed, on the caller's thread:
+    /// from the queue, else straight from the socket. While it waits, the first such reader
+    /// (the direct reader) sleeps on the socket's descriptor itself and receives on its own
+    /// thread, and the worker stands back from the descriptor (<see cref="WorkerStandsBack"/>):
+    /// in steady state one thread, the reader's, wakes per batch. Other synchronous readers at the
+    /// same time wait, counted, until a drain wakes them (<see cref="BlockingReads"/>). Either
+    /// counts as a waiting reader, so sends look at the socket's events for it.
+    /// </summary>
+    public bool TryReceive(TimeSpan timeout, [MaybeNullWhen(false)] out ServiceMessage m)
+    {
+        int ms = BlockingReads.Milliseconds(timeout);
+        if (TryTakeNow(out m))
+        {
+            return true;
         }
 
-        return WatchAsync(static (r, ct) => r.ReadAsync(ct), cancellationToken);
+        int self = Environment.CurrentManagedThreadId;
+        bool direct = Interlocked.CompareExchange(ref _directThread, self, 0) == 0;
+        Interlocked.Increment(ref _watchers);
+        try
+        {
+            if (direct)
+            {
+                return DirectWait(ms, out m);
+            }
+
+            NeedWorker(); // no reader waits on the socket now: the worker's drains must wake this one
+            if (_unchecked)
+            {
+                CatchUp();
+            }
+
+            return _blocking.TryTake(_incoming.Reader, _tryReadOrCheck, ms, out m);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _watchers);
+            if (direct)
+            {
+                LeaveDirect(self);
+            }
+        }
+    }
+
+    /// <summary>The direct reader's wait: on the socket's descriptor and <see cref="_directWake"/>
+    /// (written by a drain on another thread, and by the end of the queue), receiving itself.</summary>
+    private bool DirectWait(int ms, [MaybeNullWhen(false)] out ServiceMessage m)
+    {
+        long start = Environment.TickCount64;
+        Volatile.Write(ref _directUntilMs, NowMs + StandBackMs);
+        if (_directPoller is null)
+        {
+            int wake = Interop.Native.WakeEventCreate();
+            if (wake < 0)
+            {
+                throw new InvalidOperationException($"eventfd() failed: errno {System.Runtime.InteropServices.Marshal.GetLastSystemError()} (out of descriptors?)");
+            }
+
+            var poller = new ZlinkPoller();
+            poller.Add(FileDescriptor, PollEvents.PollIn);
+            poller.Add(wake, PollEvents.PollIn);
+            _directWake = wake;
+            _directPoller = poller;
+        }
+
+        while (true)
+        {
+            if (_unchecked)
+            {
+                CatchUp();
+            }
+
+            int left = ms < 0 ? -1 : (int)Math.Max(0, ms - (Environment.TickCount64 - start));
+            if (_incoming.Reader.TryRead(out m))
+            {
+                return true;
+            }
+
+            // The gate's holder is a send (it looks for this counted reader), a drain (it wakes
+            // this reader when it took something) or a short use of the socket: waiting for it
+            // is bounded by the caller's time.
+            if (Gate.TryEnter(left < 0 ? Timeout.Infinite : left))
+            {
+                try
+                {
+                    DrainLocked();
+                }
+                finally
+                {
+                    Gate.Exit();
+                }
+
+                if (_incoming.Reader.TryRead(out m))
+                {
+                    return true;
+                }
+            }
+
+            if (_incoming.Reader.Completion.IsCompleted)
+            {
+                m = _incoming.Reader.ReadAsync().AsTask().GetAwaiter().GetResult(); // throws as ReceiveAsync does
+                return true;
+            }
+
+            left = ms < 0 ? -1 : (int)Math.Max(0, ms - (Environment.TickCount64 - start));
+            if (left == 0)
+            {
+                return false;
+            }
+
+            _directPoller.Poll(left);
+            if ((_directPoller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
+            {
+                Interop.Native.CounterRead(_directWake);
+            }
+        }
+    }
+
+    /// <summary>Ends the direct reader's turn; after <see cref="Dispose"/>, the last of the two closes the wake-up descriptor.</summary>
+    private void LeaveDirect(int self)
+    {
+        Volatile.Write(ref _directUntilMs, NowMs + StandBackMs);
+        Interlocked.CompareExchange(ref _directThread, 0, self);
+        if (Volatile.Read(ref _watchers) != 0)
+        {
+            // Other readers wait on the queue, and no thread waits on the socket now: the worker
+            // takes it back. (A reader counted after this look sees no direct reader, and asks itself.)
+            NeedWorker();
+        }
+
+        if (Volatile.Read(ref _closed))
+        {
+            lock (Gate) // the wake-up descriptor is written and closed under the gate only
+            {
+                if (Interlocked.CompareExchange(ref _directThread, -1, 0) == 0)
+                {
+                    CloseDirect();
+                }
+            }
+        }
+    }
+
+    private void CloseDirect()
+    {
+        if (_directWake >= 0)
+        {
+            Interop.Native.CloseDescriptor(_directWake);
+            _directWake = -1;
+        }
+    }
+
+    /// <summary>Whether the worker should leave the socket's descriptor to a direct reader: one waits
+    /// now, or waited within the last <see cref="StandBackMs"/> (between two of its calls).</summary>
+    public bool WorkerStandsBack => Volatile.Read(ref _directThread) > 0 || NowMs < Volatile.Read(ref _directUntilMs);
+
+    /// <summary>Set by the worker: makes it look at the descriptor again (it stood back).</summary>
+    public Action? WorkerNeeded { get; set; }
+
+    /// <summary>A reader that relies on the worker's drains (async, or a second synchronous one)
+    /// is about to wait while no direct reader waits: the worker stops standing back now.</summary>
+    private void NeedWorker()
+    {
+        if (Volatile.Read(ref _directThread) <= 0 && Volatile.Read(ref _directUntilMs) != 0)
+        {
+            Volatile.Write(ref _directUntilMs, 0);
+            WorkerNeeded?.Invoke();
+        }
+    }
+
+    private static long NowMs => Environment.TickCount64;
+
+    /// <summary>From the queue, else from the socket when the gate is free (ReceiveAsync's first steps).</summary>
+    private bool TryTakeNow([MaybeNullWhen(false)] out ServiceMessage m)
+    {
+        if (_incoming.Reader.TryRead(out m))
+        {
+            return true;
+        }
+
+        if (!Gate.TryEnter())
+        {
+            return false;
+        }
+
+        try
+        {
+            DrainLocked();
+        }
+        finally
+        {
+            Gate.Exit();
+        }
+
+        return _incoming.Reader.TryRead(out m);
     }
 
     /// <summary>Waits on the queue as a counted reader, after looking at what unchecked sends left.</summary>
@@ -118,6 +314,7 @@ internal sealed class SharedRouter : IDisposable
         Interlocked.Increment(ref _watchers);
         try
         {
+            NeedWorker();
             if (_unchecked)
             {
                 CatchUp();
@@ -180,14 +377,25 @@ internal sealed class SharedRouter : IDisposable
             return true;
         }
 
-        if (!_unchecked || !Gate.TryEnter())
+        // Unchecked sends, or a worker that stands back with no reader on the socket now (the
+        // messages wait there): this reader looks itself.
+        bool alone = Volatile.Read(ref _directThread) <= 0 && Volatile.Read(ref _directUntilMs) != 0;
+        if (!(_unchecked || alone) || !Gate.TryEnter())
         {
             return false;
         }
 
         try
         {
-            CheckLocked();
+            if (alone)
+            {
+                NeedWorker();
+                DrainLocked();
+            }
+            else
+            {
+                CheckLocked();
+            }
         }
         finally
         {
@@ -209,31 +417,61 @@ internal sealed class SharedRouter : IDisposable
             return;
         }
 
-        for (int n = 0; ; n++)
+        int n = 0;
+        try
         {
-            if (n % CountEvery == 0 && _incoming.Reader.Count >= Capacity)
+            for (; ; n++)
             {
-                return; // full: what stays in the socket is looked at again by the next drain
-            }
+                if (n % CountEvery == 0 && _incoming.Reader.Count >= Capacity)
+                {
+                    return; // full: what stays in the socket is looked at again by the next drain
+                }
 
-            if (!Socket.TryReceive(_frame))
-            {
-                _unchecked = false; // it ended at "nothing more": no wake-up is left unseen
-                return;
-            }
+                if (!Socket.TryReceive(_frame))
+                {
+                    _unchecked = false; // it ended at "nothing more": no wake-up is left unseen
+                    return;
+                }
 
-            ServiceMessage m = ServiceMessage.Rent(_serviceOf(_frame.Data), _frame.Data);
-            while (_frame.More)
-            {
-                Socket.Receive(_frame);
-                m.AddPart(_frame.Data);
+                Take();
             }
+        }
+        finally
+        {
+            if (n != 0)
+            {
+                WakeReaders(); // synchronous readers (TryReceive) wait on these, not on the queue
+            }
+        }
+    }
 
-            Received++;
-            if (!_incoming.Writer.TryWrite(m))
-            {
-                m.Dispose(); // the router is closing: nobody reads any more
-            }
+    /// <summary>Wakes the synchronous readers: the direct one (unless it is the caller) and the others
+    /// (call under <see cref="Gate"/>: the direct reader's descriptor is closed under it).</summary>
+    private void WakeReaders()
+    {
+        _blocking.Signal();
+        int direct = Volatile.Read(ref _directThread);
+        int wake = _directWake;
+        if (direct > 0 && direct != Environment.CurrentManagedThreadId && wake >= 0)
+        {
+            Interop.Native.CounterAdd(wake, 1);
+        }
+    }
+
+    /// <summary>Queues the message whose first frame <see cref="_frame"/> holds.</summary>
+    private void Take()
+    {
+        ServiceMessage m = ServiceMessage.Rent(_serviceOf(_frame.Data), _frame.Data);
+        while (_frame.More)
+        {
+            Socket.Receive(_frame);
+            m.AddPart(_frame.Data);
+        }
+
+        Received++;
+        if (!_incoming.Writer.TryWrite(m))
+        {
+            m.Dispose(); // the router is closing: nobody reads any more
         }
     }
 
@@ -320,12 +558,18 @@ internal sealed class SharedRouter : IDisposable
         return true;
     }
 
-    public void Complete() => _incoming.Writer.TryComplete();
+    public void Complete() => Complete(null);
 
     /// <summary>Ends the queue: what it holds stays readable, then reads end (with <paramref name="reason"/>
     /// when given); messages received later are dropped.</summary>
-    public void Complete(string? reason) =>
+    public void Complete(string? reason)
+    {
         _incoming.Writer.TryComplete(reason is null ? null : new ChannelClosedException(reason));
+        lock (Gate) // the wake-up descriptor is written and closed under the gate only
+        {
+            WakeReaders();
+        }
+    }
 
     /// <summary>Messages received from the socket since it was made (read and written under <see cref="Gate"/>).</summary>
     public long Received { get; private set; }
@@ -337,6 +581,12 @@ internal sealed class SharedRouter : IDisposable
             _incoming.Writer.TryComplete();
             Socket.Dispose();
             _frame.Dispose();
+            WakeReaders();
+            Volatile.Write(ref _closed, true);
+            if (Interlocked.CompareExchange(ref _directThread, -1, 0) == 0)
+            {
+                CloseDirect();
+            }
         }
 
         while (_incoming.Reader.TryRead(out ServiceMessage? m))

@@ -201,6 +201,23 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         _worker.Router.ReceiveAsync(cancellationToken);
 
     /// <summary>
+    /// Receives the next answer on the caller's thread, blocking it up to <paramref name="timeout"/>:
+    /// for a caller with a thread of its own (a loop that does nothing else), where
+    /// <see cref="ReceiveAsync"/> would resume on the thread pool after every wait. The thread that
+    /// fills the queue wakes this caller directly. Safe from any number of threads at once, mixed
+    /// with <see cref="ReceiveAsync"/> and <see cref="Replies"/>: each message goes to one reader.
+    /// </summary>
+    /// <param name="timeout">How long to wait: <see cref="TimeSpan.Zero"/> only looks,
+    /// <see cref="Timeout.InfiniteTimeSpan"/> waits without a limit.</param>
+    /// <param name="message">The answer (dispose it when done); null when false is returned.</param>
+    /// <returns>False when <paramref name="timeout"/> passed with nothing received.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than
+    /// <see cref="Timeout.InfiniteTimeSpan"/>) or above <see cref="int.MaxValue"/> milliseconds.</exception>
+    /// <exception cref="System.Threading.Channels.ChannelClosedException">The gateway was disposed, or a drain ended <see cref="Replies"/>, and nothing is left to read (as <see cref="ReceiveAsync"/>).</exception>
+    public bool TryReceive(TimeSpan timeout, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out ServiceMessage? message) =>
+        _worker.Router.TryReceive(timeout, out message);
+
+    /// <summary>
     /// A graceful stop: the gateway takes no more sends (each throws
     /// <see cref="InvalidOperationException"/>) and waits, up to <paramref name="timeout"/>, until it
     /// has received as many messages as it sent. Then <see cref="Replies"/> completes: the answers
@@ -255,6 +272,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         private long _drainedAt;
         private long _sent; // under Router.Gate
         private Task<GatewayDrainResult>? _drain; // set under Router.Gate: no more sends once set
+        private bool _standingBack; // the poll set leaves the ROUTER to a direct reader (worker thread only)
 
         public Worker(ZlinkContext context, ZlinkDiscovery discovery, GatewayOptions options)
             : base(context, "zlink gateway")
@@ -265,6 +283,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             _lookup = _pools.GetAlternateLookup<ReadOnlySpan<char>>();
             _serviceByRidLookup = _serviceByRid.GetAlternateLookup<ReadOnlySpan<byte>>();
             Router = new SharedRouter(context, ServiceOf, immediate: true);
+            Router.WorkerNeeded = PollSetChangedSoon;
             RoutingIdBytes = options.RoutingId is { } id ? (byte[])id.Clone() : [0, .. BitConverter.GetBytes((uint)Random.Shared.NextInt64(1, uint.MaxValue))];
             try
             {
@@ -558,13 +577,26 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             }
         }
 
-        protected override void AddPollItems(ZlinkPoller poller) => poller.Add(Router.FileDescriptor, PollEvents.PollIn);
+        // While a reader waits on the ROUTER's descriptor itself (TryReceive), the worker leaves it
+        // to that reader (polls it for nothing) and only drains on its ticks.
+        protected override void AddPollItems(ZlinkPoller poller)
+        {
+            _standingBack = Router.WorkerStandsBack;
+            poller.Add(Router.FileDescriptor, _standingBack ? PollEvents.None : PollEvents.PollIn);
+        }
 
         protected override void OnPolled(ZlinkPoller poller)
         {
             if ((poller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
             {
-                Drain(NowMs);
+                if (Router.WorkerStandsBack)
+                {
+                    PollSetChanged();
+                }
+                else
+                {
+                    Drain(NowMs);
+                }
             }
         }
 
@@ -572,6 +604,11 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         // every tick, so nothing waits on a lost edge; not again right after a drain.
         protected override void OnTick(long nowMs)
         {
+            if (_standingBack && !Router.WorkerStandsBack)
+            {
+                PollSetChanged();
+            }
+
             if (CommandsRan || nowMs - _drainedAt >= TickMilliseconds / 2)
             {
                 Drain(nowMs);

@@ -140,6 +140,23 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
     public ValueTask<ServiceMessage> ReceiveAsync(CancellationToken cancellationToken = default) =>
         _worker.Router.ReceiveAsync(cancellationToken);
 
+    /// <summary>
+    /// Receives the next request on the caller's thread, blocking it up to <paramref name="timeout"/>:
+    /// for a caller with a thread of its own (a loop that does nothing else), where
+    /// <see cref="ReceiveAsync"/> would resume on the thread pool after every wait. The thread that
+    /// fills the queue wakes this caller directly. Safe from any number of threads at once, mixed
+    /// with <see cref="ReceiveAsync"/> and <see cref="Requests"/>: each message goes to one reader.
+    /// </summary>
+    /// <param name="timeout">How long to wait: <see cref="TimeSpan.Zero"/> only looks,
+    /// <see cref="Timeout.InfiniteTimeSpan"/> waits without a limit.</param>
+    /// <param name="message">The request (dispose it when done); null when false is returned.</param>
+    /// <returns>False when <paramref name="timeout"/> passed with nothing received.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than
+    /// <see cref="Timeout.InfiniteTimeSpan"/>) or above <see cref="int.MaxValue"/> milliseconds.</exception>
+    /// <exception cref="System.Threading.Channels.ChannelClosedException">The receiver was disposed and nothing is left to read (as <see cref="ReceiveAsync"/>).</exception>
+    public bool TryReceive(TimeSpan timeout, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out ServiceMessage? message) =>
+        _worker.Router.TryReceive(timeout, out message);
+
     /// <summary>Answers (or sends to) a gateway: [gateway id][payload].</summary>
     /// <param name="gateway">The gateway's routing id (<see cref="ServiceMessage.Peer"/> of its request).</param>
     /// <param name="payload">The one part.</param>
@@ -208,11 +225,13 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
     {
         private volatile string? _bound;
         private long _drainedAt;
+        private bool _standingBack; // the poll set leaves the ROUTER to a direct reader (worker thread only)
 
         public Worker(ZlinkContext context, ReceiverOptions options, byte[] routingId)
             : base(context, "zlink receiver", ServiceType.Gateway, options.HeartbeatInterval, routingId)
         {
             Router = new SharedRouter(context, static _ => "");
+            Router.WorkerNeeded = PollSetChangedSoon;
             try
             {
                 Router.Socket.SetOption(SocketOption.RoutingId, RoutingIdBytes);
@@ -272,13 +291,26 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
             }
         }
 
-        protected override void AddOwnPollItems(ZlinkPoller poller) => poller.Add(Router.FileDescriptor, PollEvents.PollIn); // 1
+        // While a reader waits on the ROUTER's descriptor itself (TryReceive), the worker leaves it
+        // to that reader (polls it for nothing) and only drains on its ticks.
+        protected override void AddOwnPollItems(ZlinkPoller poller)
+        {
+            _standingBack = Router.WorkerStandsBack;
+            poller.Add(Router.FileDescriptor, _standingBack ? PollEvents.None : PollEvents.PollIn); // 1
+        }
 
         protected override void OnOwnPolled(ZlinkPoller poller)
         {
             if ((poller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
             {
-                DrainRouter(NowMs);
+                if (Router.WorkerStandsBack)
+                {
+                    PollSetChanged();
+                }
+                else
+                {
+                    DrainRouter(NowMs);
+                }
             }
         }
 
@@ -295,6 +327,11 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
         // every tick, so nothing waits on a lost edge; not again right after a drain.
         protected override void OnOwnTick(long nowMs)
         {
+            if (_standingBack && !Router.WorkerStandsBack)
+            {
+                PollSetChanged();
+            }
+
             if (CommandsRan || nowMs - _drainedAt >= TickMilliseconds / 2)
             {
                 DrainRouter(nowMs);

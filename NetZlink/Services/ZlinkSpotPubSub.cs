@@ -62,6 +62,8 @@ public sealed class ZlinkSpotSubscriber : IAsyncDisposable, IDisposable
     private readonly ZlinkSpotNode _node;
     private readonly Lock _gate = new();
     private readonly Channel<SpotMessage> _queue;
+    private readonly BlockingReads _blocking = new();
+    private readonly BlockingReads.TryTakeFunc<SpotMessage> _tryRead;
     private readonly HashSet<string> _topics = new(StringComparer.Ordinal);
     private readonly HashSet<string> _patterns = new(StringComparer.Ordinal);
     private volatile Filters _filters = Filters.Empty;
@@ -78,6 +80,7 @@ public sealed class ZlinkSpotSubscriber : IAsyncDisposable, IDisposable
                 Interlocked.Increment(ref _dropped);
                 m.Dispose();
             });
+        _tryRead = _queue.Reader.TryRead;
     }
 
     /// <summary>The received messages as a stream (the queue <see cref="ReceiveAsync"/> reads);
@@ -103,6 +106,23 @@ public sealed class ZlinkSpotSubscriber : IAsyncDisposable, IDisposable
     /// <param name="cancellationToken">Ends the wait.</param>
     /// <exception cref="ChannelClosedException">The subscriber or its node was disposed.</exception>
     public ValueTask<SpotMessage> ReceiveAsync(CancellationToken cancellationToken = default) => _queue.Reader.ReadAsync(cancellationToken);
+
+    /// <summary>
+    /// Receives the next message on the caller's thread, blocking it up to <paramref name="timeout"/>:
+    /// for a caller with a thread of its own (a loop that does nothing else), where
+    /// <see cref="ReceiveAsync"/> would resume on the thread pool after every wait. The thread that
+    /// fills the queue wakes this caller directly. Safe from any number of threads at once, mixed
+    /// with <see cref="ReceiveAsync"/> and <see cref="Messages"/>: each message goes to one reader.
+    /// </summary>
+    /// <param name="timeout">How long to wait: <see cref="TimeSpan.Zero"/> only looks,
+    /// <see cref="Timeout.InfiniteTimeSpan"/> waits without a limit.</param>
+    /// <param name="message">The message (dispose it when done); default when false is returned.</param>
+    /// <returns>False when <paramref name="timeout"/> passed with nothing received.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than
+    /// <see cref="Timeout.InfiniteTimeSpan"/>) or above <see cref="int.MaxValue"/> milliseconds.</exception>
+    /// <exception cref="System.Threading.Channels.ChannelClosedException">The subscriber or its node was disposed (as <see cref="ReceiveAsync"/>).</exception>
+    public bool TryReceive(TimeSpan timeout, out SpotMessage message) =>
+        _blocking.TryTake(_queue.Reader, _tryRead, BlockingReads.Milliseconds(timeout), out message);
 
     /// <summary>Subscribes to one exact topic (zlink_spot_sub_subscribe); again: nothing changes.</summary>
     /// <param name="topic">1 to 255 bytes of UTF-8, without NUL.</param>
@@ -214,6 +234,8 @@ public sealed class ZlinkSpotSubscriber : IAsyncDisposable, IDisposable
         {
             m.Dispose(); // disposed: nobody reads any more
         }
+
+        _blocking.Signal(); // a synchronous reader (TryReceive) waits on this, not on the queue
     }
 
     internal void Complete()
@@ -225,6 +247,7 @@ public sealed class ZlinkSpotSubscriber : IAsyncDisposable, IDisposable
         }
 
         _queue.Writer.TryComplete();
+        _blocking.Signal();
         while (_queue.Reader.TryRead(out SpotMessage m))
         {
             m.Dispose();
