@@ -120,7 +120,10 @@ public sealed partial class GatewayTests
 
         await ExpectRepliesAsync(dealer, "r2-", Requests, gateway);
         Assert.That(joined.Answered - joinedBefore, Is.GreaterThan(0), "the backend that joined took requests");
-        Assert.That(joined.Answered - joinedBefore + steady.Answered - steadyBefore, Is.EqualTo(Requests), "round 2 answered by the two live backends, each request once");
+        // At least once each: an answer slower than the 500 ms attempt timeout (a loaded machine:
+        // runs at load 16 saw 400 answers for 200 requests) makes the gateway send the try again, and the
+        // backend answers both; the late one is dropped, which the stop line's counts check below.
+        Assert.That(joined.Answered - joinedBefore + steady.Answered - steadyBefore, Is.GreaterThanOrEqualTo(Requests), "round 2 answered by the two live backends, each request at least once");
         TestContext.Out.WriteLine($"held {dying.Held}, steady {steady.Answered}, joined {joined.Answered}, probes {probes}");
 
         gateway.Signal("TERM");
