@@ -6,6 +6,8 @@
 //   spot     <registry_router> <registry_pub> <bind> <count> <seconds>
 //   bench-gateway <count> <size>, bench-spot <count> <size>: the figures (as the C peer's), after
 //   WarmUpMs of the same loop unmeasured
+//   binding-gateway <transport> <size>, binding-spot <transport> <size>: the shapes of zlink's own
+//   .NET binding benchmark (BindingBench.cs)
 using System.Diagnostics;
 using System.Globalization;
 using System.Text;
@@ -25,6 +27,8 @@ try
         "spot" => await Spot(args),
         "bench-gateway" => await BenchGateway(Int(args[1]), Int(args[2])),
         "bench-spot" => await BenchSpot(Int(args[1]), Int(args[2])),
+        "binding-gateway" => await BindingBench.Gateway(args[1], Int(args[2])),
+        "binding-spot" => await BindingBench.Spot(args[1], Int(args[2])),
         _ => Fail("unknown role " + args[0]),
     };
 }

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Collections.Concurrent;
+using System.Runtime.CompilerServices;
 
 namespace NetZlink.Services;
 
@@ -13,6 +14,20 @@ public sealed class ServiceMessage : IDisposable
 {
     private static readonly ConcurrentQueue<ServiceMessage> Pool = new();
     private static int s_pooled;
+
+    // Spares per thread, taken before the shared pool: a reader that disposes its messages on the
+    // thread that receives them touches no shared state.
+    [ThreadStatic]
+    private static ServiceMessage?[]? s_spares;
+    [ThreadStatic]
+    private static int s_spareCount;
+
+    /// <summary>Spares kept per thread (about 40 KiB of small messages at most).</summary>
+    private const int SparesPerThread = 128;
+
+    /// <summary>Buffers up to this size stay with a pooled message; larger ones go back to <see cref="ArrayPool{T}.Shared"/>.</summary>
+    private const int KeptBytes = 4096;
+    private const int KeptParts = 8;
     private byte[] _data = [];
     private int[] _ends = [];
     private int _length;
@@ -66,6 +81,7 @@ public sealed class ServiceMessage : IDisposable
     public RoutingId PeerId() => new(Peer);
 
     /// <summary>Gives the buffers back. Dispose each message once.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _live, 0) == 0)
@@ -73,12 +89,27 @@ public sealed class ServiceMessage : IDisposable
             return;
         }
 
-        ArrayPool<byte>.Shared.Return(_data);
-        ArrayPool<int>.Shared.Return(_ends);
-        _data = [];
-        _ends = [];
+        // Small buffers stay with the object for its next use (no pool traffic per message);
+        // large ones go back to the shared pool.
+        if (_data.Length > KeptBytes)
+        {
+            ArrayPool<byte>.Shared.Return(_data);
+            _data = [];
+        }
+
+        if (_ends.Length > KeptParts)
+        {
+            ArrayPool<int>.Shared.Return(_ends);
+            _ends = [];
+        }
+
         Service = "";
-        if (Interlocked.Increment(ref s_pooled) <= 1024)
+        ServiceMessage?[] spares = s_spares ??= new ServiceMessage?[SparesPerThread];
+        if (s_spareCount < spares.Length)
+        {
+            spares[s_spareCount++] = this;
+        }
+        else if (Interlocked.Increment(ref s_pooled) <= 1024)
         {
             Pool.Enqueue(this);
         }
@@ -90,9 +121,17 @@ public sealed class ServiceMessage : IDisposable
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _live) == 0, this);
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message
     internal static ServiceMessage Rent(string service, ReadOnlySpan<byte> peer)
     {
-        if (Pool.TryDequeue(out ServiceMessage? m))
+        ServiceMessage? m;
+        if (s_spareCount > 0)
+        {
+            ServiceMessage?[] spares = s_spares!;
+            m = spares[--s_spareCount]!;
+            spares[s_spareCount] = null;
+        }
+        else if (Pool.TryDequeue(out m))
         {
             Interlocked.Decrement(ref s_pooled);
         }
@@ -101,14 +140,22 @@ public sealed class ServiceMessage : IDisposable
             m = new ServiceMessage();
         }
 
-        m._live = 1;
+        if (m._data.Length < peer.Length + 64)
+        {
+            m._data = new byte[Math.Max(256, peer.Length * 2)];
+        }
+
+        if (m._ends.Length == 0)
+        {
+            m._ends = new int[KeptParts];
+        }
+
         m.Service = service;
-        m._data = ArrayPool<byte>.Shared.Rent(Math.Max(256, peer.Length * 2));
-        m._ends = ArrayPool<int>.Shared.Rent(8);
         peer.CopyTo(m._data);
         m._peerLength = peer.Length;
         m._length = peer.Length;
         m._parts = 0;
+        Volatile.Write(ref m._live, 1);
         return m;
     }
 
@@ -125,13 +172,14 @@ public sealed class ServiceMessage : IDisposable
         return copy;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message
     internal void AddPart(ReadOnlySpan<byte> part)
     {
         if (_length + part.Length > _data.Length)
         {
             byte[] bigger = ArrayPool<byte>.Shared.Rent(Math.Max(_data.Length * 2, _length + part.Length));
             _data.AsSpan(0, _length).CopyTo(bigger);
-            ArrayPool<byte>.Shared.Return(_data);
+            ReturnOrDrop(_data, KeptBytes);
             _data = bigger;
         }
 
@@ -139,12 +187,21 @@ public sealed class ServiceMessage : IDisposable
         {
             int[] more = ArrayPool<int>.Shared.Rent(_ends.Length * 2);
             _ends.AsSpan(0, _parts).CopyTo(more);
-            ArrayPool<int>.Shared.Return(_ends);
+            ReturnOrDrop(_ends, KeptParts);
             _ends = more;
         }
 
         part.CopyTo(_data.AsSpan(_length));
         _length += part.Length;
         _ends[_parts++] = _length;
+    }
+
+    /// <summary>A buffer outgrown: one from the shared pool (larger than what is kept) goes back to it; a kept-size one is left to the collector.</summary>
+    private static void ReturnOrDrop<T>(T[] buffer, int kept)
+    {
+        if (buffer.Length > kept)
+        {
+            ArrayPool<T>.Shared.Return(buffer);
+        }
     }
 }

@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Threading.Channels;
+using NetZlink.Interop;
 
 namespace NetZlink.Services;
 
@@ -17,6 +18,9 @@ namespace NetZlink.Services;
 /// after unchecked sends looks (and receives) before it waits or gives up. The worker's own drains
 /// clear the mark. A reader registers as waiting before it looks and a send marks before it reads
 /// the count of waiting readers (both with a full fence), so one of the two always sees the other.
+/// The per-message paths are compiled fully optimized from their first call
+/// (AggressiveOptimization): a short burst would otherwise run in the JIT's first tier for most of
+/// its length.
 /// </remarks>
 internal sealed class SharedRouter : IDisposable
 {
@@ -119,6 +123,7 @@ internal sealed class SharedRouter : IDisposable
     /// same time wait, counted, until a drain wakes them (<see cref="BlockingReads"/>). Either
     /// counts as a waiting reader, so sends look at the socket's events for it.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
     public bool TryReceive(TimeSpan timeout, [MaybeNullWhen(false)] out ServiceMessage m)
     {
         int ms = BlockingReads.Milliseconds(timeout);
@@ -157,6 +162,7 @@ internal sealed class SharedRouter : IDisposable
 
     /// <summary>The direct reader's wait: on the socket's descriptor and <see cref="_directWake"/>
     /// (written by a drain on another thread, and by the end of the queue), receiving itself.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
     private bool DirectWait(int ms, [MaybeNullWhen(false)] out ServiceMessage m)
     {
         long start = Environment.TickCount64;
@@ -283,6 +289,7 @@ internal sealed class SharedRouter : IDisposable
     private static long NowMs => Environment.TickCount64;
 
     /// <summary>From the queue, else from the socket when the gate is free (ReceiveAsync's first steps).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
     private bool TryTakeNow([MaybeNullWhen(false)] out ServiceMessage m)
     {
         if (_incoming.Reader.TryRead(out m))
@@ -406,7 +413,8 @@ internal sealed class SharedRouter : IDisposable
     }
 
     /// <summary>Receives every whole message waiting (call under <see cref="Gate"/>).</summary>
-    public void DrainLocked()
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
+    public unsafe void DrainLocked()
     {
         // At Capacity unread messages it stops taking more: they wait in the socket, whose
         // high-water mark then pushes back on the senders, instead of growing this queue. The
@@ -420,6 +428,10 @@ internal sealed class SharedRouter : IDisposable
         int n = 0;
         try
         {
+            // One hold of the socket and of the frame for the whole batch (every use is under the gate).
+            using SocketLease socket = Socket.Hold("TryReceive");
+            using HandleLease frame = _frame.Lease();
+            var msg = (ZlinkMsg*)frame.Value;
             for (; ; n++)
             {
                 if (n % CountEvery == 0 && _incoming.Reader.Count >= Capacity)
@@ -427,13 +439,13 @@ internal sealed class SharedRouter : IDisposable
                     return; // full: what stays in the socket is looked at again by the next drain
                 }
 
-                if (!Socket.TryReceive(_frame))
+                if (!ZlinkSocket.TryReceiveHeld(socket.Value, msg))
                 {
                     _unchecked = false; // it ended at "nothing more": no wake-up is left unseen
                     return;
                 }
 
-                Take();
+                Take(socket.Value, msg);
             }
         }
         finally
@@ -458,14 +470,22 @@ internal sealed class SharedRouter : IDisposable
         }
     }
 
-    /// <summary>Queues the message whose first frame <see cref="_frame"/> holds.</summary>
-    private void Take()
+    /// <summary>Queues the message whose first frame <paramref name="msg"/> holds (<see cref="_frame"/>, held).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
+    private unsafe void Take(nint socket, ZlinkMsg* msg)
     {
-        ServiceMessage m = ServiceMessage.Rent(_serviceOf(_frame.Data), _frame.Data);
-        while (_frame.More)
+        ReadOnlySpan<byte> rid = FrameData(msg);
+        ServiceMessage m = ServiceMessage.Rent(_serviceOf(rid), rid);
+        while (Native.MsgMore(msg) != 0)
         {
-            Socket.Receive(_frame);
-            m.AddPart(_frame.Data);
+            // A message's later frames arrive with its first: one is always there.
+            if (!ZlinkSocket.TryReceiveHeld(socket, msg))
+            {
+                m.Dispose();
+                throw new InvalidOperationException("the ROUTER gave the first frames of a message without the rest");
+            }
+
+            m.AddPart(FrameData(msg));
         }
 
         Received++;
@@ -474,6 +494,8 @@ internal sealed class SharedRouter : IDisposable
             m.Dispose(); // the router is closing: nobody reads any more
         }
     }
+
+    private static unsafe ReadOnlySpan<byte> FrameData(ZlinkMsg* msg) => new(Native.MsgData(msg), checked((int)Native.MsgSize(msg)));
 
     /// <summary>Sends [rid][parts…] (call under <see cref="Gate"/>). False: no such peer (yet), or
     /// it stayed full for <paramref name="patienceMs"/>.</summary>
@@ -484,6 +506,7 @@ internal sealed class SharedRouter : IDisposable
     public bool TrySendLocked(ReadOnlySpan<byte> rid, ReadOnlySpan<byte> payload, int patienceMs) =>
         TrySendLocked(rid, payload, default, multipart: false, patienceMs);
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
     private bool TrySendLocked(ReadOnlySpan<byte> rid, ReadOnlySpan<byte> payload, ReadOnlySpan<ReadOnlyMemory<byte>> parts, bool multipart, int patienceMs)
     {
         long deadline = 0;
@@ -528,21 +551,23 @@ internal sealed class SharedRouter : IDisposable
         return true;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
     private bool SendOnce(ReadOnlySpan<byte> rid, ReadOnlySpan<byte> payload, ReadOnlySpan<ReadOnlyMemory<byte>> parts, bool multipart)
     {
-        if (!Socket.TrySend(rid, SendFlags.SendMore))
+        using SocketLease socket = Socket.Hold("TrySend"); // one hold for every frame (under the gate)
+        if (!ZlinkSocket.TrySendHeld(socket.Value, rid, SendFlags.SendMore))
         {
             return false;
         }
 
         if (!multipart)
         {
-            return Socket.TrySend(payload);
+            return ZlinkSocket.TrySendHeld(socket.Value, payload, SendFlags.None);
         }
 
         for (int i = 0; i < parts.Length; i++)
         {
-            if (!Socket.TrySend(parts[i].Span, i + 1 < parts.Length ? SendFlags.SendMore : SendFlags.None))
+            if (!ZlinkSocket.TrySendHeld(socket.Value, parts[i].Span, i + 1 < parts.Length ? SendFlags.SendMore : SendFlags.None))
             {
                 if (i == 0)
                 {

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace NetZlink.Services;
 
 /// <summary>Settings of a <see cref="ZlinkGateway"/>.</summary>
@@ -309,8 +311,31 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
         protected override int TickMilliseconds => _tickMs;
 
         // Called under Router.Gate (DrainLocked): which service an answering receiver is in.
-        private string ServiceOf(ReadOnlySpan<byte> rid) =>
-            _serviceByRidLookup.TryGetValue(rid, out string? service) ? service : "";
+        // The last answer's receiver and service (a run of answers mostly comes from one receiver):
+        // a comparison of a few bytes instead of a hash and a lookup. Under the gate, as the map.
+        private byte[]? _lastRid;
+        private string _lastService = "";
+
+        // The last send's service name and pool: the same string object is the common case.
+        private string? _lastName;
+        private Pool? _lastPool;
+
+        private string ServiceOf(ReadOnlySpan<byte> rid)
+        {
+            if (_lastRid is { } last && rid.SequenceEqual(last))
+            {
+                return _lastService;
+            }
+
+            if (!_serviceByRidLookup.TryGetValue(rid, out byte[]? key, out string? service))
+            {
+                return "";
+            }
+
+            _lastRid = key;
+            _lastService = service;
+            return service;
+        }
 
         public void SetStrategy(string service, LoadBalancing strategy)
         {
@@ -338,6 +363,18 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             }
         }
 
+        /// <summary>As <see cref="PoolLocked"/>, remembering the last name (pools are never removed).</summary>
+        private Pool LastPoolLocked(string service)
+        {
+            if (!ReferenceEquals(service, _lastName) || _lastPool is null)
+            {
+                _lastPool = PoolLocked(service);
+                _lastName = service;
+            }
+
+            return _lastPool;
+        }
+
         private Pool PoolLocked(ReadOnlySpan<char> service)
         {
             if (_lookup.TryGetValue(service, out Pool? pool))
@@ -353,6 +390,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             return pool;
         }
 
+        [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message
         public bool TrySend(string service, ReadOnlySpan<byte> rid, ReadOnlySpan<byte> payload, ReadOnlySpan<ReadOnlyMemory<byte>> parts, bool multipart)
         {
             ArgumentException.ThrowIfNullOrEmpty(service);
@@ -365,7 +403,7 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
                     throw new InvalidOperationException("the gateway is draining (DrainAsync was called): it takes no more sends");
                 }
 
-                Pool pool = PoolLocked(service);
+                Pool pool = LastPoolLocked(service);
                 Target[] targets = pool.Targets;
                 if (targets.Length == 0)
                 {
@@ -556,6 +594,8 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             {
                 _serviceByRid.Remove(t.RoutingId);
             }
+
+            _lastRid = null;
 
             pool.Targets = [.. next];
             pool.TotalWeight = next.Sum(t => (long)t.Weight);

@@ -1,5 +1,7 @@
 using System.Collections.Concurrent;
 using System.Text;
+using System.Runtime.CompilerServices;
+using NetZlink.Interop;
 
 namespace NetZlink.Services;
 
@@ -435,6 +437,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
 
         // ---- publishing --------------------------------------------------------------------
 
+        [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message
         public void Publish(ReadOnlySpan<byte> topic, ReadOnlySpan<byte> payload, ReadOnlySpan<ReadOnlyMemory<byte>> parts, bool multipart)
         {
             lock (_pubGate)
@@ -638,41 +641,53 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
         {
         }
 
-        /// <summary>Receives what peers published, up to a batch per poll so commands are not starved.</summary>
-        private void DrainSub()
+        /// <summary>Receives what peers published, up to a batch per poll so commands are not starved.
+        /// One hold of the socket and of the frame for the batch (only this worker uses the SUB).</summary>
+        [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message
+        private unsafe void DrainSub()
         {
-            for (int n = 0; n < 4096 && _sub.TryReceive(_frame); n++)
+            using SocketLease sub = _sub.Hold("TryReceive");
+            using HandleLease frame = _frame.Lease();
+            var msg = (ZlinkMsg*)frame.Value;
+            for (int n = 0; n < 4096 && ZlinkSocket.TryReceiveHeld(sub.Value, msg); n++)
             {
-                if (!_frame.More)
+                ReadOnlySpan<byte> topic = FrameData(msg);
+                if (Native.MsgMore(msg) == 0)
                 {
-                    Refuse($"a SPOT message of {_frame.Data.Length} bytes with no part after its topic (dropped, as zlink drops it)");
+                    Refuse($"a SPOT message of {topic.Length} bytes with no part after its topic (dropped, as zlink drops it)");
                     continue;
                 }
 
-                if (_frame.Data.IsEmpty)
+                if (topic.IsEmpty)
                 {
-                    SkipRest();
+                    SkipRest(sub.Value, msg);
                     Refuse("a SPOT message with an empty topic (dropped, as zlink drops it)");
                     continue;
                 }
 
-                ServiceMessage m = ServiceMessage.Rent(TopicString(_frame.Data), _frame.Data);
+                ServiceMessage m = ServiceMessage.Rent(TopicString(topic), topic);
                 do
                 {
-                    _sub.Receive(_frame);
-                    m.AddPart(_frame.Data);
+                    if (!ZlinkSocket.TryReceiveHeld(sub.Value, msg))
+                    {
+                        m.Dispose();
+                        throw new InvalidOperationException("the SUB gave the first frames of a message without the rest");
+                    }
+
+                    m.AddPart(FrameData(msg));
                 }
-                while (_frame.More);
+                while (Native.MsgMore(msg) != 0);
 
                 Deliver(Volatile.Read(ref _subscribers), m.Peer, m);
             }
         }
 
-        private void SkipRest()
+        private static unsafe ReadOnlySpan<byte> FrameData(ZlinkMsg* msg) => new(Native.MsgData(msg), checked((int)Native.MsgSize(msg)));
+
+        private static unsafe void SkipRest(nint sub, ZlinkMsg* msg)
         {
-            while (_frame.More)
+            while (Native.MsgMore(msg) != 0 && ZlinkSocket.TryReceiveHeld(sub, msg))
             {
-                _sub.Receive(_frame);
             }
         }
 
