@@ -19,9 +19,13 @@ public sealed class ServiceBlockingReceiveTests
     // The gateway's tick is made 1,000 s: a reply left in the socket by a hand-off between the
     // direct reader, the worker standing back and the async readers would wait for good (the test
     // times out). Senders and readers on threads of their own, each with its own random mix.
-    [Test]
-    public async Task Replies_reach_a_random_mix_of_blocking_and_async_readers_once_each_without_the_workers_tick()
+    // Readers on the caller's thread take the socket a batch at a time (SharedRouter.ReaderBatch):
+    // also run with batches of one message, so nearly every drain stops at its bound.
+    [TestCase(0)]
+    [TestCase(1)]
+    public async Task Replies_reach_a_random_mix_of_blocking_and_async_readers_once_each_without_the_workers_tick(int readerBatch)
     {
+        using var batch = new ReaderBatchScope(readerBatch);
         Random random = Fuzz.Random(out _);
         int count = Fuzz.Iterations(4000);
         int senders = random.Next(1, 4);
@@ -185,9 +189,11 @@ public sealed class ServiceBlockingReceiveTests
 
     // A direct reader that stops reading: the worker takes the ROUTER again for async readers at
     // once (not after its stand-back time), with its tick made 1,000 s so only that hand-back can deliver.
-    [Test]
-    public async Task After_a_blocking_reader_leaves_async_readers_are_served_by_the_worker()
+    [TestCase(0)]
+    [TestCase(1)]
+    public async Task After_a_blocking_reader_leaves_async_readers_are_served_by_the_worker(int readerBatch)
     {
+        using var batch = new ReaderBatchScope(readerBatch);
         Random random = Fuzz.Random(out _);
         int rounds = Math.Max(1, Fuzz.Iterations(3000) / 100);
         await using var services = await ServiceReceivePathTests.Services.StartAsync("handback");
@@ -406,4 +412,20 @@ public sealed class ServiceBlockingReceiveTests
         work();
         return true;
     });
+
+    /// <summary>Sets <see cref="SharedRouter.ReaderBatch"/> for one test (0: the default) and puts it back.</summary>
+    private sealed class ReaderBatchScope : IDisposable
+    {
+        private readonly int _saved = SharedRouter.ReaderBatch;
+
+        public ReaderBatchScope(int batch)
+        {
+            if (batch > 0)
+            {
+                SharedRouter.ReaderBatch = batch;
+            }
+        }
+
+        public void Dispose() => SharedRouter.ReaderBatch = _saved;
+    }
 }

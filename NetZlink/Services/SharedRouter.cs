@@ -38,6 +38,7 @@ internal sealed class SharedRouter : IDisposable
     private int _directThread;
     private long _directUntilMs;
     private volatile int _directWake = -1;
+    private bool _directPolling;
     private ZlinkPoller? _directPoller;
     private bool _closed;
 
@@ -77,8 +78,12 @@ internal sealed class SharedRouter : IDisposable
     /// normally comes sooner; a reader that relies on the worker ends it at once).</summary>
     private const int StandBackMs = 200;
 
-    /// <summary>How many messages <see cref="DrainLocked"/> takes between two looks at the queue's count.</summary>
+    /// <summary>How many messages <see cref="DrainLocked()"/> takes between two looks at the queue's count.</summary>
     private const int CountEvery = 256;
+
+    /// <summary>How many messages a reader on the caller's thread takes from the socket at a time
+    /// (<see cref="DrainLocked(int, int)"/>; tests make it small).</summary>
+    internal static int ReaderBatch { get; set; } = 256;
 
     public Lock Gate { get; } = new();
 
@@ -129,6 +134,15 @@ internal sealed class SharedRouter : IDisposable
         int ms = BlockingReads.Milliseconds(timeout);
         if (TryTakeNow(out m))
         {
+            // A reader that keeps finding messages keeps the worker standing back, as one that waits
+            // does: it takes the socket's backlog a batch at a time itself (unless async readers
+            // wait: they rely on the worker).
+            long now = NowMs;
+            if (Volatile.Read(ref _directUntilMs) - now < StandBackMs / 2 && Volatile.Read(ref _watchers) == 0)
+            {
+                Volatile.Write(ref _directUntilMs, now + StandBackMs);
+            }
+
             return true;
         }
 
@@ -202,7 +216,7 @@ internal sealed class SharedRouter : IDisposable
             {
                 try
                 {
-                    DrainLocked();
+                    DrainLocked(ReaderBatch, own: 1);
                 }
                 finally
                 {
@@ -227,7 +241,16 @@ internal sealed class SharedRouter : IDisposable
                 return false;
             }
 
-            _directPoller.Poll(left);
+            Volatile.Write(ref _directPolling, true);
+            try
+            {
+                _directPoller.Poll(left);
+            }
+            finally
+            {
+                Volatile.Write(ref _directPolling, false);
+            }
+
             if ((_directPoller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
             {
                 Interop.Native.CounterRead(_directWake);
@@ -272,6 +295,14 @@ internal sealed class SharedRouter : IDisposable
     /// now, or waited within the last <see cref="StandBackMs"/> (between two of its calls).</summary>
     public bool WorkerStandsBack => Volatile.Read(ref _directThread) > 0 || NowMs < Volatile.Read(ref _directUntilMs);
 
+    /// <summary>
+    /// Whether the worker's periodic drain (its safety net against a lost edge) is for nothing now:
+    /// a direct reader is inside its call and not asleep on the descriptor, so it receives what the
+    /// socket holds itself before it sleeps. Its drains take the socket a batch after another as it
+    /// reads; the worker's would move the whole backlog into the queue at once.
+    /// </summary>
+    public bool DirectReaderBusy => Volatile.Read(ref _directThread) > 0 && !Volatile.Read(ref _directPolling);
+
     /// <summary>Set by the worker: makes it look at the descriptor again (it stood back).</summary>
     public Action? WorkerNeeded { get; set; }
 
@@ -304,7 +335,7 @@ internal sealed class SharedRouter : IDisposable
 
         try
         {
-            DrainLocked();
+            DrainLocked(ReaderBatch, own: 0);
         }
         finally
         {
@@ -413,8 +444,19 @@ internal sealed class SharedRouter : IDisposable
     }
 
     /// <summary>Receives every whole message waiting (call under <see cref="Gate"/>).</summary>
+    public void DrainLocked() => DrainLocked(int.MaxValue, 0);
+
+    /// <summary>
+    /// Receives up to <paramref name="max"/> whole messages (call under <see cref="Gate"/>). A
+    /// reader on the caller's thread takes a batch at a time: a backlog stays in the socket, where
+    /// the high-water marks push back on the senders, instead of moving into this queue (and the
+    /// collector's heap) at once. Stopping at the bound with more perhaps waiting leaves the
+    /// socket unchecked, as a send does: a reader looks again before it waits. While more readers
+    /// wait than <paramref name="own"/> (the caller, when it is counted) it takes everything, as
+    /// they rely on it.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message (see the class)
-    public unsafe void DrainLocked()
+    private unsafe void DrainLocked(int max, int own)
     {
         // At Capacity unread messages it stops taking more: they wait in the socket, whose
         // high-water mark then pushes back on the senders, instead of growing this queue. The
@@ -437,6 +479,18 @@ internal sealed class SharedRouter : IDisposable
                 if (n % CountEvery == 0 && _incoming.Reader.Count >= Capacity)
                 {
                     return; // full: what stays in the socket is looked at again by the next drain
+                }
+
+                if (n == max)
+                {
+                    _unchecked = true;
+                    Interlocked.MemoryBarrier(); // as a send: mark, then read the count (see the class)
+                    if (Volatile.Read(ref _watchers) <= own)
+                    {
+                        return;
+                    }
+
+                    max = int.MaxValue;
                 }
 
                 if (!ZlinkSocket.TryReceiveHeld(socket.Value, msg))

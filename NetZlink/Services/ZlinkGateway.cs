@@ -649,7 +649,8 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
                 PollSetChanged();
             }
 
-            if (CommandsRan || nowMs - _drainedAt >= TickMilliseconds / 2)
+            // A direct reader busy reading drains before it sleeps: no lost edge can strand anything.
+            if (CommandsRan || (nowMs - _drainedAt >= TickMilliseconds / 2 && !Router.DirectReaderBusy))
             {
                 Drain(nowMs);
             }

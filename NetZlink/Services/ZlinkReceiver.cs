@@ -332,7 +332,8 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
                 PollSetChanged();
             }
 
-            if (CommandsRan || nowMs - _drainedAt >= TickMilliseconds / 2)
+            // A direct reader busy reading drains before it sleeps: no lost edge can strand anything.
+            if (CommandsRan || (nowMs - _drainedAt >= TickMilliseconds / 2 && !Router.DirectReaderBusy))
             {
                 DrainRouter(nowMs);
             }
