@@ -492,7 +492,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
 
         /// <summary>Hands <paramref name="m"/> to every subscriber that matches: copies to all but
         /// the last, the message itself to the last (or disposes it when none matches now).</summary>
-        private static void Deliver(ZlinkSpotSubscriber[] subscribers, ReadOnlySpan<byte> topic, ServiceMessage m)
+        private static void Deliver(ZlinkSpotSubscriber[] subscribers, ReadOnlySpan<byte> topic, ServiceMessage m, bool signal = true)
         {
             ZlinkSpotSubscriber? last = null;
             foreach (ZlinkSpotSubscriber s in subscribers)
@@ -502,7 +502,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
                     continue;
                 }
 
-                last?.Enqueue(m.Clone());
+                last?.Enqueue(m.Clone(), signal);
                 last = s;
             }
 
@@ -512,7 +512,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
             }
             else
             {
-                last.Enqueue(m);
+                last.Enqueue(m, signal);
             }
         }
 
@@ -649,6 +649,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
             using SocketLease sub = _sub.Hold("TryReceive");
             using HandleLease frame = _frame.Lease();
             var msg = (ZlinkMsg*)frame.Value;
+            bool delivered = false;
             for (int n = 0; n < 4096 && ZlinkSocket.TryReceiveHeld(sub.Value, msg); n++)
             {
                 ReadOnlySpan<byte> topic = FrameData(msg);
@@ -678,7 +679,31 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
                 }
                 while (Native.MsgMore(msg) != 0);
 
-                Deliver(Volatile.Read(ref _subscribers), m.Peer, m);
+                // A waiting reader is woken by the first message of the batch, then every SignalEvery
+                // and at its end: not once per message (a futex wake each while it waits).
+                ZlinkSpotSubscriber[] subscribers = Volatile.Read(ref _subscribers);
+                Deliver(subscribers, m.Peer, m, signal: false);
+                if (n % SignalEvery == 0)
+                {
+                    SignalAll(subscribers);
+                }
+
+                delivered = true;
+            }
+
+            if (delivered)
+            {
+                SignalAll(Volatile.Read(ref _subscribers));
+            }
+        }
+
+        private const int SignalEvery = 64;
+
+        private static void SignalAll(ZlinkSpotSubscriber[] subscribers)
+        {
+            foreach (ZlinkSpotSubscriber s in subscribers)
+            {
+                s.Signal();
             }
         }
 

@@ -228,15 +228,24 @@ public sealed class ZlinkSpotSubscriber : IAsyncDisposable, IDisposable
 
     internal bool Matches(ReadOnlySpan<byte> topic) => _filters.Matches(topic);
 
-    internal void Enqueue(ServiceMessage m)
+    /// <param name="m">The message, now the subscriber's.</param>
+    /// <param name="signal">Wake a waiting synchronous reader now; false when the caller calls
+    /// <see cref="Signal"/> itself after a run of messages (the node's drain).</param>
+    internal void Enqueue(ServiceMessage m, bool signal = true)
     {
         if (!_queue.Writer.TryWrite(new SpotMessage(m)))
         {
             m.Dispose(); // disposed: nobody reads any more
         }
 
-        _blocking.Signal(); // a synchronous reader (TryReceive) waits on this, not on the queue
+        if (signal)
+        {
+            Signal();
+        }
     }
+
+    /// <summary>Wakes a synchronous reader (TryReceive) waiting for what was enqueued: it waits on this, not on the queue.</summary>
+    internal void Signal() => _blocking.Signal();
 
     internal void Complete()
     {
