@@ -177,6 +177,9 @@ zmp_files+=(peers.patch zmp_peers.h zmp_peers.hpp zmp_peers.cpp)
 zmp_files+=(router-connect-id.patch)
 # the reason of a ZMP connection's DISCONNECTED event (docs/zlink-abi.md#monitoring)
 zmp_files+=(reason.patch)
+# the message path's per-message costs: msg_t's accessors inline, a metadata reference handed
+# to a message without an atomic add (docs/native.md#the-router-path-per-message)
+zmp_files+=(hotpath.patch)
 zmp_hash() {
   (cd "$zmp_dir" && sha256sum "${zmp_files[@]}") | sha256sum | cut -c1-16
 }

@@ -5,6 +5,7 @@
  *
  *   zlink_patterns LIB latency  PATTERN TRANSPORT SIZE [ROUND_TRIPS]
  *   zlink_patterns LIB throughput PATTERN TRANSPORT SIZE [MESSAGES]
+ *   zlink_patterns LIB window router-router TRANSPORT SIZE [REQUESTS] [WINDOW]
  *
  * LIB is a path to a libzlink.so (loaded with dlopen, nothing linked). PATTERN: pair, dealer-router
  * (latency and throughput), pubsub, router-router (throughput). TRANSPORT: tcp, ipc, inproc.
@@ -15,6 +16,11 @@
  * 1 GiB at larger sizes, at least 20,000), another receives them all; prints messages per second
  * from the first message received to the last. High-water marks are lifted so nothing is dropped
  * (PUB drops at its mark), and the subscriber is known connected before sending starts.
+ * window: request/reply between two ROUTERs in one process: a gateway ROUTER keeps WINDOW (default
+ * 256) requests of SIZE bytes in flight to a receiver ROUTER, which echoes each one on its own
+ * thread through zlink_msg_recv/zlink_send (its routing id frame, then the body), until REQUESTS
+ * (default 2,000,000) replies are back; every reply's size and first byte are checked; prints
+ * replies per second (docs/benchmarks.md#the-router-path-per-message).
  * One line of output: "RESULT lib=... mode=... pattern=... transport=... size=... value=... unit=...".
  */
 #define _GNU_SOURCE
@@ -46,7 +52,17 @@ typedef struct api {
     int (*getsockopt)(void *, int, void *, size_t *);
     int (*errno_)(void);
     const char *(*strerror)(int);
+    int (*msg_init)(void *);
+    int (*msg_recv)(void *, void *, int);
+    int (*msg_close)(void *);
+    void *(*msg_data)(void *);
+    size_t (*msg_size)(void *);
 } api_t;
+
+/* zlink_msg_t: 64 opaque bytes, pointer aligned */
+typedef struct zmsg {
+    void *align[8];
+} zmsg_t;
 
 static api_t z;
 static const char *g_lib;
@@ -92,6 +108,11 @@ static void load(const char *path)
     SYM(getsockopt, "zlink_getsockopt");
     SYM(errno_, "zlink_errno");
     SYM(strerror, "zlink_strerror");
+    SYM(msg_init, "zlink_msg_init");
+    SYM(msg_recv, "zlink_msg_recv");
+    SYM(msg_close, "zlink_msg_close");
+    SYM(msg_data, "zlink_msg_data");
+    SYM(msg_size, "zlink_msg_size");
 #undef SYM
 }
 
@@ -121,6 +142,21 @@ static void bind_any(void *s, const char *transport, char *endpoint, size_t cap)
     size_t len = cap;
     if (z.getsockopt(s, O_LAST_ENDPOINT, endpoint, &len) != 0)
         die("LAST_ENDPOINT");
+}
+
+/* The receiver rcv bound, the sender snd connected to it; when routed (snd a ROUTER), rcv named
+ * rid and snd with ROUTER_MANDATORY, so a send to rid fails until the peer is known. */
+static void link_pair(void *rcv, void *snd, const char *transport, const char *rid)
+{
+    if (rid) {
+        if (z.setsockopt(rcv, O_ROUTING_ID, rid, strlen(rid)) != 0)
+            die("ROUTING_ID");
+        set_int(snd, O_ROUTER_MANDATORY, 1);
+    }
+    char ep[256];
+    bind_any(rcv, transport, ep, sizeof ep);
+    if (z.connect(snd, ep) != 0)
+        die("zlink_connect");
 }
 
 static void recv_exact(void *s, char *buf, size_t size)
@@ -257,15 +293,7 @@ static double throughput(void *ctx, const char *pattern, const char *transport, 
     if (rtype == SUB && z.setsockopt(rcv, O_SUBSCRIBE, "", 0) != 0)
         die("SUBSCRIBE");
     static const char rid[] = "receiver";
-    if (stype == ROUTER) {
-        if (z.setsockopt(rcv, O_ROUTING_ID, rid, sizeof rid - 1) != 0)
-            die("ROUTING_ID");
-        set_int(snd, O_ROUTER_MANDATORY, 1);
-    }
-    char ep[256];
-    bind_any(rcv, transport, ep, sizeof ep);
-    if (z.connect(snd, ep) != 0)
-        die("zlink_connect");
+    link_pair(rcv, snd, transport, stype == ROUTER ? rid : NULL);
     char *buf = calloc(1, size ? size : 1);
 
     /* wait until a message gets through (PUB drops before the subscription arrives; a ROUTER
@@ -307,11 +335,90 @@ static double throughput(void *ctx, const char *pattern, const char *transport, 
     return span > 0 ? (double)(count - 1) / span : 0;
 }
 
+/* ---- window: ROUTER to ROUTER request/reply, WINDOW in flight ----------------------------- */
+
+typedef struct window_echo_arg {
+    void *s;
+    long count;
+} window_echo_arg_t;
+
+/* the receiver: each request is [gateway id][body]; sends both back as they came */
+static void *window_echo(void *p)
+{
+    window_echo_arg_t *a = p;
+    zmsg_t id, body;
+    z.msg_init(&id);
+    z.msg_init(&body);
+    for (long i = 0; i < a->count; i++) {
+        if (z.msg_recv(&id, a->s, 0) < 0 || z.msg_recv(&body, a->s, 0) < 0)
+            die("zlink_msg_recv (receiver)");
+        if (z.send(a->s, z.msg_data(&id), z.msg_size(&id), SNDMORE) < 0 ||
+            z.send(a->s, z.msg_data(&body), z.msg_size(&body), 0) < 0)
+            die("zlink_send (receiver)");
+    }
+    z.msg_close(&id);
+    z.msg_close(&body);
+    return NULL;
+}
+
+static double window(void *ctx, const char *pattern, const char *transport, size_t size,
+                     long count, int inflight)
+{
+    if (strcmp(pattern, "router-router") != 0 || size == 0 || inflight < 1) {
+        fprintf(stderr, "zlink_patterns: window takes router-router, SIZE > 0, WINDOW > 0\n");
+        exit(2);
+    }
+    static const char rid[] = "receiver";
+    void *rcv = z.socket(ctx, ROUTER);
+    void *gw = z.socket(ctx, ROUTER);
+    if (!rcv || !gw)
+        die("zlink_socket");
+    link_pair(rcv, gw, transport, rid);
+    char *req = malloc(size);
+    memset(req, 'r', size);
+    zmsg_t id, body;
+    z.msg_init(&id);
+    z.msg_init(&body);
+    /* one request and its reply before the clock starts (routable once the handshake is done) */
+    window_echo_arg_t a = {rcv, count + 1};
+    pthread_t t;
+    pthread_create(&t, NULL, window_echo, &a);
+    while (z.send(gw, rid, sizeof rid - 1, SNDMORE) < 0)
+        usleep(1000);
+    if (z.send(gw, req, size, 0) < 0)
+        die("zlink_send (first)");
+    if (z.msg_recv(&id, gw, 0) < 0 || z.msg_recv(&body, gw, 0) < 0)
+        die("zlink_msg_recv (first)");
+    double start = now_s();
+    long sent = 0, got = 0;
+    while (got < count) {
+        for (; sent < count && sent - got < inflight; sent++)
+            if (z.send(gw, rid, sizeof rid - 1, SNDMORE) < 0 || z.send(gw, req, size, 0) < 0)
+                die("zlink_send (request)");
+        if (z.msg_recv(&id, gw, 0) < 0 || z.msg_recv(&body, gw, 0) < 0)
+            die("zlink_msg_recv (reply)");
+        if (z.msg_size(&body) != size || *(const char *)z.msg_data(&body) != 'r') {
+            fprintf(stderr, "zlink_patterns: reply %ld is not the request\n", got);
+            exit(1);
+        }
+        got++;
+    }
+    double span = now_s() - start;
+    pthread_join(t, NULL);
+    z.msg_close(&id);
+    z.msg_close(&body);
+    free(req);
+    z.close(gw);
+    z.close(rcv);
+    return span > 0 ? (double)count / span : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 6) {
         fprintf(stderr,
-                "usage: zlink_patterns LIB latency|throughput PATTERN TRANSPORT SIZE [COUNT]\n");
+                "usage: zlink_patterns LIB latency|throughput|window PATTERN TRANSPORT SIZE [COUNT] "
+                "[WINDOW]\n");
         return 2;
     }
     g_lib = argv[1];
@@ -338,8 +445,13 @@ int main(int argc, char **argv)
         }
         value = throughput(ctx, pattern, transport, size, count);
         unit = "msg/s";
+    } else if (strcmp(mode, "window") == 0) {
+        long count = argc > 6 ? atol(argv[6]) : 2000000;
+        int inflight = argc > 7 ? atoi(argv[7]) : 256;
+        value = window(ctx, pattern, transport, size, count > 0 ? count : 2000000, inflight);
+        unit = "msg/s";
     } else {
-        fprintf(stderr, "zlink_patterns: mode is latency or throughput\n");
+        fprintf(stderr, "zlink_patterns: mode is latency, throughput or window\n");
         return 2;
     }
     z.ctx_term(ctx);

@@ -73,7 +73,8 @@ zmq::zmp_engine_t::zmp_engine_t (fd_t fd_,
     _zt_errno (0),
     _zt_write_blocked (false),
     _zt_read_blocked (false),
-    _has_more_input_timer (false)
+    _has_more_input_timer (false),
+    _metadata_refs (0)
 {
     if (_options.heartbeat_interval > 0) {
         _heartbeat_timeout = _options.heartbeat_timeout;
@@ -104,6 +105,12 @@ zmq::zmp_engine_t::~zmp_engine_t ()
     if (_zt)
         zl_zt_free (_zt, _zt_ready && _fail_code == 0);
     peer_down ();
+    //  the references not handed out; the base's own one keeps the
+    //  metadata until its destructor
+    if (_metadata && _metadata_refs > 0) {
+        const bool last = _metadata->drop_refs (_metadata_refs);
+        zmq_assert (!last);
+    }
 }
 
 static void append_frame (std::vector<unsigned char> &out_,
@@ -359,8 +366,14 @@ int zmq::zmp_engine_t::decode_and_push (msg_t *msg_)
 
     if (!(msg_->flags () & (msg_t::more | msg_t::routing_id)))
         zmp_peer_received (_peer);
-    if (_metadata)
-        msg_->set_metadata (_metadata);
+    if (_metadata) {
+        if (unlikely (_metadata_refs == 0)) {
+            _metadata->add_refs (metadata_ref_batch);
+            _metadata_refs = metadata_ref_batch;
+        }
+        msg_->set_metadata_ref (_metadata);
+        _metadata_refs--;
+    }
     if (session ()->push_msg (msg_) == -1) {
         if (errno == EAGAIN)
             _process_msg = step (&zmp_engine_t::push_one_then_decode_and_push);
