@@ -16,10 +16,11 @@ using NetZlink.Services;
 
 // How long the bench-* roles run their measured loop unmeasured first.
 const int WarmUpMs = 300;
+const string Usage = "usage: registry|receiver|gateway|spot ... | bench-gateway|bench-spot <count> <size> | binding-gateway|binding-spot <tcp|ipc|inproc> <size>";
 
 try
 {
-    return args.Length == 0 ? Fail("usage: registry|receiver|gateway|spot ...") : args[0] switch
+    return args.Length == 0 ? Fail(Usage) : args[0] switch
     {
         "registry" => await Registry(args),
         "receiver" => await Receiver(args),
@@ -27,9 +28,11 @@ try
         "spot" => await Spot(args),
         "bench-gateway" => await BenchGateway(Int(args[1]), Int(args[2])),
         "bench-spot" => await BenchSpot(Int(args[1]), Int(args[2])),
+        "binding-gateway" or "binding-spot" when args.Length != 3 || !int.TryParse(args[2], NumberStyles.None, CultureInfo.InvariantCulture, out int size) || size < 1 =>
+            Fail($"usage: {args[0]} <tcp|ipc|inproc> <size: bytes, 1 or more>"),
         "binding-gateway" => await BindingBench.Gateway(args[1], Int(args[2])),
         "binding-spot" => await BindingBench.Spot(args[1], Int(args[2])),
-        _ => Fail("unknown role " + args[0]),
+        _ => Fail($"unknown role {args[0]}; {Usage}"),
     };
 }
 catch (Exception e) when (e is not OutOfMemoryException)

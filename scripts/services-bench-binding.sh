@@ -14,6 +14,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=${1:-5}
 size=${2:-64}
 transport=${3:-tcp}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "rounds: a whole number of 1 or more, not '$rounds'" >&2; exit 2; }
+[[ $size =~ ^[1-9][0-9]*$ ]] || { echo "size: a whole number of bytes, 1 or more, not '$size'" >&2; exit 2; }
+case $transport in tcp|ipc|inproc) ;; *) echo "transport: tcp, ipc or inproc, not '$transport'" >&2; exit 2 ;; esac
 : "${ZLINK_REFERENCE_LIBRARY:?set ZLINK_REFERENCE_LIBRARY to a real zlink 1.3 libzlink.so}"
 peer_dll=${SERVICES_PEER_DLL:-"$root/NetZlink.ServicesPeer/bin/Release/net10.0/NetZlink.ServicesPeer.dll"}
 [ -f "$peer_dll" ] || { echo "build the solution first (dotnet build NetZlink.sln -c Release)" >&2; exit 1; }

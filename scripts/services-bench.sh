@@ -16,6 +16,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=${1:-3}
 count=${2:-50000}
 size=${3:-64}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "rounds: a whole number of 1 or more, not '$rounds'" >&2; exit 2; }
+[[ $count =~ ^[1-9][0-9]*$ ]] || { echo "count: a whole number of messages, 1 or more, not '$count'" >&2; exit 2; }
+[[ $size =~ ^[1-9][0-9]*$ ]] || { echo "size: a whole number of bytes, 1 or more, not '$size'" >&2; exit 2; }
 : "${ZLINK_REFERENCE_LIBRARY:?set ZLINK_REFERENCE_LIBRARY to a real zlink 1.3 libzlink.so}"
 peer_dll=${SERVICES_PEER_DLL:-"$root/NetZlink.ServicesPeer/bin/Release/net10.0/NetZlink.ServicesPeer.dll"}
 [ -f "$peer_dll" ] || { echo "build the solution first (dotnet build NetZlink.sln -c Release)" >&2; exit 1; }

@@ -198,7 +198,11 @@ public sealed class RegistryRestartTests
                 }
 
                 await Listed(registry, discovery, spotDiscovery, receiverEndpoints, nodeEndpoints, $"restart {restart}");
-                Assert.That(discovery.Registries.Single().RegistryId, Is.EqualTo(registry.RegistryId), "the discovery hears the new registry");
+
+                // The list it holds may still be the old registry's (the same entries): the new
+                // registry's id comes with its first broadcast, which can come after that.
+                uint newId = registry.RegistryId;
+                Wait.Until(() => discovery.Registries.Single().RegistryId == newId, "the discovery hears the new registry");
                 await Reach(gateway, receivers);
             }
 

@@ -129,6 +129,76 @@ public sealed class ServiceReceivePathTests
         Assert.ThrowsAsync<System.Threading.Channels.ChannelClosedException>(async () => await gateway.ReceiveAsync(Wait.Token));
     }
 
+    // A send whose token is cancelled before it begins sends nothing (its doc: "ends the wait;
+    // then nothing was sent"), even when a receiver could take it at once.
+    [Test]
+    public async Task A_send_cancelled_before_it_begins_sends_nothing()
+    {
+        await using var services = await Services.StartAsync("cancelsend");
+        await using var gateway = new ZlinkGateway(services.Context, services.Discovery);
+        await gateway.SendAsync("cancelsend", "first"u8.ToArray(), Wait.Token); // the receiver is reachable
+        using var cancelled = new CancellationTokenSource();
+        await cancelled.CancelAsync();
+        Assert.CatchAsync<OperationCanceledException>(async () => await gateway.SendAsync("cancelsend", "cancelled"u8.ToArray(), cancelled.Token));
+        await gateway.SendAsync("cancelsend", "last"u8.ToArray(), Wait.Token);
+        using (ServiceMessage first = await services.Receiver.ReceiveAsync(Wait.Token))
+        {
+            Assert.That(first[0].ToArray(), Is.EqualTo("first"u8.ToArray()));
+        }
+
+        using ServiceMessage next = await services.Receiver.ReceiveAsync(Wait.Token);
+        Assert.That(next[0].ToArray(), Is.EqualTo("last"u8.ToArray()), "the cancelled send sent nothing");
+    }
+
+    // Disposing a receiver in a flood, while an async reader keeps finding requests (so it never
+    // gives its thread-pool thread back) and the 2-core machine's pool is busy: the reader's queue
+    // ends at once, on the disposing thread, so neither waits for the other. Before, DisposeAsync
+    // ran its join on the pool and took up to 15 s here. The bound below is a hang bound only.
+    [Test]
+    public async Task Disposing_a_flooded_receiver_ends_its_busy_async_reader_and_returns()
+    {
+        Random random = Fuzz.Random(out _);
+        await using var services = await Services.StartAsync("flood");
+        ZlinkReceiver receiver = services.Receiver;
+        await using var gateway = new ZlinkGateway(services.Context, services.Discovery);
+        using var stop = new CancellationTokenSource();
+        var flood = new Thread(() =>
+        {
+            byte[] body = new byte[random.Next(1, 64)];
+            while (!stop.IsCancellationRequested)
+            {
+                try
+                {
+                    gateway.TrySend("flood", body);
+                }
+                catch (ObjectDisposedException)
+                {
+                    return;
+                }
+            }
+        }) { IsBackground = true };
+        flood.Start();
+        long read = 0;
+        Task reader = Task.Run(async () =>
+        {
+            while (true)
+            {
+                using ServiceMessage m = await receiver.ReceiveAsync(CancellationToken.None);
+                Interlocked.Increment(ref read);
+            }
+        });
+        while (Interlocked.Read(ref read) < 10_000)
+        {
+            await Task.Delay(5, Wait.Token);
+        }
+
+        Task dispose = receiver.DisposeAsync().AsTask();
+        Assert.That(await Task.WhenAny(dispose, Task.Delay(TimeSpan.FromSeconds(10), Wait.Token)), Is.SameAs(dispose), "DisposeAsync returned (a hang bound)");
+        Assert.CatchAsync<System.Threading.Channels.ChannelClosedException>(async () => await reader, "the reader's queue ended with the dispose");
+        await stop.CancelAsync();
+        flood.Join();
+    }
+
     // Sends do not look at the ROUTER's events (a system call) each time: a send may take the
     // wake-up the descriptor owed the worker, and then the look is made by whoever needs it (a send
     // while a reader waits, a reader that finds the queue empty). With the worker's own tick made

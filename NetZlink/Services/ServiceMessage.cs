@@ -7,8 +7,10 @@ namespace NetZlink.Services;
 /// <summary>
 /// One multipart message a <see cref="ZlinkGateway"/> or <see cref="ZlinkReceiver"/> received: the
 /// peer's routing id and the parts, held in pooled buffers. Dispose it once when done: that gives
-/// the buffers and the object back to the pool (so receiving allocates nothing per message), and
-/// its routing id and parts throw <see cref="ObjectDisposedException"/> afterwards.
+/// the object and its buffers back to the pool (so receiving allocates nothing per message). Do not
+/// use it after that: until the pool hands the object out for a later message its routing id and
+/// parts throw <see cref="ObjectDisposedException"/>; afterwards a reference kept past Dispose
+/// reads the later message (copy what you need first).
 /// </summary>
 public sealed class ServiceMessage : IDisposable
 {

@@ -249,6 +249,7 @@ internal abstract class ServiceWorker : IDisposable
             return;
         }
 
+        StopIntake();
         _stopping = true;
         Wake();
         if (_thread is { } thread && thread != Thread.CurrentThread)
@@ -278,13 +279,33 @@ internal abstract class ServiceWorker : IDisposable
     public ValueTask DisposeAsync()
     {
         // The thread stops within one poll interval (at most TickMilliseconds): joining it off the
-        // caller's thread keeps an async caller from blocking.
+        // caller's thread keeps an async caller from blocking. What readers are given ends here,
+        // on the caller's thread, first: a reader that keeps finding messages in a flood would
+        // otherwise keep a thread-pool thread busy that the join below may be waiting for.
         if (_thread is null || Volatile.Read(ref _disposed) != 0)
         {
             Dispose();
             return ValueTask.CompletedTask;
         }
 
+        StopIntake();
         return new ValueTask(Task.Run(Dispose));
+    }
+
+    private int _intakeStopped;
+
+    /// <summary>Once, at the start of a dispose: <see cref="OnDisposing"/>.</summary>
+    private void StopIntake()
+    {
+        if (Interlocked.Exchange(ref _intakeStopped, 1) == 0)
+        {
+            OnDisposing();
+        }
+    }
+
+    /// <summary>At the start of a dispose, on the disposing thread, before the worker stops: ends
+    /// what readers are given (their queues complete; what they hold stays readable).</summary>
+    protected virtual void OnDisposing()
+    {
     }
 }

@@ -41,6 +41,7 @@ internal sealed class SharedRouter : IDisposable
     private bool _directPolling;
     private ZlinkPoller? _directPoller;
     private bool _closed;
+    private volatile bool _ended; // the queue was completed: drains stop early
 
     // Readers waiting on the queue now (ReceiveAsync, Incoming's ReadAsync / WaitToReadAsync).
     private int _watchers;
@@ -476,9 +477,11 @@ internal sealed class SharedRouter : IDisposable
             var msg = (ZlinkMsg*)frame.Value;
             for (; ; n++)
             {
-                if (n % CountEvery == 0 && _incoming.Reader.Count >= Capacity)
+                if (n % CountEvery == 0 && (_incoming.Reader.Count >= Capacity || _ended))
                 {
-                    return; // full: what stays in the socket is looked at again by the next drain
+                    // Full: what stays in the socket is looked at again by the next drain. Ended:
+                    // nobody is given anything more (a flood would keep a drain going).
+                    return;
                 }
 
                 if (n == max)
@@ -643,6 +646,7 @@ internal sealed class SharedRouter : IDisposable
     /// when given); messages received later are dropped.</summary>
     public void Complete(string? reason)
     {
+        _ended = true;
         _incoming.Writer.TryComplete(reason is null ? null : new ChannelClosedException(reason));
         lock (Gate) // the wake-up descriptor is written and closed under the gate only
         {

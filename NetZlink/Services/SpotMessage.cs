@@ -3,8 +3,9 @@ namespace NetZlink.Services;
 /// <summary>
 /// One message a <see cref="ZlinkSpotSubscriber"/> received: its topic and its parts, in pooled
 /// buffers. Dispose it once when done (that gives the buffers back, so receiving allocates nothing
-/// per message); its members throw <see cref="ObjectDisposedException"/> afterwards. It is a small
-/// struct over a pooled object: do not keep or dispose copies of it after the first dispose.
+/// per message), and do not use it afterwards: until the pooled object under it is handed out for
+/// a later message its parts throw <see cref="ObjectDisposedException"/>; afterwards it (and every
+/// copy of this struct) reads the later message. Copy what you need before disposing.
 /// </summary>
 public readonly struct SpotMessage : IDisposable, IEquatable<SpotMessage>
 {

@@ -179,6 +179,11 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
     /// <param name="cancellationToken">Ends the wait; then nothing was sent.</param>
     public ValueTask SendAsync(string service, ReadOnlyMemory<byte> payload, CancellationToken cancellationToken = default)
     {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken); // cancelled before it began: nothing sent
+        }
+
         if (TrySend(service, payload.Span))
         {
             return ValueTask.CompletedTask;
@@ -670,6 +675,8 @@ public sealed class ZlinkGateway : IAsyncDisposable, IDisposable
             _discovery.RemoveObserver(_observer);
             Router.Complete();
         }
+
+        protected override void OnDisposing() => Router.Complete();
 
         protected override void DisposeShared() => Router.Dispose();
     }

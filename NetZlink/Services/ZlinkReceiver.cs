@@ -341,6 +341,8 @@ public sealed class ZlinkReceiver : IAsyncDisposable, IDisposable
 
         protected override void OnOwnStopped() => Router.Complete();
 
+        protected override void OnDisposing() => Router.Complete();
+
         protected override void DisposeShared() => Router.Dispose();
     }
 }

@@ -241,7 +241,7 @@ public sealed class ZlinkSpotNode : IAsyncDisposable, IDisposable
 
         if (topic.Length > MaxTopicLength)
         {
-            throw new ArgumentException($"a topic has at most {MaxTopicLength} bytes of UTF-8; this one has {topic.Length} characters", paramName);
+            throw new ArgumentException($"a topic has at most {MaxTopicLength} bytes of UTF-8; this one has {topic.Length} characters, so at least {topic.Length} bytes", paramName);
         }
 
         int n;
