@@ -60,12 +60,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int fd = fuzz_tcp_connect(port);
     FUZZ_ASSERT(send(fd, request, sizeof request - 1, MSG_NOSIGNAL) ==
                 (ssize_t)(sizeof request - 1));
-    /* the 101 head, byte by byte (the server's greeting frames follow it) */
+    /* the 101 head, byte by byte (the server's greeting frames follow it); libFuzzer's timeout
+       alarm (SIGALRM) can interrupt a wait: EINTR is retried */
     char head[1024];
     size_t have = 0;
     while (have < 4 || memcmp(head + have - 4, "\r\n\r\n", 4) != 0) {
         FUZZ_ASSERT(have < sizeof head);
-        FUZZ_ASSERT(recv(fd, head + have, 1, 0) == 1);
+        ssize_t got;
+        do
+            got = recv(fd, head + have, 1, 0);
+        while (got < 0 && errno == EINTR);
+        FUZZ_ASSERT(got == 1);
         have++;
     }
     FUZZ_ASSERT(strncmp(head, "HTTP/1.1 101", 12) == 0);
