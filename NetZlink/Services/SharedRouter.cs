@@ -39,6 +39,16 @@ internal sealed class SharedRouter : IDisposable
     private long _directUntilMs;
     private volatile int _directWake = -1;
     private bool _directPolling;
+    private long _lastSleepTicks;
+    private long _takenSinceSleep; // messages drains took since the direct reader last slept (under the gate)
+
+    /// <summary>How long a direct reader in a one-at-a-time exchange looks again before it sleeps
+    /// (0: never; tests and measurements change it).</summary>
+    internal static int SpinMicros { get; set; } = 50;
+
+    /// <summary>An exchange counts as quick when the reader's last sleep was shorter than this (500 µs).</summary>
+    private static readonly long SpinWhenSleptBelowTicks = System.Diagnostics.Stopwatch.Frequency / 2000;
+
     private ZlinkPoller? _directPoller;
     private bool _closed;
     private volatile bool _ended; // the queue was completed: drains stop early
@@ -242,7 +252,18 @@ internal sealed class SharedRouter : IDisposable
                 return false;
             }
 
+            // A reader in a quick one-at-a-time exchange (its last sleep was short, and it took at
+            // most one message since) looks again for up to SpinMicros before it sleeps: a sleep
+            // and a wake-up cost more than the next message takes to come. A reader that takes
+            // batches (a stream) or waits long (sparse traffic) sleeps at once.
+            if (SpinMicros > 0 && _takenSinceSleep <= 1 && _lastSleepTicks < SpinWhenSleptBelowTicks && SpinBriefly(left))
+            {
+                continue;
+            }
+
             Volatile.Write(ref _directPolling, true);
+            _takenSinceSleep = 0; // (a drain on another thread may add to it meanwhile: a heuristic only)
+            long slept = System.Diagnostics.Stopwatch.GetTimestamp();
             try
             {
                 _directPoller.Poll(left);
@@ -250,6 +271,7 @@ internal sealed class SharedRouter : IDisposable
             finally
             {
                 Volatile.Write(ref _directPolling, false);
+                _lastSleepTicks = System.Diagnostics.Stopwatch.GetTimestamp() - slept;
             }
 
             if ((_directPoller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
@@ -259,6 +281,29 @@ internal sealed class SharedRouter : IDisposable
         }
     }
 
+    /// <summary>Looks at the descriptors without sleeping for up to <see cref="SpinMicros"/>; true when one is ready.</summary>
+    private bool SpinBriefly(int leftMs)
+    {
+        _takenSinceSleep = 0; // a wait, as a sleep is: what comes after it is counted afresh
+        long micros = leftMs < 0 ? SpinMicros : Math.Min(SpinMicros, leftMs * 1000L);
+        long until = System.Diagnostics.Stopwatch.GetTimestamp() + micros * System.Diagnostics.Stopwatch.Frequency / 1_000_000;
+        do
+        {
+            if (_directPoller!.Poll(0) > 0)
+            {
+                if ((_directPoller.GetReturnedEvents(1) & PollEvents.PollIn) != 0)
+                {
+                    Interop.Native.CounterRead(_directWake);
+                }
+
+                return true;
+            }
+
+            Thread.SpinWait(20);
+        }
+        while (System.Diagnostics.Stopwatch.GetTimestamp() < until);
+        return false;
+    }
     /// <summary>Ends the direct reader's turn; after <see cref="Dispose"/>, the last of the two closes the wake-up descriptor.</summary>
     private void LeaveDirect(int self)
     {
@@ -507,6 +552,7 @@ internal sealed class SharedRouter : IDisposable
         }
         finally
         {
+            _takenSinceSleep += n;
             if (n != 0)
             {
                 WakeReaders(); // synchronous readers (TryReceive) wait on these, not on the queue
