@@ -27,6 +27,7 @@ if [ -n "${ZLINK_BINDING_BENCH:-}" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. "$root/scripts/bench-rounds.sh"
 
 run() { # kind pattern -> "throughput latency"
   local out
@@ -47,24 +48,8 @@ run() { # kind pattern -> "throughput latency"
 }
 
 echo "rounds=$rounds size=$size transport=$transport load: $(cut -d' ' -f1-3 /proc/loadavg)"
-for pattern in GATEWAY SPOT; do
-  for kind in $kinds; do : > "$work/$pattern-$kind"; done
-  for r in $(seq "$rounds"); do
-    for kind in $kinds; do
-      result=$(run "$kind" "$pattern")
-      echo "$pattern round $r $kind: $result"
-      echo "$result" >> "$work/$pattern-$kind"
-    done
-  done
-done
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+rounds_alternate "$work" "$rounds" "GATEWAY SPOT" "$kinds"
 echo
 echo "| pattern | implementation | msgs/s (median) | latency us (median of means) |"
 echo "|---|---|---|---|"
-for pattern in GATEWAY SPOT; do
-  for kind in $kinds; do
-    f="$work/$pattern-$kind"
-    echo "| $pattern | $kind | $(cut -d' ' -f1 "$f" | median) | $(cut -d' ' -f2 "$f" | median) |"
-  done
-done
+rounds_table "$work" "GATEWAY SPOT" "$kinds" 2

@@ -24,6 +24,7 @@ peer_dll=${SERVICES_PEER_DLL:-"$root/NetZlink.ServicesPeer/bin/Release/net10.0/N
 [ -f "$peer_dll" ] || { echo "build the solution first (dotnet build NetZlink.sln -c Release)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+. "$root/scripts/bench-rounds.sh"
 cc -O2 -o "$work/peer" "$root/native/tests/interop/zlink_services_peer.c" -ldl -lpthread
 
 run() { # kind shape -> "rate p50 p99"
@@ -37,24 +38,8 @@ run() { # kind shape -> "rate p50 p99"
 }
 
 echo "rounds=$rounds count=$count size=$size load: $(cut -d' ' -f1-3 /proc/loadavg)"
-for shape in gateway spot; do
-  for kind in zlink netzlink managed-on-zlink; do : > "$work/$shape-$kind"; done
-  for r in $(seq "$rounds"); do
-    for kind in zlink netzlink managed-on-zlink; do
-      result=$(run "$kind" "$shape")
-      echo "$shape round $r $kind: $result"
-      echo "$result" >> "$work/$shape-$kind"
-    done
-  done
-done
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+rounds_alternate "$work" "$rounds" "gateway spot" "zlink netzlink managed-on-zlink"
 echo
 echo "| shape | implementation | msgs/s | rtt p50 us | rtt p99 us |"
 echo "|---|---|---|---|---|"
-for shape in gateway spot; do
-  for kind in zlink netzlink managed-on-zlink; do
-    f="$work/$shape-$kind"
-    echo "| $shape | $kind | $(cut -d' ' -f1 "$f" | median) | $(cut -d' ' -f2 "$f" | median) | $(cut -d' ' -f3 "$f" | median) |"
-  done
-done
+rounds_table "$work" "gateway spot" "zlink netzlink managed-on-zlink" 3

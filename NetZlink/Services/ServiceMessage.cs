@@ -82,7 +82,7 @@ public sealed class ServiceMessage : IDisposable
     /// <summary>The peer's routing id as a <see cref="RoutingId"/> (a copy).</summary>
     public RoutingId PeerId() => new(Peer);
 
-    /// <summary>Gives the buffers back. Dispose each message once.</summary>
+    /// <summary>Gives the message (with its buffers) back to the pool. Dispose each message once, and do not use it afterwards.</summary>
     [MethodImpl(MethodImplOptions.AggressiveOptimization)] // per message
     public void Dispose()
     {
