@@ -208,13 +208,10 @@ public sealed unsafe partial class EngineShard
 
     // ---- draining ----------------------------------------------------------
 
-    /// <summary>Any thread: the shard refuses posts from now on (counted RefusedDraining); the first thing a drain does.</summary>
-    internal void RefusePostsForDrain() => CloseToPostsForDrain();
-
     /// <summary>Any thread: the shard refuses posts from now on, flushes what it holds and stops by <paramref name="deadline"/> (Stopwatch ticks).</summary>
     internal void BeginDrain(long deadline)
     {
-        CloseToPostsForDrain();
+        RefusePostsForDrain();
         _ = Interlocked.CompareExchange(ref _drainDeadline, deadline, long.MinValue);
         Wake();
     }

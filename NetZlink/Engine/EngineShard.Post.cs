@@ -267,8 +267,9 @@ public sealed unsafe partial class EngineShard
         }
     }
 
-    /// <summary>Any thread: from now on posts are refused (counted), and senders waiting for room hear it.</summary>
-    private void CloseToPostsForDrain()
+    /// <summary>Any thread: from now on posts are refused (counted RefusedDraining), and senders
+    /// waiting for room hear it; the first thing a drain does.</summary>
+    internal void RefusePostsForDrain()
     {
         lock (_postGate)
         {
