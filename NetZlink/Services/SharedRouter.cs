@@ -106,9 +106,6 @@ internal sealed class SharedRouter : IDisposable
     /// look at the socket's events for it), and one that finds it empty after unchecked sends looks first.</summary>
     public ChannelReader<ServiceMessage> Incoming => _reader;
 
-    /// <summary>Sends skipped their look at the socket's events since the last drain (tests).</summary>
-    internal bool Unchecked => _unchecked;
-
     /// <summary>
     /// The next message: from the queue, else (when no other thread holds <see cref="Gate"/>)
     /// straight from the socket on the caller's thread, else the queue's wait. Taking what the
